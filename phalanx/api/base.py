@@ -1,0 +1,194 @@
+"""Base models shared by every Kubernetes-style resource.
+
+Every resource is `apiVersion/kind/metadata/spec/status`, loads from the camelCase YAML
+kubectl users write, rejects unknown fields, and dumps back to the same shape.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, ClassVar, Self
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic.alias_generators import to_camel
+
+
+class KubeModel(BaseModel):
+    """Base for every nested object: camelCase aliases, unknown fields rejected."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="forbid",
+        validate_assignment=False,
+        ser_json_timedelta="float",
+    )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The object as kubectl users write it (camelCase, no empty optionals)."""
+        return self.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+    def copy_deep(self) -> Self:
+        """A private deep copy. Objects shared by caches and watches are read-only."""
+        return self.model_copy(deep=True)
+
+
+class OwnerReference(KubeModel):
+    api_version: str
+    kind: str
+    name: str
+    uid: str
+    controller: bool | None = None
+    block_owner_deletion: bool | None = None
+
+
+class ObjectMeta(KubeModel):
+    name: str | None = None
+    generate_name: str | None = None
+    namespace: str | None = None
+    uid: str | None = None
+    resource_version: str | None = None
+    generation: int | None = None
+    creation_timestamp: datetime | None = None
+    deletion_timestamp: datetime | None = None
+    deletion_grace_period_seconds: int | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
+    annotations: dict[str, str] = Field(default_factory=dict)
+    owner_references: list[OwnerReference] = Field(default_factory=list)
+    finalizers: list[str] = Field(default_factory=list)
+
+    def controller_ref(self) -> OwnerReference | None:
+        for ref in self.owner_references:
+            if ref.controller:
+                return ref
+        return None
+
+
+class Condition(KubeModel):
+    """metav1.Condition. Reasons are CamelCase."""
+
+    type: str
+    status: str  # "True" | "False" | "Unknown"
+    reason: str = ""
+    message: str = ""
+    last_transition_time: datetime | None = None
+    observed_generation: int | None = None
+
+
+class Resource(KubeModel):
+    """A top-level API object.
+
+    Subclasses set API_VERSION, KIND, PLURAL and NAMESPACED. `apiVersion` and `kind`
+    default from them and must match them when given.
+    """
+
+    API_VERSION: ClassVar[str] = ""
+    KIND: ClassVar[str] = ""
+    PLURAL: ClassVar[str] = ""
+    NAMESPACED: ClassVar[bool] = True
+    # Objects whose status is written only through the status subresource.
+    HAS_STATUS: ClassVar[bool] = False
+    SHORT_NAMES: ClassVar[tuple[str, ...]] = ()
+
+    api_version: str = ""
+    kind: str = ""
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+
+    @model_validator(mode="after")
+    def _type_meta(self) -> Self:
+        cls = type(self)
+        if not self.api_version:
+            self.api_version = cls.API_VERSION
+        elif cls.API_VERSION and self.api_version != cls.API_VERSION:
+            raise ValueError(
+                f"apiVersion {self.api_version!r} does not match {cls.KIND} ({cls.API_VERSION})"
+            )
+        if not self.kind:
+            self.kind = cls.KIND
+        elif cls.KIND and self.kind != cls.KIND:
+            raise ValueError(f"kind {self.kind!r} does not match {cls.KIND}")
+        return self
+
+    # Convenience accessors used everywhere.
+    @property
+    def name(self) -> str:
+        return self.metadata.name or ""
+
+    @property
+    def namespace(self) -> str | None:
+        return self.metadata.namespace
+
+    @property
+    def key(self) -> str:
+        """`namespace/name` (or `name` for cluster-scoped objects), as in client-go."""
+        ns = self.metadata.namespace
+        return f"{ns}/{self.metadata.name}" if ns else (self.metadata.name or "")
+
+    @property
+    def group(self) -> str:
+        return self.API_VERSION.rpartition("/")[0]
+
+    @classmethod
+    def gvk(cls) -> tuple[str, str]:
+        return cls.API_VERSION, cls.KIND
+
+    def owner_reference(self, *, controller: bool = True, block: bool = True) -> OwnerReference:
+        """An ownerReference pointing at this object (it must have a uid)."""
+        if not self.metadata.uid:
+            raise ValueError(f"{self.KIND} {self.key} has no uid yet; create it first")
+        return OwnerReference(
+            api_version=self.api_version,
+            kind=self.kind,
+            name=self.name,
+            uid=self.metadata.uid,
+            controller=controller or None,
+            block_owner_deletion=block or None,
+        )
+
+
+def get_condition(conditions: list[Condition], type_: str) -> Condition | None:
+    for c in conditions:
+        if c.type == type_:
+            return c
+    return None
+
+
+def set_condition(
+    conditions: list[Condition],
+    type_: str,
+    status: bool | str,
+    reason: str,
+    message: str = "",
+    now: datetime | None = None,
+    observed_generation: int | None = None,
+) -> bool:
+    """Set a condition in place; lastTransitionTime changes only when status changes.
+
+    Returns True when anything changed, so callers can skip no-op status writes.
+    """
+    status_s = status if isinstance(status, str) else ("True" if status else "False")
+    existing = get_condition(conditions, type_)
+    if existing is None:
+        conditions.append(
+            Condition(
+                type=type_,
+                status=status_s,
+                reason=reason,
+                message=message,
+                last_transition_time=now,
+                observed_generation=observed_generation,
+            )
+        )
+        return True
+    changed = False
+    if existing.status != status_s:
+        existing.status = status_s
+        existing.last_transition_time = now
+        changed = True
+    if existing.reason != reason or existing.message != message:
+        existing.reason, existing.message = reason, message
+        changed = True
+    if observed_generation is not None and existing.observed_generation != observed_generation:
+        existing.observed_generation = observed_generation
+        changed = True
+    return changed

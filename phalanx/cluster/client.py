@@ -1,0 +1,185 @@
+"""The one way controllers and the scheduler talk to a cluster.
+
+`Client` is implemented by `MemoryCluster` (embedded, in-process) and `KubeCluster` (a real
+API server). Code above this layer never knows which one it has. Every method is async and
+behaves as the Kubernetes API server does (errors, resourceVersions, watch semantics).
+
+Objects returned by `get`/`list`/`create`/`update` are private copies the caller may mutate.
+Objects delivered by `watch` (and held in informer caches) are shared and read-only: copy
+them with `.copy_deep()` before changing them, as with controller-runtime's cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
+
+from phalanx.api.base import Resource
+
+from .clock import Clock
+
+T = TypeVar("T", bound=Resource)
+
+EventType = Literal["ADDED", "MODIFIED", "DELETED", "BOOKMARK"]
+PropagationPolicy = Literal["Background", "Foreground", "Orphan"]
+
+
+class ApiError(Exception):
+    """An error the API server returned. `reason` is the metav1.Status reason."""
+
+    code: int = 500
+    reason: str = "InternalError"
+
+    def __init__(self, message: str, *, kind: str = "", name: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.kind = kind
+        self.name = name
+
+
+class NotFound(ApiError):
+    code, reason = 404, "NotFound"
+
+
+class AlreadyExists(ApiError):
+    code, reason = 409, "AlreadyExists"
+
+
+class Conflict(ApiError):
+    code, reason = 409, "Conflict"
+
+
+class Invalid(ApiError):
+    """Validation or admission rejected the object. `field` names the offending path."""
+
+    code, reason = 422, "Invalid"
+
+    def __init__(self, message: str, *, kind: str = "", name: str = "", field: str = "") -> None:
+        super().__init__(message, kind=kind, name=name)
+        self.field = field
+
+
+class Forbidden(ApiError):
+    code, reason = 403, "Forbidden"
+
+
+class Gone(ApiError):
+    """The requested resourceVersion is older than the watch history ("410 Gone")."""
+
+    code, reason = 410, "Expired"
+
+
+class ServerError(ApiError):
+    """A transient server-side failure (also what fault injection raises)."""
+
+    code, reason = 500, "InternalError"
+
+
+class ServiceUnavailable(ApiError):
+    code, reason = 503, "ServiceUnavailable"
+
+
+@dataclass(slots=True)
+class WatchEvent(Generic[T]):
+    type: EventType
+    object: T
+
+
+@dataclass(slots=True)
+class ObjectList(Generic[T]):
+    items: list[T]
+    resource_version: str
+
+
+Selector = str | Mapping[str, str] | None
+
+
+@dataclass(slots=True)
+class ListOptions:
+    namespace: str | None = None
+    label_selector: Selector = None
+    field_selector: Selector = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Client(Protocol):
+    """The cluster API, as controller-runtime's client plus watch and binding."""
+
+    @property
+    def clock(self) -> Clock: ...
+
+    async def get(self, kind: type[T], name: str, namespace: str | None = None) -> T:
+        """Raises NotFound."""
+        ...
+
+    async def list(
+        self,
+        kind: type[T],
+        namespace: str | None = None,
+        *,
+        label_selector: Selector = None,
+        field_selector: Selector = None,
+    ) -> ObjectList[T]:
+        """Label selectors: "a=b,c!=d,e in (x,y),!f,g" or a dict of equalities.
+        Field selectors: "metadata.name=x,spec.nodeName=" or a dict."""
+        ...
+
+    async def create(self, obj: T) -> T:
+        """Raises AlreadyExists, Invalid (admission). Honours metadata.generateName."""
+        ...
+
+    async def update(self, obj: T) -> T:
+        """Replaces metadata and spec; status changes are ignored for HAS_STATUS kinds.
+        Raises Conflict when metadata.resourceVersion is stale, NotFound, Invalid."""
+        ...
+
+    async def update_status(self, obj: T) -> T:
+        """Replaces status only (the status subresource). Raises Conflict, NotFound."""
+        ...
+
+    async def patch(
+        self,
+        kind: type[T],
+        name: str,
+        patch: Mapping[str, Any],
+        namespace: str | None = None,
+        *,
+        subresource: Literal["status"] | None = None,
+    ) -> T:
+        """JSON merge patch (RFC 7386) on the camelCase form. A `metadata.resourceVersion`
+        in the patch acts as a precondition (Conflict when stale)."""
+        ...
+
+    async def delete(
+        self,
+        kind: type[T],
+        name: str,
+        namespace: str | None = None,
+        *,
+        propagation_policy: PropagationPolicy = "Background",
+        uid: str | None = None,
+    ) -> None:
+        """Objects with finalizers only get a deletionTimestamp. Dependents (by
+        ownerReferences) are garbage collected per the propagation policy. `uid` is a
+        precondition (Conflict when the live object has another uid). Raises NotFound."""
+        ...
+
+    def watch(
+        self,
+        kind: type[T],
+        namespace: str | None = None,
+        *,
+        resource_version: str | None = None,
+        label_selector: Selector = None,
+    ) -> AsyncIterator[WatchEvent[T]]:
+        """Every change after `resource_version`, in order. Raises Gone when that version
+        is no longer in the history. The stream may end (connection dropped); callers
+        re-watch from the last version they saw."""
+        ...
+
+    async def bind(self, pod_name: str, namespace: str, node_name: str) -> None:
+        """The pods/binding subresource: sets spec.nodeName once. Conflict when already
+        bound; Invalid when the pod still has scheduling gates; NotFound."""
+        ...

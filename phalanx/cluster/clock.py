@@ -1,0 +1,173 @@
+"""Time. Everything asks a `Clock`; nothing calls time.time() directly.
+
+The embedded cluster runs on a virtual clock built into the asyncio event loop: when every
+task is waiting on a timer, the loop jumps straight to the next timer instead of sleeping.
+So `asyncio.sleep`, `asyncio.wait_for` and `loop.call_later` all run on virtual time, a
+simulated hour takes milliseconds, and a run with the same inputs gives the same result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import selectors
+import time
+from collections.abc import Awaitable, Callable, Coroutine
+from datetime import UTC, datetime
+from typing import Any, Protocol, TypeVar
+
+T = TypeVar("T")
+
+# Virtual runs start at a fixed instant so timestamps are reproducible.
+VIRTUAL_EPOCH = datetime(2026, 1, 1, tzinfo=UTC).timestamp()
+
+
+class Clock(Protocol):
+    def now(self) -> float:
+        """Seconds since the Unix epoch."""
+        ...
+
+    def now_dt(self) -> datetime: ...
+
+    def monotonic(self) -> float:
+        """Seconds on the event loop's clock (what asyncio timers use)."""
+        ...
+
+    async def sleep(self, seconds: float) -> None: ...
+
+
+class RealClock:
+    """Wall-clock time, for a real API server."""
+
+    def now(self) -> float:
+        return time.time()
+
+    def now_dt(self) -> datetime:
+        return datetime.fromtimestamp(self.now(), UTC)
+
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+
+class VirtualClock:
+    """Virtual time. Advanced by `VirtualTimeLoop` when the loop would otherwise sleep."""
+
+    def __init__(self, start: float = VIRTUAL_EPOCH) -> None:
+        self._start = start
+        self._elapsed = 0.0
+
+    @property
+    def elapsed(self) -> float:
+        """Virtual seconds since the clock started."""
+        return self._elapsed
+
+    def advance(self, seconds: float) -> None:
+        if seconds < 0:
+            raise ValueError("time does not run backwards")
+        self._elapsed += seconds
+
+    def now(self) -> float:
+        return self._start + self._elapsed
+
+    def now_dt(self) -> datetime:
+        return datetime.fromtimestamp(self.now(), UTC)
+
+    def monotonic(self) -> float:
+        return self._elapsed
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+
+class _VirtualSelector(selectors.BaseSelector):
+    """Polls real file descriptors without blocking; a wait becomes a clock jump."""
+
+    def __init__(self, clock: VirtualClock) -> None:
+        self._inner = selectors.DefaultSelector()
+        self._clock = clock
+
+    def register(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
+        return self._inner.register(fileobj, events, data)
+
+    def unregister(self, fileobj: Any) -> selectors.SelectorKey:
+        return self._inner.unregister(fileobj)
+
+    def modify(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
+        return self._inner.modify(fileobj, events, data)
+
+    def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+        ready = self._inner.select(0)
+        if ready:
+            return ready
+        if timeout is None:
+            # Nothing is scheduled: only real I/O (another thread) can wake us.
+            return self._inner.select(None)
+        if timeout > 0:
+            self._clock.advance(timeout)
+        return []
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def get_map(self) -> Any:
+        return self._inner.get_map()
+
+
+class VirtualTimeLoop(asyncio.SelectorEventLoop):
+    """An asyncio loop whose time() is a VirtualClock."""
+
+    def __init__(self, clock: VirtualClock | None = None) -> None:
+        self.clock = clock or VirtualClock()
+        super().__init__(selector=_VirtualSelector(self.clock))
+
+    def time(self) -> float:
+        return self.clock.monotonic()
+
+
+def run_virtual(
+    main: Callable[[], Coroutine[Any, Any, T]] | Coroutine[Any, Any, T],
+    clock: VirtualClock | None = None,
+) -> T:
+    """Run a coroutine to completion on virtual time (the embedded-cluster entry point)."""
+    loop = VirtualTimeLoop(clock)
+    try:
+        asyncio.set_event_loop(loop)
+        coro = main() if callable(main) else main
+        return loop.run_until_complete(coro)
+    finally:
+        try:
+            _cancel_all(loop)
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        finally:
+            asyncio.set_event_loop(None)
+            loop.close()
+
+
+def _cancel_all(loop: asyncio.AbstractEventLoop) -> None:
+    pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+    for t in pending:
+        t.cancel()
+    if pending:
+        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+
+
+async def wait_for_condition(
+    predicate: Callable[[], bool | Awaitable[bool]],
+    *,
+    timeout: float,
+    interval: float = 0.1,
+) -> bool:
+    """Poll `predicate` on the loop's clock until true or `timeout` (virtual) seconds pass."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        result = predicate()
+        if not isinstance(result, bool):
+            result = await result  # type: ignore[misc]
+        if result:
+            return True
+        if loop.time() >= deadline:
+            return False
+        await asyncio.sleep(interval)
