@@ -1,0 +1,116 @@
+"""The scheduler backend protocol (GREP-375).
+
+A backend translates Grove's scheduler-agnostic PodGang into what one scheduler reads
+(a Workload, a PodGroup, ...) and prepares pods for that scheduler. Each backend is one
+module that implements `Backend` and registers itself with `register_backend`; adding a
+scheduler touches nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict
+
+if TYPE_CHECKING:
+    from phalanx.api.core import Pod
+    from phalanx.api.grove import PodCliqueSet, PodGang
+    from phalanx.cluster.client import Client
+
+
+class Capability(StrEnum):
+    """Features a PodCliqueSet may ask for and a scheduler may or may not provide."""
+
+    GANG = "GangScheduling"
+    TOPOLOGY = "TopologyAwarePlacement"
+    GANG_PREEMPTION = "GangPreemption"
+    QUEUES = "Queues"
+    SUBGROUPS = "HierarchicalSubGroups"
+
+
+class MismatchPolicy(StrEnum):
+    """What admission does when a PodCliqueSet asks for a feature the backend lacks."""
+
+    REJECT = "reject"  # admission error naming the feature
+    PASS_THROUGH = "pass-through"  # admitted; a status condition names what is ignored
+
+
+@dataclass(frozen=True, slots=True)
+class ValidationIssue:
+    """One finding of `validate_podcliqueset`.
+
+    `feature` set: a capability mismatch, handled by the backend's mismatch policy.
+    `feature` None: a plain validation error, always rejected.
+    """
+
+    field: str  # camelCase path, e.g. "spec.template.topologyConstraint.packDomain"
+    message: str
+    feature: Capability | None = None
+
+
+class BackendConfig(BaseModel):
+    """Base for a backend's profile `config`. Unknown keys are rejected."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+@runtime_checkable
+class Backend(Protocol):
+    # The profile name in OperatorConfiguration (e.g. "koordinator").
+    name: ClassVar[str]
+    # The schedulerName pods carry for this scheduler (e.g. "koord-scheduler"); often == name.
+    scheduler_name: ClassVar[str]
+    capabilities: ClassVar[frozenset[Capability]]
+    mismatch_policy: MismatchPolicy
+
+    async def init(self, client: Client) -> None:
+        """Called once at operator start-up, before any reconcile."""
+        ...
+
+    async def sync_podgang(self, podgang: PodGang) -> None:
+        """Create or update the scheduler objects for this PodGang. Idempotent."""
+        ...
+
+    async def on_podgang_delete(self, podgang: PodGang) -> None:
+        """Remove what sync_podgang created. Idempotent (NotFound is success)."""
+        ...
+
+    def prepare_pod(self, pod: Pod) -> None:
+        """Mutate a pod (in place) before it is created: schedulerName, labels, refs."""
+        ...
+
+    def validate_podcliqueset(self, pcs: PodCliqueSet) -> list[ValidationIssue]:
+        """Backend-specific admission checks (create and update)."""
+        ...
+
+
+BackendFactory = Callable[[BackendConfig], Backend]
+
+
+@dataclass(frozen=True, slots=True)
+class BackendSpec:
+    """What the registry knows about a backend before it is enabled."""
+
+    name: str
+    config_model: type[BackendConfig]
+    factory: Callable[[Any], Backend]
+    # RBAC rules the operator needs when this backend is enabled: (apiGroup, resources, verbs).
+    rbac: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = ()
+
+
+_KNOWN: dict[str, BackendSpec] = {}
+
+
+def register_backend(spec: BackendSpec) -> BackendSpec:
+    if spec.name in _KNOWN and _KNOWN[spec.name] is not spec:
+        raise ValueError(f"scheduler backend {spec.name!r} registered twice")
+    _KNOWN[spec.name] = spec
+    return spec
+
+
+def known_backends() -> dict[str, BackendSpec]:
+    """Every backend module that has registered itself (see phalanx.backends.__init__)."""
+    return dict(_KNOWN)

@@ -1,0 +1,123 @@
+"""The backend registry: the enabled backends, by name.
+
+Built from an OperatorConfiguration whose defaulting has already run (defaulting lives in
+the configuration, not here). It enables `default-scheduler` always and every listed
+profile, validates each profile's `config` against the backend's own config model, and
+fails at start-up with a message naming the offending field.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from .base import Backend, BackendSpec, known_backends
+
+if TYPE_CHECKING:
+    from phalanx.cluster.client import Client
+
+DEFAULT_SCHEDULER = "default-scheduler"
+
+
+class BackendConfigError(ValueError):
+    """An invalid scheduler configuration; `field` is the path in OperatorConfiguration."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+class UnknownBackend(KeyError):
+    def __init__(self, name: str, enabled: list[str]) -> None:
+        super().__init__(name)
+        self.name = name
+        self.enabled = enabled
+
+    def __str__(self) -> str:
+        return (
+            f"scheduler {self.name!r} is not enabled; enabled schedulers: "
+            f"{', '.join(self.enabled)} (add a profile to OperatorConfiguration "
+            "scheduler.profiles to enable another)"
+        )
+
+
+def _format_pydantic(err: ValidationError) -> str:
+    parts = []
+    for e in err.errors():
+        loc = ".".join(str(p) for p in e["loc"])
+        parts.append(f"{loc}: {e['msg']}" if loc else e["msg"])
+    return "; ".join(parts)
+
+
+class BackendRegistry:
+    def __init__(self, backends: dict[str, Backend], default_name: str) -> None:
+        if default_name not in backends:
+            raise BackendConfigError(
+                "scheduler.defaultProfileName",
+                f"{default_name!r} is not an enabled profile ({', '.join(backends)})",
+            )
+        self._backends = backends
+        self._default = default_name
+        # Pods name a scheduler by schedulerName, which may differ from the profile name.
+        self._by_scheduler_name = {
+            getattr(b, "scheduler_name", n) or n: b for n, b in backends.items()
+        }
+
+    @classmethod
+    def from_profiles(
+        cls, profiles: list[tuple[str, dict[str, Any] | None]], default_name: str
+    ) -> BackendRegistry:
+        specs = known_backends()
+        backends: dict[str, Backend] = {}
+        for i, (name, raw) in enumerate(profiles):
+            where = f"scheduler.profiles[{i}]"
+            spec: BackendSpec | None = specs.get(name)
+            if spec is None:
+                raise BackendConfigError(
+                    f"{where}.name",
+                    f"unknown scheduler backend {name!r}; known: {', '.join(sorted(specs))}",
+                )
+            if name in backends:
+                raise BackendConfigError(f"{where}.name", f"duplicate profile {name!r}")
+            try:
+                config = spec.config_model.model_validate(raw or {})
+            except ValidationError as e:
+                raise BackendConfigError(f"{where}.config", _format_pydantic(e)) from None
+            backends[name] = spec.factory(config)
+        if DEFAULT_SCHEDULER not in backends:
+            # default-scheduler is always enabled, even when a config lists only others.
+            spec = specs[DEFAULT_SCHEDULER]
+            backends[DEFAULT_SCHEDULER] = spec.factory(spec.config_model())
+        return cls(backends, default_name)
+
+    @classmethod
+    def from_config(cls, config: Any) -> BackendRegistry:
+        """From an OperatorConfiguration (phalanx.api.config), already defaulted."""
+        sched = config.scheduler
+        profiles = [(p.name, p.config) for p in sched.profiles]
+        return cls.from_profiles(profiles, sched.default_profile_name or DEFAULT_SCHEDULER)
+
+    def get(self, name: str) -> Backend:
+        """By profile name or by the schedulerName its pods carry."""
+        backend = self._backends.get(name) or self._by_scheduler_name.get(name)
+        if backend is None:
+            raise UnknownBackend(name, list(self._backends))
+        return backend
+
+    def default(self) -> Backend:
+        return self._backends[self._default]
+
+    def get_or_default(self, name: str | None) -> Backend:
+        """The backend for a pod's schedulerName; empty means the default profile."""
+        return self.get(name) if name else self.default()
+
+    def enabled(self) -> list[Backend]:
+        return list(self._backends.values())
+
+    def names(self) -> list[str]:
+        return list(self._backends)
+
+    async def init_all(self, client: Client) -> None:
+        for backend in self._backends.values():
+            await backend.init(client)
