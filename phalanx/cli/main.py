@@ -1,0 +1,27 @@
+"""The `phalanx` command.
+
+Each sub-command lives in its own module and registers itself on `app`; this module only
+assembles them and turns expected errors into one clear line and a non-zero exit code.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from phalanx.cli.app import app
+from phalanx.cli.errors import run_cli
+
+# Sub-command modules register themselves on `app` when imported.
+from phalanx.cli import manifests as _manifests  # noqa: F401,E402
+
+
+def main() -> None:
+    run_cli(app, sys.argv[1:])
+
+
+if __name__ == "__main__":
+    main()
+
+__all__ = ["app", "main", "typer"]

@@ -1,0 +1,23 @@
+"""The `phalanx` command as a user runs it: help everywhere, clean errors."""
+
+import subprocess
+import sys
+
+
+def phalanx(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "phalanx.cli.main", *args], capture_output=True, text=True
+    )
+
+
+def test_help_lists_commands() -> None:
+    r = phalanx("--help")
+    assert r.returncode == 0
+    assert "manifests" in r.stdout
+
+
+def test_unknown_command_is_a_usage_error_not_a_traceback() -> None:
+    r = phalanx("no-such-command")
+    assert r.returncode == 2
+    assert "No such command" in r.stderr
+    assert "Traceback" not in r.stderr
