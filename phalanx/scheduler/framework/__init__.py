@@ -1,0 +1,70 @@
+"""The scheduling framework: extension points, plugin registry, profiles and the runtime."""
+
+from .config import (
+    COSCHEDULING,
+    DEFAULT_BINDER,
+    DEFAULT_PLUGINS,
+    DEFAULT_PREEMPTION,
+    DEFAULT_PROFILE_NAME,
+    NODE_AFFINITY,
+    NODE_RESOURCES_FIT,
+    NODE_UNSCHEDULABLE,
+    PRIORITY_SORT,
+    PROFILE_NAMES,
+    SCHEDULING_GATES,
+    TAINT_TOLERATION,
+    TOPOLOGY_PACKING,
+    PluginConfig,
+    PluginRef,
+    Plugins,
+    PluginSet,
+    SchedulerConfiguration,
+    SchedulerProfile,
+    default_configuration,
+    default_profile,
+)
+from .cycle_state import CycleState
+from .interface import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    BeforePostFilterPlugin,
+    BindPlugin,
+    EnqueueExtensions,
+    FilterPlugin,
+    Handle,
+    PermitPlugin,
+    Plugin,
+    PostBindPlugin,
+    PostFilterPlugin,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    PreScorePlugin,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScoreExtensions,
+    ScorePlugin,
+    WaitingPod,
+)
+from .registry import EXTENSION_POINTS, get_plugin, register_plugin, registered_plugins
+from .status import Code, Status
+from .types import (
+    ASSIGNED_POD,
+    NODE,
+    POD,
+    WILDCARD,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Diagnosis,
+    FilterResult,
+    FitError,
+    PodInfo,
+    PostFilterResult,
+    PreFilterResult,
+    QueuedPodInfo,
+    QueueingHint,
+    Rejection,
+)
+
+__all__ = [name for name in dir() if not name.startswith("_")]

@@ -1,0 +1,341 @@
+"""Data the framework hands to plugins: parsed pods, cluster events, filter results, diagnoses."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from enum import IntEnum, IntFlag
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from phalanx.scheduler.resources import non_zero_requests, pod_requests
+
+from .status import Code
+
+if TYPE_CHECKING:
+    from phalanx.api.core import Pod
+
+
+def _freeze(value: Any) -> Hashable:
+    """A hashable, order-stable form of a (pydantic) value, for pod signatures."""
+    if value is None:
+        return None
+    if hasattr(value, "to_dict"):
+        value = value.to_dict()
+    if isinstance(value, dict):
+        return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
+    if isinstance(value, list | tuple):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+class PodInfo:
+    """A pod plus what the scheduler derives from it once (requests, priority, signature).
+
+    `pod` is the informer's shared object: read-only. Build a new PodInfo when the pod changes.
+    """
+
+    __slots__ = (
+        "pod",
+        "key",
+        "uid",
+        "name",
+        "namespace",
+        "priority",
+        "created",
+        "requests",
+        "score_requests",
+        "_signature",
+        "_vector_cache",
+    )
+
+    def __init__(self, pod: Pod) -> None:
+        meta = pod.metadata
+        self.pod = pod
+        self.name: str = meta.name or ""
+        self.namespace: str = meta.namespace or ""
+        self.key: str = f"{self.namespace}/{self.name}" if self.namespace else self.name
+        self.uid: str = meta.uid or self.key
+        self.priority: int = int(getattr(pod.spec, "priority", None) or 0)
+        ts = meta.creation_timestamp
+        self.created: float = ts.timestamp() if ts is not None else 0.0
+        # Canonical units (see phalanx.scheduler.resources); `pods` not included.
+        self.requests: dict[str, float] = pod_requests(pod)
+        # Requests as scoring sees them (cpu/memory defaults for best-effort pods).
+        self.score_requests: dict[str, float] = non_zero_requests(self.requests)
+        self._signature: Hashable | None = None
+        # Snapshot-owned cache: (resource-layout version, request vector).
+        self._vector_cache: tuple[int, np.ndarray, np.ndarray] | None = None
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return self.pod.metadata.labels
+
+    @property
+    def scheduler_name(self) -> str:
+        return getattr(self.pod.spec, "scheduler_name", None) or "default-scheduler"
+
+    @property
+    def signature(self) -> Hashable:
+        """Everything node-local filters and scores may read from the pod.
+
+        Pods with equal signatures (typically the members of one gang) get the same
+        node-local filter and score results, so the framework computes them once and only
+        re-evaluates the nodes whose rows changed since (see NodeLocal in interface.py).
+        """
+        if self._signature is None:
+            spec = self.pod.spec
+            affinity = getattr(spec, "affinity", None)
+            node_affinity = getattr(affinity, "node_affinity", None) if affinity else None
+            self._signature = (
+                self.scheduler_name,
+                tuple(sorted(self.requests.items())),
+                _freeze(getattr(spec, "node_selector", None)),
+                _freeze(node_affinity),
+                _freeze(getattr(spec, "tolerations", None)),
+            )
+        return self._signature
+
+    def __repr__(self) -> str:
+        return f"PodInfo({self.key})"
+
+
+class QueuedPodInfo:
+    """A pod's life in the scheduling queue (attempts, timestamps, why it last failed)."""
+
+    __slots__ = (
+        "info",
+        "timestamp",
+        "initial_attempt_timestamp",
+        "attempts",
+        "unschedulable_plugins",
+        "pending_plugins",
+        "gated",
+        "gating_plugin",
+        "backoff_expiry",
+        "seq",
+    )
+
+    def __init__(self, info: PodInfo, now: float, seq: int = 0) -> None:
+        self.info = info
+        # When the pod (re)entered the queue; activeQ ordering tie-break is age.
+        self.timestamp = now
+        self.initial_attempt_timestamp: float | None = None
+        self.attempts = 0
+        # Plugins that rejected the pod in its last cycle: only cluster events they registered
+        # for (and whose queueing hints agree) move it back to activeQ.
+        self.unschedulable_plugins: set[str] = set()
+        # Plugins that returned Pending-like waits (e.g. a gang waiting for members).
+        self.pending_plugins: set[str] = set()
+        self.gated = False
+        self.gating_plugin = ""
+        self.backoff_expiry = 0.0
+        self.seq = seq
+
+    @property
+    def pod(self) -> Pod:
+        return self.info.pod
+
+    @property
+    def key(self) -> str:
+        return self.info.key
+
+    def __repr__(self) -> str:
+        return f"QueuedPodInfo({self.info.key}, attempts={self.attempts})"
+
+
+class ActionType(IntFlag):
+    """What changed in a cluster event (kube-scheduler's framework.ActionType)."""
+
+    ADD = 1
+    DELETE = 2
+    UPDATE_NODE_ALLOCATABLE = 4
+    UPDATE_NODE_LABEL = 8
+    UPDATE_NODE_TAINT = 16
+    UPDATE_NODE_CONDITION = 32
+    UPDATE_NODE_ANNOTATION = 64
+    UPDATE_POD_LABEL = 128
+    UPDATE_POD_SCALE_DOWN = 256  # a pod's requests shrank
+    UPDATE_POD_SCHEDULING_GATES_ELIMINATED = 512
+    UPDATE_POD_TOLERATION = 1024
+    UPDATE_OTHER = 2048  # any other update (custom resources use this or UPDATE)
+    UPDATE = (
+        UPDATE_NODE_ALLOCATABLE
+        | UPDATE_NODE_LABEL
+        | UPDATE_NODE_TAINT
+        | UPDATE_NODE_CONDITION
+        | UPDATE_NODE_ANNOTATION
+        | UPDATE_POD_LABEL
+        | UPDATE_POD_SCALE_DOWN
+        | UPDATE_POD_SCHEDULING_GATES_ELIMINATED
+        | UPDATE_POD_TOLERATION
+        | UPDATE_OTHER
+    )
+    ALL = ADD | DELETE | UPDATE
+
+
+# Resource names used in ClusterEvent.resource. Custom kinds use their Kind ("PodGang").
+NODE = "Node"
+POD = "Pod"  # an unscheduled pod changed (the pod itself or a peer in the queue)
+ASSIGNED_POD = "AssignedPod"  # a pod bound to a node was added/changed/deleted
+WILDCARD = "*"
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterEvent:
+    """A change in the cluster that may make unschedulable pods schedulable."""
+
+    resource: str
+    action: ActionType
+    label: str = ""
+
+    def matches(self, other: ClusterEvent) -> bool:
+        """Whether this registered event covers the `other` (actual) event."""
+        if self.resource != WILDCARD and self.resource != other.resource:
+            return False
+        return bool(self.action & other.action)
+
+    def __str__(self) -> str:
+        return self.label or f"{self.resource}{self.action.name or int(self.action)}"
+
+
+class QueueingHint(IntEnum):
+    QUEUE_SKIP = 0  # the event cannot help this pod: leave it where it is
+    QUEUE = 1  # the event may help: move the pod to activeQ/backoffQ
+
+
+# hint(pod: PodInfo, old, new) -> QueueingHint. old is None on ADD; new is None on DELETE.
+QueueingHintFn = Callable[[PodInfo, Any, Any], QueueingHint]
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterEventWithHint:
+    event: ClusterEvent
+    hint: QueueingHintFn | None = None  # None: always QUEUE
+
+
+# Events every plugin-less failure (Error, unknown) reacts to.
+EVENT_ANY = ClusterEvent(WILDCARD, ActionType.ALL, "WildCardEvent")
+EVENT_NODE_ADD = ClusterEvent(NODE, ActionType.ADD, "NodeAdd")
+EVENT_ASSIGNED_POD_DELETE = ClusterEvent(ASSIGNED_POD, ActionType.DELETE, "AssignedPodDelete")
+EVENT_UNSCHEDULABLE_TIMEOUT = ClusterEvent(WILDCARD, ActionType.ALL, "UnschedulableTimeout")
+EVENT_FORCE_ACTIVATE = ClusterEvent(WILDCARD, ActionType.ALL, "ForceActivate")
+
+
+@dataclass(slots=True)
+class Rejection:
+    """Nodes one filter rejected for one reason. `mask` is aligned to the filtered indices."""
+
+    reason: str  # human text, counted per node in FailedScheduling ("Insufficient cpu")
+    mask: np.ndarray  # bool, True = rejected for this reason
+    unresolvable: bool = False  # True: preemption cannot help on these nodes
+
+
+@dataclass(slots=True)
+class FilterResult:
+    """A vectorised Filter verdict over node indices `idx` (see FilterPlugin.filter).
+
+    `feasible[i]` says whether node `idx[i]` passes. Rejected nodes are explained by
+    `rejections` (a node may carry several reasons, as NodeResourcesFit's "Insufficient cpu"
+    and "Insufficient memory"); rejected nodes no rejection covers get `default_reason`.
+    """
+
+    feasible: np.ndarray
+    rejections: list[Rejection] = field(default_factory=list)
+    default_reason: str = ""
+    unresolvable: bool = False  # code of nodes explained only by default_reason
+
+    @classmethod
+    def all_pass(cls, n: int) -> FilterResult:
+        return cls(np.ones(n, dtype=bool))
+
+    @classmethod
+    def from_mask(cls, feasible: np.ndarray, reason: str, *, unresolvable: bool = False) -> FilterResult:
+        return cls(feasible, [], reason, unresolvable)
+
+    @classmethod
+    def reject_all(cls, n: int, reason: str, *, unresolvable: bool = False) -> FilterResult:
+        return cls(np.zeros(n, dtype=bool), [], reason, unresolvable)
+
+
+@dataclass(slots=True)
+class PreFilterResult:
+    """Restricts the nodes Filter considers (e.g. a required node name or topology domain).
+
+    `nodes`: snapshot node indices (int array) or None for all nodes.
+    """
+
+    nodes: np.ndarray | None = None
+    reason: str = ""  # why the others are excluded (counted in the diagnosis)
+
+
+@dataclass(slots=True)
+class PostFilterResult:
+    nominated_node: str | None = None
+
+
+@dataclass(slots=True)
+class Diagnosis:
+    """Why a pod's last scheduling attempt failed, in numbers users can act on.
+
+    Kept per pod by the scheduler (`Scheduler.diagnosis(pod_key)`) and rendered into the
+    FailedScheduling Event: "0/512 nodes are available: 480 Insufficient nvidia.com/gpu,
+    32 node(s) had untolerated taint {gpu: true}."
+    """
+
+    total_nodes: int = 0
+    # reason text -> number of nodes it rejected (a node may count under several reasons)
+    reason_counts: dict[str, int] = field(default_factory=dict)
+    # plugin -> number of nodes that plugin rejected (first rejecting plugin per node)
+    plugin_counts: dict[str, int] = field(default_factory=dict)
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    # a whole-pod failure outside Filter (PreFilter, Reserve, Permit...): status text
+    pre_filter_message: str = ""
+    post_filter_message: str = ""
+    code: Code = Code.UNSCHEDULABLE
+    attempts: int = 0
+    timestamp: float = 0.0
+
+    def message(self) -> str:
+        """The kube-scheduler style one-liner for Events and `phalanx explain`."""
+        head = f"0/{self.total_nodes} nodes are available"
+        parts = [
+            f"{n} {reason}" for reason, n in sorted(self.reason_counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        ]
+        if self.pre_filter_message:
+            parts.insert(0, self.pre_filter_message)
+        msg = f"{head}: {', '.join(parts)}." if parts else f"{head}."
+        if self.post_filter_message:
+            msg += f" {self.post_filter_message}"
+        return msg
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "totalNodes": self.total_nodes,
+            "reasons": dict(sorted(self.reason_counts.items(), key=lambda kv: (-kv[1], kv[0]))),
+            "plugins": dict(sorted(self.plugin_counts.items())),
+            "unschedulablePlugins": sorted(self.unschedulable_plugins),
+            "preFilter": self.pre_filter_message,
+            "postFilter": self.post_filter_message,
+            "code": self.code.name,
+            "attempts": self.attempts,
+            "timestamp": self.timestamp,
+            "message": self.message(),
+        }
+
+
+@dataclass(slots=True)
+class FitError:
+    """A failed Filter phase, handed to BeforePostFilter and PostFilter plugins.
+
+    `node_codes[i]` is the Code for snapshot node i (SUCCESS = feasible, UNSCHEDULABLE =
+    preemption might help, UNSCHEDULABLE_AND_UNRESOLVABLE = it cannot); transient, never stored.
+    """
+
+    pod: PodInfo
+    diagnosis: Diagnosis
+    node_codes: np.ndarray | None = None
+
+    def message(self) -> str:
+        return self.diagnosis.message()

@@ -1,0 +1,1 @@
+"""Scheduler plugins, one module each; each registers itself with `register_plugin`."""
