@@ -1,0 +1,264 @@
+"""The outcome of a run as rows: one source for the terminal tables, JSON/YAML and HTML.
+
+Everything here is derived from a `RunRecord` alone, so a saved run prints exactly as the
+live one did.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from phalanx.sim.record import EventRecord, GangRecord, PodRecord, RunRecord
+
+from .format import fmt_duration, hostlist, percentile
+
+# Normal events worth a user's attention in the run summary; every Warning is shown.
+NOTABLE_NORMAL_REASONS = frozenset(
+    {
+        "Preempted",
+        "GangPreempted",
+        "Evicted",
+        "Killing",
+        "NodeNotReady",
+        "ScaledUp",
+        "ScaledDown",
+        "GangScheduled",
+        "GangTerminated",
+        "SuccessfulDelete",
+        "Completed",
+    }
+)
+
+
+@dataclass(slots=True)
+class PodCliqueSetRow:
+    name: str
+    namespace: str
+    scheduler: str
+    replicas: int
+    gangs_scheduled: int
+    gangs_total: int
+    pods_running: int
+    pods_total: int
+    status: str
+    conditions: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class GangRow:
+    name: str
+    namespace: str
+    podcliqueset: str
+    phase: str
+    pods_bound: int
+    pods_total: int
+    placement: str
+    domain: str
+    wait: float | None
+    priority: int
+    priority_class: str
+    preemptions: int
+
+
+@dataclass(slots=True)
+class PendingRow:
+    name: str
+    namespace: str
+    waiting_for: float
+    explanation: str
+
+
+@dataclass(slots=True)
+class EventRow:
+    t: float
+    type: str
+    reason: str
+    object: str
+    message: str
+    count: int
+
+
+@dataclass(slots=True)
+class Totals:
+    gangs: int = 0
+    gangs_scheduled: int = 0
+    gangs_pending: int = 0
+    pods: int = 0
+    pods_running: int = 0
+    preemptions: int = 0
+    wait_p50: float | None = None
+    wait_p95: float | None = None
+    wait_max: float | None = None
+    peak_gpu_used: float = 0
+    gpu_total: int = 0
+    mean_gpu_utilisation: float | None = None  # 0..1, time-weighted over the run
+
+
+@dataclass(slots=True)
+class Summary:
+    totals: Totals
+    podcliquesets: list[PodCliqueSetRow]
+    gangs: list[GangRow]
+    pending: list[PendingRow]
+    events: list[EventRow]
+    events_hidden: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def gang_is_live(g: GangRecord) -> bool:
+    return g.deleted is None
+
+
+def _pcs_rows(record: RunRecord) -> list[PodCliqueSetRow]:
+    rows: list[PodCliqueSetRow] = []
+    pods_by_name = {p.name: p for p in record.pods}
+    for obj in record.objects.get("PodCliqueSet", []):
+        meta, spec, status = obj.get("metadata", {}), obj.get("spec", {}), obj.get("status", {})
+        name, ns = meta.get("name", ""), meta.get("namespace", "default")
+        gangs = [g for g in record.gangs if g.podcliqueset == name and gang_is_live(g)]
+        pods = [pods_by_name[p] for g in gangs for p in g.pods if p in pods_by_name]
+        running = sum(1 for p in pods if p.phase == "Running")
+        scheduled = sum(1 for g in gangs if g.scheduled is not None)
+        conditions = [
+            f"{c.get('type')}={c.get('status')} ({c.get('reason', '')})"
+            for c in status.get("conditions", [])
+            if c.get("status") != "True" or c.get("type") == "SchedulerCompatible"
+        ]
+        if meta.get("deletionTimestamp"):
+            state = "Terminating"
+        elif gangs and scheduled == len(gangs) and running == len(pods) and pods:
+            state = "Running"
+        elif pods and all(p.phase == "Succeeded" for p in pods):
+            state = "Completed"
+        elif scheduled:
+            state = "Progressing"
+        else:
+            state = "Pending"
+        rows.append(
+            PodCliqueSetRow(
+                name=name,
+                namespace=ns,
+                scheduler=next((g.scheduler for g in gangs if g.scheduler), ""),
+                replicas=int(spec.get("replicas", 1) or 0),
+                gangs_scheduled=scheduled,
+                gangs_total=len(gangs),
+                pods_running=running,
+                pods_total=len(pods),
+                status=state,
+                conditions=conditions,
+            )
+        )
+    return rows
+
+
+def _gang_row(g: GangRecord, pods_by_name: dict[str, PodRecord]) -> GangRow:
+    bound = sum(1 for p in g.pods if (pod := pods_by_name.get(p)) and pod.node and not pod.deleted)
+    return GangRow(
+        name=g.name,
+        namespace=g.namespace,
+        podcliqueset=g.podcliqueset,
+        phase="Deleted" if g.deleted is not None else g.phase,
+        pods_bound=bound,
+        pods_total=len(g.pods),
+        placement=hostlist(n for n in g.nodes if n),
+        domain=g.domain,
+        wait=g.wait_seconds,
+        priority=g.priority,
+        priority_class=g.priority_class,
+        preemptions=len(g.preempted),
+    )
+
+
+def _event_rows(record: RunRecord, limit: int) -> tuple[list[EventRow], int]:
+    notable: list[EventRecord] = [
+        e for e in record.events if e.type != "Normal" or e.reason in NOTABLE_NORMAL_REASONS
+    ]
+    # Fold repeats of the same reason on the same object (kubectl shows one line with a count).
+    folded: dict[tuple[str, str, str, str], EventRow] = {}
+    for e in notable:
+        key = (e.type, e.reason, f"{e.kind}/{e.name}", e.message)
+        row = folded.get(key)
+        if row is None:
+            folded[key] = EventRow(e.t, e.type, e.reason, f"{e.kind}/{e.name}", e.message, e.count)
+        else:
+            row.count += e.count
+            row.t = max(row.t, e.t)
+    rows = sorted(folded.values(), key=lambda r: (r.t, r.object, r.reason))
+    hidden = max(0, len(rows) - limit)
+    return rows[-limit:] if limit else rows, hidden
+
+
+def _totals(record: RunRecord, gangs: list[GangRecord]) -> Totals:
+    waits = [w for g in gangs if (w := g.wait_seconds) is not None]
+    t = Totals(
+        gangs=len(gangs),
+        gangs_scheduled=sum(1 for g in gangs if g.scheduled is not None),
+        gangs_pending=sum(1 for g in gangs if g.scheduled is None and g.deleted is None),
+        pods=sum(1 for p in record.pods if p.deleted is None),
+        pods_running=sum(1 for p in record.pods if p.phase == "Running" and p.deleted is None),
+        preemptions=sum(len(g.preempted) for g in record.gangs),
+        wait_p50=percentile(waits, 50),
+        wait_p95=percentile(waits, 95),
+        wait_max=max(waits) if waits else None,
+        peak_gpu_used=max((s.gpu_used for s in record.samples), default=0),
+        gpu_total=record.gpu_total,
+    )
+    t.mean_gpu_utilisation = mean_utilisation(record)
+    return t
+
+
+def mean_utilisation(record: RunRecord) -> float | None:
+    """Time-weighted mean of GPUs in use / GPUs in the cluster over the whole run."""
+    end = record.meta.duration
+    if not record.samples or record.gpu_total == 0 or end <= 0:
+        return None
+    area = 0.0
+    for cur, nxt in zip(record.samples, record.samples[1:] + [None]):
+        stop = end if nxt is None else min(nxt.t, end)
+        if stop > cur.t:
+            area += cur.gpu_used * (stop - cur.t)
+    return area / (end * record.gpu_total)
+
+
+def summarize(record: RunRecord, *, event_limit: int = 20) -> Summary:
+    live = [g for g in record.gangs if gang_is_live(g)]
+    end = record.meta.duration
+    pending = [
+        PendingRow(
+            name=g.name,
+            namespace=g.namespace,
+            waiting_for=end - (g.created or 0.0),
+            explanation=g.explanation or "no explanation recorded",
+        )
+        for g in live
+        if g.scheduled is None
+    ]
+    events, hidden = _event_rows(record, event_limit)
+    return Summary(
+        totals=_totals(record, record.gangs),
+        podcliquesets=_pcs_rows(record),
+        gangs=[_gang_row(g, {p.name: p for p in record.pods}) for g in record.gangs],
+        pending=pending,
+        events=events,
+        events_hidden=hidden,
+    )
+
+
+def headline(record: RunRecord, summary: Summary) -> str:
+    """One line a user reads first: did everything get scheduled, and how fast."""
+    t = summary.totals
+    parts = [f"{t.gangs_scheduled}/{t.gangs} gangs scheduled"]
+    if t.gangs_pending:
+        parts.append(f"{t.gangs_pending} pending")
+    if t.wait_p50 is not None:
+        parts.append(f"wait p50 {fmt_duration(t.wait_p50)}, max {fmt_duration(t.wait_max)}")
+    if t.preemptions:
+        parts.append(f"{t.preemptions} gang preemption{'s' if t.preemptions != 1 else ''}")
+    if t.gpu_total:
+        parts.append(f"peak {t.peak_gpu_used:g}/{t.gpu_total} GPUs")
+    how = "settled" if record.meta.settled else "stopped"
+    parts.append(f"{how} at t={fmt_duration(record.meta.duration)}")
+    return "; ".join(parts)
