@@ -1,0 +1,346 @@
+"""`KubeCluster`: the `cluster.Client` protocol on a real Kubernetes API server.
+
+Any `phalanx.api` Resource class works without per-kind code: its API_VERSION, PLURAL and
+NAMESPACED class variables give the REST path (generic resources), `model_validate` /
+`to_dict` convert. Writes that modify existing objects are JSON merge patches carrying the
+resourceVersion as a precondition, so optimistic concurrency is exactly the API server's,
+and fields our models do not describe are never overwritten (see convert.py).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, Literal, TypeVar
+
+from phalanx.api.base import Resource
+from phalanx.cluster.client import (
+    Conflict,
+    NotFound,
+    ObjectList,
+    PropagationPolicy,
+    Selector,
+    WatchEvent,
+)
+from phalanx.cluster.clock import Clock, RealClock
+
+from .config import ConnectionConfig, load_connection
+from .convert import BaseCache, decode, merge_patch, prune
+from .paths import DEFAULT_NAMESPACE, collection_path, object_path, selector_string
+from .transport import Transport
+from .watch import watch_events
+
+T = TypeVar("T", bound=Resource)
+
+MERGE_PATCH = "application/merge-patch+json"
+APPLY_PATCH = "application/apply-patch+yaml"  # JSON is valid YAML
+LIST_PAGE_SIZE = 500
+
+
+class KubeCluster:
+    """A `cluster.Client` for a real API server. Create with `await KubeCluster.connect()`."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        field_manager: str = "phalanx",
+        clock: Clock | None = None,
+        default_namespace: str = DEFAULT_NAMESPACE,
+    ) -> None:
+        self.transport = transport
+        self.field_manager = field_manager
+        self.default_namespace = default_namespace
+        self._clock = clock or RealClock()
+        self._bases = BaseCache()
+
+    @classmethod
+    async def connect(
+        cls,
+        kubeconfig: str | os.PathLike[str] | None = None,
+        *,
+        context: str | None = None,
+        field_manager: str = "phalanx",
+        qps: float = 50.0,
+        burst: int = 100,
+    ) -> KubeCluster:
+        """Connect with a kubeconfig, or the in-cluster service account when none is given."""
+        conn = await load_connection(kubeconfig, context)
+        return cls.from_connection(conn, field_manager=field_manager, qps=qps, burst=burst)
+
+    @classmethod
+    def from_connection(
+        cls, conn: ConnectionConfig, *, field_manager: str = "phalanx", qps: float = 50.0,
+        burst: int = 100,
+    ) -> KubeCluster:
+        conn.start_refresh()
+        transport = Transport(conn, qps=qps, burst=burst, user_agent=f"phalanx/{field_manager}")
+        return cls(transport, field_manager=field_manager, default_namespace=conn.namespace)
+
+    async def close(self) -> None:
+        await self.transport.close()
+        await self.transport.conn.close()
+
+    async def __aenter__(self) -> KubeCluster:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @property
+    def clock(self) -> Clock:
+        return self._clock
+
+    @property
+    def server(self) -> str:
+        return self.transport.server
+
+    def __repr__(self) -> str:
+        return f"KubeCluster({self.transport.conn.source}, server={self.server})"
+
+    # --- conversion -------------------------------------------------------------------
+
+    def decode(self, kind: type[T], data: dict[str, Any]) -> T:
+        """A model from server JSON; remembers the pruned form for later merge patches."""
+        pruned = prune(kind, data)
+        self._bases.put(pruned)
+        return kind.model_validate(pruned)
+
+    def _ns(self, kind: type[Resource], namespace: str | None) -> str | None:
+        return (namespace or self.default_namespace) if kind.NAMESPACED else None
+
+    def _write_query(self) -> list[tuple[str, str]]:
+        return [("fieldManager", self.field_manager)]
+
+    # --- reads ------------------------------------------------------------------------
+
+    async def get(self, kind: type[T], name: str, namespace: str | None = None) -> T:
+        data = await self.transport.request(
+            "GET", object_path(kind, name, self._ns(kind, namespace)), kind=kind.KIND, name=name
+        )
+        return self.decode(kind, data)
+
+    async def list(
+        self,
+        kind: type[T],
+        namespace: str | None = None,
+        *,
+        label_selector: Selector = None,
+        field_selector: Selector = None,
+    ) -> ObjectList[T]:
+        """All pages of a consistent list (one resourceVersion for the whole snapshot)."""
+        path = collection_path(kind, namespace)
+        base: list[tuple[str, str]] = []
+        if (labels := selector_string(label_selector)) is not None:
+            base.append(("labelSelector", labels))
+        if (fields := selector_string(field_selector)) is not None:
+            base.append(("fieldSelector", fields))
+        items: list[T] = []
+        token = ""
+        rv = ""
+        while True:
+            query = [*base, ("limit", str(LIST_PAGE_SIZE))]
+            if token:
+                query.append(("continue", token))
+            data = await self.transport.request("GET", path, query=query, kind=kind.KIND)
+            meta = data.get("metadata") or {}
+            rv = rv or str(meta.get("resourceVersion") or "")
+            items.extend(self.decode(kind, item) for item in data.get("items") or ())
+            token = meta.get("continue") or ""
+            if not token:
+                return ObjectList(items=items, resource_version=rv)
+
+    async def current_resource_version(self, kind: type[Resource], namespace: str | None) -> str:
+        """The collection's current resourceVersion (a one-item list)."""
+        data = await self.transport.request(
+            "GET", collection_path(kind, namespace), query=[("limit", "1")], kind=kind.KIND
+        )
+        return str((data.get("metadata") or {}).get("resourceVersion") or "")
+
+    def watch(
+        self,
+        kind: type[T],
+        namespace: str | None = None,
+        *,
+        resource_version: str | None = None,
+        label_selector: Selector = None,
+        field_selector: Selector = None,
+    ) -> AsyncIterator[WatchEvent[T]]:
+        return watch_events(
+            self, kind, namespace, resource_version, label_selector, field_selector
+        )
+
+    # --- writes -----------------------------------------------------------------------
+
+    async def create(self, obj: T) -> T:
+        kind = type(obj)
+        ns = self._ns(kind, obj.metadata.namespace)
+        data = await self.transport.request(
+            "POST",
+            collection_path(kind, ns),
+            query=self._write_query(),
+            body=obj.to_dict(),
+            kind=kind.KIND,
+            name=obj.name,
+        )
+        return self.decode(kind, data)
+
+    async def _base_for(self, obj: Resource) -> dict[str, Any]:
+        """The object as last decoded at obj's resourceVersion (read once on a miss)."""
+        kind = type(obj)
+        meta = obj.metadata
+        cached = self._bases.get(meta.uid, meta.resource_version)
+        if cached is not None:
+            return kind.model_validate(cached).to_dict()
+        live = await self.transport.request(
+            "GET", object_path(kind, obj.name, self._ns(kind, meta.namespace)),
+            kind=kind.KIND, name=obj.name,
+        )
+        live_meta = live.get("metadata") or {}
+        if meta.resource_version and live_meta.get("resourceVersion") != meta.resource_version:
+            raise Conflict(
+                f'Operation cannot be fulfilled on {kind.PLURAL} "{obj.name}": the object has '
+                "been modified; please apply your changes to the latest version and try again",
+                kind=kind.KIND, name=obj.name,
+            )
+        if meta.uid and live_meta.get("uid") != meta.uid:
+            raise Conflict(
+                f"{kind.KIND} {obj.key} was deleted and re-created (uid changed)",
+                kind=kind.KIND, name=obj.name,
+            )
+        return kind.model_validate(prune(kind, live)).to_dict()
+
+    async def _patch_from(self, obj: T, part: Literal["main", "status"]) -> T:
+        kind = type(obj)
+        old = await self._base_for(obj)
+        new = obj.to_dict()
+        if part == "status":
+            body = {"status": merge_patch(old.get("status") or {}, new.get("status") or {})}
+        else:
+            if kind.HAS_STATUS:
+                old.pop("status", None)
+                new.pop("status", None)
+            body = merge_patch(old, new)
+        if obj.metadata.resource_version:
+            body.setdefault("metadata", {})["resourceVersion"] = obj.metadata.resource_version
+        subresource = "status" if part == "status" and kind.HAS_STATUS else None
+        data = await self.transport.request(
+            "PATCH",
+            object_path(kind, obj.name, self._ns(kind, obj.metadata.namespace), subresource),
+            query=self._write_query(),
+            body=body,
+            content_type=MERGE_PATCH,
+            kind=kind.KIND,
+            name=obj.name,
+        )
+        return self.decode(kind, data)
+
+    async def update(self, obj: T) -> T:
+        """Replace metadata and spec (a merge patch of the difference, resourceVersion-checked)."""
+        return await self._patch_from(obj, "main")
+
+    async def update_status(self, obj: T) -> T:
+        """Replace status through the status subresource (resourceVersion-checked)."""
+        return await self._patch_from(obj, "status")
+
+    async def patch(
+        self,
+        kind: type[T],
+        name: str,
+        patch: Mapping[str, Any],
+        namespace: str | None = None,
+        *,
+        subresource: Literal["status"] | None = None,
+    ) -> T:
+        sub = subresource if subresource and kind.HAS_STATUS else None
+        data = await self.transport.request(
+            "PATCH",
+            object_path(kind, name, self._ns(kind, namespace), sub),
+            query=self._write_query(),
+            body=dict(patch),
+            content_type=MERGE_PATCH,
+            kind=kind.KIND,
+            name=name,
+        )
+        return self.decode(kind, data)
+
+    async def apply(self, obj: T, *, force: bool = True, status: bool = False) -> T:
+        """Server-side apply of `obj` as this client's field manager.
+
+        For objects Phalanx owns outright (CRDs, webhook configurations, backend CRs):
+        the server merges by field ownership, so fields set by others are left alone.
+        """
+        kind = type(obj)
+        query = [*self._write_query(), ("force", "true" if force else "false")]
+        sub = "status" if status and kind.HAS_STATUS else None
+        data = await self.transport.request(
+            "PATCH",
+            object_path(kind, obj.name, self._ns(kind, obj.metadata.namespace), sub),
+            query=query,
+            body=obj.to_dict(),
+            content_type=APPLY_PATCH,
+            kind=kind.KIND,
+            name=obj.name,
+        )
+        return self.decode(kind, data)
+
+    async def delete(
+        self,
+        kind: type[T],
+        name: str,
+        namespace: str | None = None,
+        *,
+        propagation_policy: PropagationPolicy = "Background",
+        uid: str | None = None,
+    ) -> None:
+        options: dict[str, Any] = {
+            "apiVersion": "v1",
+            "kind": "DeleteOptions",
+            "propagationPolicy": propagation_policy,
+        }
+        if uid:
+            options["preconditions"] = {"uid": uid}
+        await self.transport.request(
+            "DELETE",
+            object_path(kind, name, self._ns(kind, namespace)),
+            body=options,
+            kind=kind.KIND,
+            name=name,
+        )
+
+    async def bind(self, pod_name: str, namespace: str, node_name: str) -> None:
+        """POST pods/NAME/binding: the API server sets spec.nodeName exactly once."""
+        body = {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": pod_name, "namespace": namespace},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node_name},
+        }
+        ns = namespace or self.default_namespace
+        await self.transport.request(
+            "POST",
+            f"/api/v1/namespaces/{ns}/pods/{pod_name}/binding",
+            query=self._write_query(),
+            body=body,
+            kind="Pod",
+            name=pod_name,
+        )
+
+    # --- discovery --------------------------------------------------------------------
+
+    async def server_version(self) -> dict[str, Any]:
+        """GET /version (also a cheap liveness probe of the connection)."""
+        return await self.transport.request("GET", "/version")
+
+    async def serves(self, kind: type[Resource]) -> bool:
+        """Whether the API server serves this kind (e.g. its CRD is installed)."""
+        group_version = kind.API_VERSION
+        path = f"/api/{group_version}" if "/" not in group_version else f"/apis/{group_version}"
+        try:
+            data = await self.transport.request("GET", path)
+        except NotFound:
+            return False
+        return any(r.get("name") == kind.PLURAL for r in data.get("resources") or ())
+
+
+__all__ = ["KubeCluster", "decode"]

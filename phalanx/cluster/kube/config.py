@@ -1,0 +1,130 @@
+"""Where the API server is and how to authenticate: kubeconfig or in-cluster.
+
+kubernetes_asyncio does the hard part (contexts, client certificates, bearer tokens, exec
+credential plugins, OIDC refresh, the rotating in-cluster service-account token); we keep
+only its `Configuration` and talk HTTP ourselves (see transport.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kubernetes_asyncio import config as kube_config
+from kubernetes_asyncio.client import Configuration
+from kubernetes_asyncio.config.config_exception import ConfigException
+
+IN_CLUSTER_NAMESPACE_FILE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+
+
+class KubeConfigError(Exception):
+    """No usable cluster configuration (shown to users as one line)."""
+
+
+@dataclass(slots=True)
+class ConnectionConfig:
+    """A loaded cluster configuration plus what keeps its credentials fresh."""
+
+    configuration: Configuration
+    source: str  # "kubeconfig PATH (context X)" or "in-cluster", for log lines
+    namespace: str = "default"  # the context's or the pod's namespace
+    _loader: Any = None
+    _refresh: asyncio.Task[None] | None = field(default=None, repr=False)
+
+    @property
+    def server(self) -> str:
+        return str(self.configuration.host)
+
+    def start_refresh(self) -> None:
+        """Re-run exec/GCP credential plugins in the background before tokens expire."""
+        loader = self._loader
+        if loader is None or self._refresh is not None:
+            return
+        user = getattr(loader, "_user", None) or {}
+        if "exec" in user or getattr(loader, "provider", None) == "gcp":
+            self._refresh = asyncio.get_running_loop().create_task(
+                kube_config.refresh_token(loader, self.configuration), name="kube-token-refresh"
+            )
+
+    async def close(self) -> None:
+        if self._refresh is not None:
+            self._refresh.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._refresh
+            self._refresh = None
+
+
+def connection_for(
+    server: str,
+    *,
+    token: str | None = None,
+    ca_file: str | None = None,
+    insecure: bool = False,
+    namespace: str = "default",
+) -> ConnectionConfig:
+    """A connection to a server URL without a kubeconfig (tests, envtest, proxies)."""
+    cfg = Configuration(host=server.rstrip("/"))
+    if token:
+        cfg.api_key = {"BearerToken": token}
+        cfg.api_key_prefix = {"BearerToken": "Bearer"}
+    cfg.ssl_ca_cert = ca_file
+    cfg.verify_ssl = not insecure
+    return ConnectionConfig(cfg, source=f"server {server}", namespace=namespace)
+
+
+def _in_cluster() -> bool:
+    return bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
+
+
+def _default_kubeconfig() -> str | None:
+    env = os.environ.get("KUBECONFIG")
+    if env:
+        first = env.split(os.pathsep)[0]
+        return first or None
+    home = Path.home() / ".kube" / "config"
+    return str(home) if home.exists() else None
+
+
+async def load_connection(
+    kubeconfig: str | os.PathLike[str] | None = None, context: str | None = None
+) -> ConnectionConfig:
+    """The cluster to talk to.
+
+    An explicit kubeconfig wins; without one, a pod uses its in-cluster service account,
+    and anything else falls back to $KUBECONFIG or ~/.kube/config (as kubectl does).
+    """
+    cfg = Configuration()
+    if kubeconfig is None and _in_cluster():
+        try:
+            kube_config.load_incluster_config(client_configuration=cfg)
+        except ConfigException as e:
+            raise KubeConfigError(f"in-cluster configuration: {e}") from None
+        namespace = "default"
+        with contextlib.suppress(OSError):
+            namespace = IN_CLUSTER_NAMESPACE_FILE.read_text().strip() or "default"
+        return ConnectionConfig(cfg, source="in-cluster", namespace=namespace)
+
+    path = str(kubeconfig) if kubeconfig is not None else _default_kubeconfig()
+    if path is None:
+        raise KubeConfigError(
+            "no cluster configuration: pass --kubeconfig PATH, set $KUBECONFIG, "
+            "or run inside a pod (in-cluster service account)"
+        )
+    if not Path(path).is_file():
+        raise KubeConfigError(f"kubeconfig {path} does not exist")
+    try:
+        loader = await kube_config.load_kube_config(
+            config_file=path, context=context, client_configuration=cfg, persist_config=False
+        )
+    except (ConfigException, KeyError, ValueError, OSError) as e:
+        raise KubeConfigError(f"kubeconfig {path}: {e}") from None
+    ctx = loader.current_context or {}
+    ctx_name = ctx.get("name", "") if hasattr(ctx, "get") else ""
+    ctx_body = ctx.get("context", {}) if hasattr(ctx, "get") else {}
+    namespace = (ctx_body.get("namespace") if hasattr(ctx_body, "get") else None) or "default"
+    source = f"kubeconfig {path}" + (f" (context {ctx_name})" if ctx_name else "")
+    return ConnectionConfig(cfg, source=source, namespace=str(namespace), _loader=loader)

@@ -1,0 +1,172 @@
+"""Between the API server's JSON and Phalanx's pydantic resources.
+
+A real API server returns more than our models describe: `managedFields`, defaulted pod
+fields (`dnsPolicy`, `terminationMessagePath`, ...), fields added by admission plugins. The
+models reject unknown fields (`extra="forbid"`), so decoding prunes the server's JSON down to
+what each model declares, the way a structural CRD schema prunes on the server.
+
+Pruning is lossy, so writes must never replace a whole object with a pruned copy (that would
+drop the service-account volume admission added to a pod, and pods are immutable). Updates are
+therefore sent as JSON merge patches: the difference between the object as it was decoded and
+the object the caller hands back, plus its resourceVersion as a precondition. Fields the model
+does not know are never in that difference and stay as they are on the server.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from collections import OrderedDict, abc
+from dataclasses import dataclass
+from typing import Any, TypeVar, Union
+
+from pydantic import BaseModel
+
+from phalanx.api.base import Resource
+
+T = TypeVar("T", bound=Resource)
+
+# A plan says how to prune one JSON value: None keeps it as it is.
+Plan = Union["ModelPlan", "ListPlan", "MapPlan", None]
+
+
+@dataclass(slots=True)
+class ModelPlan:
+    fields: dict[str, Plan]  # by JSON name (the camelCase alias)
+    keep_unknown: bool
+
+
+@dataclass(slots=True)
+class ListPlan:
+    item: Plan
+
+
+@dataclass(slots=True)
+class MapPlan:
+    value: Plan
+
+
+_PLANS: dict[type[BaseModel], ModelPlan] = {}
+
+
+def _plan_for_type(tp: Any) -> Plan:
+    origin = typing.get_origin(tp)
+    if origin is typing.Annotated:
+        return _plan_for_type(typing.get_args(tp)[0])
+    if origin in (Union, types.UnionType):
+        options = [a for a in typing.get_args(tp) if a is not type(None)]
+        plans = [_plan_for_type(a) for a in options]
+        real = [p for p in plans if p is not None]
+        # One structured option (X | None): prune as X. Several: ambiguous, keep as is.
+        return real[0] if len(real) == 1 and len(options) == 1 else None
+    if origin in (list, tuple, set, frozenset, abc.Sequence):
+        args = typing.get_args(tp)
+        item = _plan_for_type(args[0]) if args else None
+        return ListPlan(item) if item is not None else None
+    if origin in (dict, abc.Mapping):
+        args = typing.get_args(tp)
+        value = _plan_for_type(args[1]) if len(args) == 2 else None
+        return MapPlan(value) if value is not None else None
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        return model_plan(tp)
+    return None
+
+
+def model_plan(cls: type[BaseModel]) -> ModelPlan:
+    plan = _PLANS.get(cls)
+    if plan is not None:
+        return plan
+    plan = ModelPlan(fields={}, keep_unknown=cls.model_config.get("extra") == "allow")
+    _PLANS[cls] = plan  # registered before recursing: models may refer to themselves
+    for name, info in cls.model_fields.items():
+        plan.fields[info.alias or name] = _plan_for_type(info.annotation)
+        if info.alias and name != info.alias:
+            # populate_by_name: a snake_case key is accepted too.
+            plan.fields.setdefault(name, plan.fields[info.alias])
+    return plan
+
+
+def _prune(value: Any, plan: Plan) -> Any:
+    if plan is None or value is None:
+        return value
+    if isinstance(plan, ModelPlan):
+        if not isinstance(value, dict):
+            return value  # let pydantic report the type error
+        out = {}
+        for k, v in value.items():
+            if k in plan.fields:
+                out[k] = _prune(v, plan.fields[k])
+            elif plan.keep_unknown:
+                out[k] = v
+        return out
+    if isinstance(plan, ListPlan):
+        return [_prune(v, plan.item) for v in value] if isinstance(value, list) else value
+    if isinstance(value, dict):
+        return {k: _prune(v, plan.value) for k, v in value.items()}
+    return value
+
+
+def prune(kind: type[BaseModel], data: dict[str, Any]) -> dict[str, Any]:
+    """`data` without the fields `kind` does not declare (recursively)."""
+    return _prune(data, model_plan(kind))
+
+
+def decode(kind: type[T], data: dict[str, Any]) -> T:
+    return kind.model_validate(prune(kind, data))
+
+
+def merge_patch(old: Any, new: Any) -> Any:
+    """The RFC 7386 JSON merge patch that turns `old` into `new` (lists are replaced)."""
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return new
+    patch: dict[str, Any] = {}
+    for key, old_value in old.items():
+        if key not in new:
+            patch[key] = None
+    for key, new_value in new.items():
+        if key not in old:
+            patch[key] = new_value
+            continue
+        old_value = old[key]
+        if old_value == new_value:
+            continue
+        if isinstance(old_value, dict) and isinstance(new_value, dict):
+            sub = merge_patch(old_value, new_value)
+            if sub:
+                patch[key] = sub
+        else:
+            patch[key] = new_value
+    return patch
+
+
+class BaseCache:
+    """The pruned server form of recently decoded objects, by (uid, resourceVersion).
+
+    `update` diffs against it to build its merge patch; on a miss it reads the object once.
+    Bounded (LRU) so a large informer does not keep a second copy of everything.
+    """
+
+    def __init__(self, capacity: int = 8192) -> None:
+        self._capacity = capacity
+        self._items: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()
+
+    def put(self, pruned: dict[str, Any]) -> None:
+        meta = pruned.get("metadata") or {}
+        uid, rv = meta.get("uid"), meta.get("resourceVersion")
+        if not uid or not rv:
+            return
+        self._items[(uid, rv)] = pruned
+        self._items.move_to_end((uid, rv))
+        while len(self._items) > self._capacity:
+            self._items.popitem(last=False)
+
+    def get(self, uid: str | None, rv: str | None) -> dict[str, Any] | None:
+        if not uid or not rv:
+            return None
+        found = self._items.get((uid, rv))
+        if found is not None:
+            self._items.move_to_end((uid, rv))
+        return found
+
+    def __len__(self) -> int:
+        return len(self._items)

@@ -1,0 +1,211 @@
+"""HTTP to the API server: one pooled aiohttp session, auth, rate limiting, retries.
+
+Retries cover only what is safe to repeat: requests the server refused before acting on
+them (429 Too Many Requests, 503 with Retry-After, a refused connection) and reads.
+Everything else surfaces as a `cluster.client` error for the caller to handle.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import ssl
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+import aiohttp
+
+from phalanx.cluster.client import ApiError
+
+from .config import ConnectionConfig
+from .errors import connection_error, error_from_status
+
+USER_AGENT = "phalanx/0.1"
+Query = Sequence[tuple[str, str]]
+
+_RETRIABLE_CODES = (429, 503)
+_MAX_ATTEMPTS = 4
+
+
+class TokenBucket:
+    """Client-side rate limit (client-go's QPS/burst), so a busy controller cannot flood
+    the API server. Waits are on the event loop's clock."""
+
+    def __init__(self, qps: float, burst: int) -> None:
+        self.qps = qps
+        self.burst = max(1, burst)
+        self._tokens = float(self.burst)
+        self._last: float | None = None
+        self._lock = asyncio.Lock()
+
+    async def acquire(self) -> None:
+        if self.qps <= 0:
+            return
+        async with self._lock:
+            loop = asyncio.get_running_loop()
+            now = loop.time()
+            if self._last is not None:
+                self._tokens = min(self.burst, self._tokens + (now - self._last) * self.qps)
+            self._last = now
+            if self._tokens < 1:
+                wait = (1 - self._tokens) / self.qps
+                await asyncio.sleep(wait)
+                self._last = loop.time()
+                self._tokens = 1.0
+            self._tokens -= 1
+
+
+def _ssl_context(conn: ConnectionConfig) -> ssl.SSLContext | bool:
+    cfg = conn.configuration
+    if not str(cfg.host).startswith("https"):
+        return False
+    ctx = ssl.create_default_context(cafile=cfg.ssl_ca_cert)
+    if cfg.cert_file:
+        ctx.load_cert_chain(cfg.cert_file, keyfile=cfg.key_file)
+    if not cfg.verify_ssl:
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+    return ctx
+
+
+class Transport:
+    def __init__(
+        self,
+        conn: ConnectionConfig,
+        *,
+        qps: float = 50.0,
+        burst: int = 100,
+        user_agent: str = USER_AGENT,
+        request_timeout: float = 30.0,
+    ) -> None:
+        self.conn = conn
+        self.server = conn.server.rstrip("/")
+        self.limiter = TokenBucket(qps, burst)
+        self.request_timeout = request_timeout
+        self._user_agent = user_agent
+        connector = aiohttp.TCPConnector(limit=100, ssl=_ssl_context(conn))
+        # Large watch events (1.5 MiB objects) must fit aiohttp's line buffer.
+        self._session = aiohttp.ClientSession(connector=connector, read_bufsize=2**21)
+        self.requests_total = 0
+
+    async def close(self) -> None:
+        await self._session.close()
+
+    async def _headers(self, content_type: str | None) -> dict[str, str]:
+        headers = {"Accept": "application/json", "User-Agent": self._user_agent}
+        if content_type:
+            headers["Content-Type"] = content_type
+        cfg = self.conn.configuration
+        # get_api_key_with_prefix runs the refresh hook (rotating in-cluster token).
+        token = await cfg.get_api_key_with_prefix("BearerToken")
+        if token:
+            headers["Authorization"] = token
+        elif cfg.username and cfg.password:
+            headers["Authorization"] = aiohttp.BasicAuth(cfg.username, cfg.password).encode()
+        return headers
+
+    def _request_kwargs(self) -> dict[str, Any]:
+        cfg = self.conn.configuration
+        kwargs: dict[str, Any] = {}
+        if cfg.proxy:
+            kwargs["proxy"] = cfg.proxy
+        if cfg.tls_server_name:
+            kwargs["server_hostname"] = cfg.tls_server_name
+        return kwargs
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Query = (),
+        body: Mapping[str, Any] | None = None,
+        content_type: str = "application/json",
+        kind: str = "",
+        name: str = "",
+    ) -> dict[str, Any]:
+        """One API call; returns the decoded JSON body or raises an ApiError."""
+        data = json.dumps(body, separators=(",", ":")).encode() if body is not None else None
+        url = self.server + path
+        delay = 0.2
+        for attempt in range(1, _MAX_ATTEMPTS + 1):
+            await self.limiter.acquire()
+            self.requests_total += 1
+            try:
+                async with self._session.request(
+                    method,
+                    url,
+                    params=list(query),
+                    data=data,
+                    headers=await self._headers(content_type if data is not None else None),
+                    timeout=aiohttp.ClientTimeout(total=self.request_timeout),
+                    **self._request_kwargs(),
+                ) as resp:
+                    raw = await resp.read()
+                    if 200 <= resp.status < 300:
+                        return json.loads(raw) if raw else {}
+                    if resp.status in _RETRIABLE_CODES and attempt < _MAX_ATTEMPTS:
+                        delay = _retry_after(resp.headers.get("Retry-After"), delay)
+                    else:
+                        raise error_from_status(resp.status, raw, kind=kind, name=name)
+            except aiohttp.ClientConnectorError as e:
+                # Refused before sending: safe to retry whatever the method.
+                if attempt == _MAX_ATTEMPTS:
+                    raise connection_error(e, self.server) from None
+            except (aiohttp.ClientError, asyncio.TimeoutError) as e:
+                # The request may have reached the server: only reads are repeated.
+                if method != "GET" or attempt == _MAX_ATTEMPTS:
+                    raise connection_error(e, self.server) from None
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 5.0)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    @asynccontextmanager
+    async def stream_lines(
+        self, path: str, *, query: Query, read_timeout: float
+    ) -> AsyncIterator[AsyncIterator[dict[str, Any]]]:
+        """A streaming GET (watch): yields an iterator of JSON lines.
+
+        HTTP errors at the start raise ApiError; a connection failure before the stream
+        starts raises ServiceUnavailable; one during the stream just ends the iterator.
+        """
+        await self.limiter.acquire()
+        self.requests_total += 1
+        try:
+            resp = await self._session.get(
+                self.server + path,
+                params=list(query),
+                headers=await self._headers(None),
+                timeout=aiohttp.ClientTimeout(total=None, sock_read=read_timeout),
+                **self._request_kwargs(),
+            )
+        except (aiohttp.ClientError, asyncio.TimeoutError) as e:
+            raise connection_error(e, self.server) from None
+        try:
+            if resp.status != 200:
+                raise error_from_status(resp.status, await resp.read())
+            yield _json_lines(resp)
+        finally:
+            resp.release()
+
+
+async def _json_lines(resp: aiohttp.ClientResponse) -> AsyncIterator[dict[str, Any]]:
+    try:
+        async for line in resp.content:
+            line = line.strip()
+            if line:
+                yield json.loads(line)
+    except (aiohttp.ClientError, asyncio.TimeoutError, ValueError):
+        return  # dropped or truncated: the caller resumes from its last version
+
+
+def _retry_after(header: str | None, default: float) -> float:
+    try:
+        return min(max(float(header), 0.05), 10.0) if header else default
+    except ValueError:
+        return default
+
+
+def is_retriable(err: ApiError) -> bool:
+    return err.code in (429, 500, 503, 504)

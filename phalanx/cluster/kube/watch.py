@@ -1,0 +1,102 @@
+"""Watch streams with the semantics `cluster.Client.watch` promises.
+
+The API server closes every watch after `timeoutSeconds`, sends BOOKMARK events that only
+advance the resourceVersion, and reports an expired version either as HTTP 410 or as an
+ERROR event carrying a 410 Status. This module hides all of that: a caller sees ADDED /
+MODIFIED / DELETED in order, `Gone` when its version expired, and the end of the stream only
+when the server cannot be reached (it then re-watches from the last version it saw).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from phalanx.api.base import Resource
+from phalanx.cluster.client import Gone, Selector, ServiceUnavailable, WatchEvent
+
+from .convert import decode
+from .errors import error_from_status
+from .paths import collection_path, selector_string
+
+if TYPE_CHECKING:
+    from .cluster import KubeCluster
+
+T = TypeVar("T", bound=Resource)
+
+# client-go's reflector asks for 5-10 minute watches so reconnects of many clients spread out.
+MIN_WATCH_SECONDS = 300
+_jitter = random.Random()
+
+
+async def watch_events(
+    cluster: KubeCluster,
+    kind: type[T],
+    namespace: str | None,
+    resource_version: str | None,
+    label_selector: Selector,
+    field_selector: Selector = None,
+    *,
+    timeout_seconds: int | None = None,
+) -> AsyncIterator[WatchEvent[T]]:
+    if not resource_version:
+        # "Every change after now": start from the current list version.
+        resource_version = await cluster.current_resource_version(kind, namespace)
+    rv = resource_version
+    path = collection_path(kind, namespace)
+    selector = selector_string(label_selector)
+    fields = selector_string(field_selector)
+    loop = asyncio.get_running_loop()
+    quick_ends = 0
+    connected_once = False
+    while True:
+        started = loop.time()
+        seconds = timeout_seconds or int(MIN_WATCH_SECONDS * (1 + _jitter.random()))
+        query = [
+            ("watch", "1"),
+            ("allowWatchBookmarks", "true"),
+            ("resourceVersion", rv),
+            ("timeoutSeconds", str(seconds)),
+        ]
+        if selector:
+            query.append(("labelSelector", selector))
+        if fields:
+            query.append(("fieldSelector", fields))
+        delivered = False
+        try:
+            async with cluster.transport.stream_lines(
+                path, query=query, read_timeout=seconds + 30
+            ) as lines:
+                connected_once = True
+                async for raw in lines:
+                    event_type = raw.get("type")
+                    obj: dict[str, Any] = raw.get("object") or {}
+                    if event_type == "ERROR":
+                        code = int(obj.get("code") or 500)
+                        if code == 410:
+                            raise Gone(str(obj.get("message") or "resourceVersion too old"))
+                        raise error_from_status(code, obj, kind=kind.KIND)
+                    new_rv = (obj.get("metadata") or {}).get("resourceVersion")
+                    if new_rv:
+                        rv = new_rv
+                    if event_type == "BOOKMARK":
+                        continue  # only moves rv forward
+                    if event_type not in ("ADDED", "MODIFIED", "DELETED"):
+                        continue
+                    delivered = True
+                    yield WatchEvent(type=event_type, object=cluster.decode(kind, obj))
+        except ServiceUnavailable:
+            # Unreachable on the first try: the caller's problem (it backs off). Unreachable
+            # when resuming: end the stream; the caller re-watches from the last object it
+            # saw (and gets Gone if that version is too old by then).
+            if not connected_once:
+                raise
+            return
+        # A normal server-side close (timeoutSeconds) or a dropped stream: resume from rv.
+        # Streams that keep ending at once with nothing in them get a growing pause.
+        quick = not delivered and loop.time() - started < 1.0
+        quick_ends = quick_ends + 1 if quick else 0
+        if quick_ends > 1:
+            await asyncio.sleep(min(0.5 * quick_ends, 5.0))
