@@ -187,8 +187,9 @@ def _event_rows(record: RunRecord, limit: int) -> tuple[list[EventRow], int]:
             row.count += e.count
             row.t = max(row.t, e.t)
     rows = sorted(folded.values(), key=lambda r: (r.t, r.object, r.reason))
-    hidden = max(0, len(rows) - limit)
-    return rows[-limit:] if limit else rows, hidden
+    if not limit:  # 0 means everything (machine output)
+        return rows, 0
+    return rows[-limit:], max(0, len(rows) - limit)
 
 
 def _totals(record: RunRecord, gangs: list[GangRecord]) -> Totals:
