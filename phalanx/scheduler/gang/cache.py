@@ -1,0 +1,321 @@
+"""GangCache: every gang the scheduler knows, fed by informers on pods and gang objects.
+
+The cache indexes gangs by id and pods by key, keeps per-gang counts (created, assumed,
+bound) current from informer events and from the coscheduling plugin's Reserve / Unreserve /
+PostBind calls, and tells listeners what changed:
+
+- `on_change(gang_id)`: the status controller re-evaluates that gang's condition and events;
+- `on_activate(pod_keys)`: pods PreEnqueue held that may now pass (the gang became complete,
+  or it has a new representative), for the plugin to hand to `Handle.activate`.
+
+It makes no scheduling decision itself (see manager.py). Objects handed in are the informers'
+shared, read-only objects; the cache keeps only what it derived from them.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from .model import Gang, GangId, MemberRef, Source
+from .sources.base import GangSource
+from .state import GangState, Member
+
+log = logging.getLogger(__name__)
+
+ChangeListener = Callable[[GangId], None]
+ActivateListener = Callable[[list[str]], None]
+
+
+def _pod_key(pod: Any) -> str:
+    meta = pod.metadata
+    return f"{meta.namespace}/{meta.name}" if meta.namespace else (meta.name or "")
+
+
+def _is_live(pod: Any) -> bool:
+    """Counts as a gang member: not being deleted, not finished."""
+    if pod.metadata.deletion_timestamp is not None:
+        return False
+    phase = getattr(getattr(pod, "status", None), "phase", None)
+    return phase not in ("Succeeded", "Failed")
+
+
+class GangCache:
+    """Gangs by id; the sources to consult per pod schedulerName."""
+
+    def __init__(self, sources_by_scheduler: Mapping[str, Sequence[GangSource]]) -> None:
+        self._sources_by_scheduler = {k: tuple(v) for k, v in sources_by_scheduler.items()}
+        # Every distinct source object, for object events (dedup by identity, stable order).
+        seen: dict[int, GangSource] = {}
+        for srcs in self._sources_by_scheduler.values():
+            for s in srcs:
+                seen.setdefault(id(s), s)
+        self._sources: tuple[GangSource, ...] = tuple(seen.values())
+        self._gangs: dict[GangId, GangState] = {}
+        # pod key -> (gang id, group) for live members
+        self._pods: dict[str, MemberRef] = {}
+        # object (source, key) -> gang ids it produced, to notice gangs removed from an object
+        self._from_object: dict[tuple[Source, str], tuple[GangId, ...]] = {}
+        # annotation gangs: gang id -> the pods declaring it (spec from the oldest one)
+        self._declared: dict[GangId, dict[str, Gang]] = {}
+        self._change_listeners: list[ChangeListener] = []
+        self._activate_listeners: list[ActivateListener] = []
+        # Manager hooks: representative hand-over when a member goes away / a gang completes.
+        self._member_removed: list[Callable[[GangState, str], None]] = []
+        self._became_complete: list[Callable[[GangState], None]] = []
+
+    # --- listeners ---------------------------------------------------------------------------
+
+    def add_change_listener(self, fn: ChangeListener) -> None:
+        self._change_listeners.append(fn)
+
+    def add_activate_listener(self, fn: ActivateListener) -> None:
+        self._activate_listeners.append(fn)
+
+    def changed(self, gid: GangId) -> None:
+        st = self._gangs.get(gid)
+        if st is not None:
+            st.touch()
+        for fn in self._change_listeners:
+            fn(gid)
+
+    def request_activation(self, keys: Iterable[str]) -> None:
+        batch = [k for k in keys if k]
+        if batch:
+            for fn in self._activate_listeners:
+                fn(batch)
+
+    # --- queries -----------------------------------------------------------------------------
+
+    @property
+    def sources(self) -> tuple[GangSource, ...]:
+        return self._sources
+
+    def sources_for(self, scheduler_name: str) -> tuple[GangSource, ...]:
+        return self._sources_by_scheduler.get(scheduler_name, ())
+
+    def get(self, gid: GangId) -> GangState | None:
+        return self._gangs.get(gid)
+
+    def gangs(self) -> list[GangState]:
+        return [self._gangs[g] for g in sorted(self._gangs)]
+
+    def member_ref(self, pod_key: str) -> MemberRef | None:
+        return self._pods.get(pod_key)
+
+    def gang_of(self, pod_key: str) -> GangState | None:
+        ref = self._pods.get(pod_key)
+        return self._gangs.get(ref.gang_id) if ref else None
+
+    def resolve(self, pod: Any) -> MemberRef | None:
+        """Which gang a pod belongs to (asks the sources for its schedulerName)."""
+        key = _pod_key(pod)
+        ref = self._pods.get(key)
+        if ref is not None:
+            return ref
+        return self._member_of(pod)
+
+    def group_states(self, st: GangState) -> list[GangState | None]:
+        """The states of every gang in `st`'s gang group (None for gangs not seen yet)."""
+        if st.spec is None:
+            return [st]
+        return [self._gangs.get(g) for g in st.spec.gang_group]
+
+    def _state(self, gid: GangId) -> GangState:
+        st = self._gangs.get(gid)
+        if st is None:
+            st = self._gangs[gid] = GangState(gid)
+        return st
+
+    def _member_of(self, pod: Any) -> MemberRef | None:
+        sched = getattr(pod.spec, "scheduler_name", None) or "default-scheduler"
+        for src in self._sources_by_scheduler.get(sched, ()):
+            ref = src.member(pod)
+            if ref is not None:
+                return ref
+        return None
+
+    def _gc(self, gid: GangId) -> None:
+        """Forget a gang nobody refers to any more."""
+        st = self._gangs.get(gid)
+        if st is not None and st.spec is None and not st.members and not st.assumed:
+            del self._gangs[gid]
+
+    # --- gang objects ------------------------------------------------------------------------
+
+    def set_object(self, source: GangSource, obj: Any) -> None:
+        """A gang object was added or updated."""
+        okey = (source.source, _pod_key(obj))
+        try:
+            gangs = source.gangs(obj)
+        except Exception:  # a malformed object must not take the scheduler down
+            log.exception("cannot read gangs from %s %s", source.source, okey[1])
+            gangs = []
+        new_ids = tuple(g.id for g in gangs)
+        old_ids = self._from_object.get(okey, ())
+        self._from_object[okey] = new_ids
+        for g in gangs:
+            st = self._state(g.id)
+            if st.spec != g:
+                was_complete = st.complete
+                st.spec = g
+                self.changed(g.id)
+                if st.complete and not was_complete:
+                    self._on_became_complete(st)
+        for gid in old_ids:
+            if gid not in new_ids:
+                self._drop_spec(gid)
+
+    def delete_object(self, source: GangSource, obj: Any) -> None:
+        okey = (source.source, _pod_key(obj))
+        for gid in self._from_object.pop(okey, ()):
+            self._drop_spec(gid)
+
+    def _drop_spec(self, gid: GangId) -> None:
+        st = self._gangs.get(gid)
+        if st is None:
+            return
+        declared = self._declared.get(gid)
+        st.spec = self._oldest_declared(declared) if declared else None
+        self.changed(gid)
+        self._gc(gid)
+
+    @staticmethod
+    def _oldest_declared(declared: dict[str, Gang]) -> Gang | None:
+        return declared[min(declared)] if declared else None
+
+    # --- pods --------------------------------------------------------------------------------
+
+    def add_pod(self, pod: Any) -> None:
+        self.update_pod(None, pod)
+
+    def update_pod(self, old: Any, pod: Any) -> None:
+        key = _pod_key(pod)
+        prev = self._pods.get(key)
+        if not _is_live(pod):
+            self.delete_pod(pod)
+            return
+        ref = prev if prev is not None else self._member_of(pod)
+        if ref is None:
+            return
+        st = self._state(ref.gang_id)
+        was_complete = st.complete
+        changed = self._declare(key, pod, ref)
+        m = st.members.get(key)
+        if m is None:
+            ts = pod.metadata.creation_timestamp
+            m = Member(key, pod.metadata.uid or key, ref.group, ts.timestamp() if ts else 0.0)
+            st.members[key] = m
+            self._pods[key] = ref
+            changed = True
+        node = getattr(pod.spec, "node_name", None)
+        if node and st.bound.get(key) != node:
+            m.node = node
+            st.bound[key] = node
+            st.assumed.pop(key, None)
+            st.waiting.discard(key)
+            changed = True
+        if changed:
+            self.changed(ref.gang_id)
+            if st.complete and not was_complete:
+                self._on_became_complete(st)
+
+    def delete_pod(self, pod: Any) -> None:
+        key = _pod_key(pod)
+        ref = self._pods.pop(key, None)
+        if ref is None:
+            return
+        self._undeclare(key, ref.gang_id)
+        st = self._gangs.get(ref.gang_id)
+        if st is None:
+            return
+        st.members.pop(key, None)
+        st.assumed.pop(key, None)
+        st.waiting.discard(key)
+        st.bound.pop(key, None)
+        if not st.assumed and not st.bound:
+            # Every placed member is gone (e.g. the gang was preempted): a new set of pods
+            # must be gang-scheduled again.
+            st.once_satisfied = False
+        self.changed(ref.gang_id)
+        for fn in self._member_removed:
+            fn(st, key)
+        self._gc(ref.gang_id)
+
+    def add_member_removed_hook(self, fn: Callable[[GangState, str], None]) -> None:
+        self._member_removed.append(fn)
+
+    def add_became_complete_hook(self, fn: Callable[[GangState], None]) -> None:
+        self._became_complete.append(fn)
+
+    def _on_became_complete(self, st: GangState) -> None:
+        for fn in self._became_complete:
+            fn(st)
+
+    def _declare(self, key: str, pod: Any, ref: MemberRef) -> bool:
+        """Annotation gangs: the pods themselves carry the spec. True when the spec changed."""
+        sched = getattr(pod.spec, "scheduler_name", None) or "default-scheduler"
+        for src in self._sources_by_scheduler.get(sched, ()):
+            g = src.gang_from_pod(pod)
+            if g is None or g.id != ref.gang_id:
+                continue
+            declared = self._declared.setdefault(g.id, {})
+            ts = pod.metadata.creation_timestamp
+            # Keyed by (creation time, key) so the oldest pod's declaration wins deterministically.
+            dkey = f"{ts.timestamp() if ts else 0.0:020.6f}/{key}"
+            if declared.get(dkey) != g:
+                for k in [k for k in declared if k.endswith("/" + key)]:
+                    del declared[k]
+                declared[dkey] = g
+            st = self._state(g.id)
+            has_object = any(g.id in ids for ids in self._from_object.values())
+            if not has_object:
+                spec = self._oldest_declared(declared)
+                if st.spec != spec:
+                    st.spec = spec
+                    return True
+            return False
+        return False
+
+    def _undeclare(self, key: str, gid: GangId) -> None:
+        declared = self._declared.get(gid)
+        if not declared:
+            return
+        for k in [k for k in declared if k.endswith("/" + key)]:
+            del declared[k]
+        if not declared:
+            del self._declared[gid]
+
+    # --- scheduler-side bookkeeping (the coscheduling plugin calls these) ----------------------
+
+    def assume(self, pod_key: str, node: str) -> GangState | None:
+        st = self.gang_of(pod_key)
+        if st is None:
+            return None
+        st.assumed[pod_key] = node
+        self.changed(st.id)
+        return st
+
+    def forget(self, pod_key: str) -> GangState | None:
+        st = self.gang_of(pod_key)
+        if st is None:
+            return None
+        st.waiting.discard(pod_key)
+        if st.assumed.pop(pod_key, None) is not None:
+            self.changed(st.id)
+        return st
+
+    def mark_bound(self, pod_key: str, node: str) -> GangState | None:
+        st = self.gang_of(pod_key)
+        if st is None:
+            return None
+        st.assumed.pop(pod_key, None)
+        st.waiting.discard(pod_key)
+        st.bound[pod_key] = node
+        m = st.members.get(pod_key)
+        if m is not None:
+            m.node = node
+        self.changed(st.id)
+        return st
+

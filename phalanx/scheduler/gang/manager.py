@@ -1,0 +1,332 @@
+"""GangManager: the gang scheduling decisions, independent of the framework's types.
+
+The coscheduling plugin translates each extension point into one call here and the answer
+back into a framework Status. Keeping the rules in one framework-free class makes them easy
+to test exhaustively and to read in one place:
+
+- admit (PreEnqueue): a member may enter activeQ only when its gang (and every gang of its
+  gang group) exists and has at least minMember members created, and only if it is the
+  unit's *representative*: one pod per gang group in the queue at a time. When the
+  representative is assumed, the role passes to the next pending member (returned so the
+  plugin activates it), so a gang flows through the queue back-to-back without flooding it.
+- permit: wait until every gang of the group has minMember assumed (per sub-group too),
+  then allow all of them at once. The first member to wait starts the group's schedule
+  timeout; later ones wait only for what remains of it.
+- failure (BeforePostFilter): the failed member becomes the representative and, in Strict
+  mode, every waiting member of the group is rejected (their reservations released) before
+  any PostFilter plugin (preemption) runs. The plugin asks preemption to act for the whole
+  gang afterwards.
+- unreserve: a released member in Strict mode releases the whole group (a timeout or a
+  failed bind of one member must not leave the others holding nodes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .cache import GangCache
+from .model import GangId, GangMode
+from .state import Failure, GangState, Phase
+
+# kube-scheduler's coscheduling default (scheduler-plugins: 60s; Koordinator: 600s). The
+# plugin's `defaultTimeoutSeconds` arg overrides it.
+DEFAULT_SCHEDULE_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """PreEnqueue's answer. `reason` is CamelCase; `hold` says the pod is parked, not failed."""
+
+    ok: bool
+    reason: str = ""
+    message: str = ""
+
+    @classmethod
+    def admit(cls) -> Admission:
+        return _ADMIT
+
+
+_ADMIT = Admission(True)
+
+
+@dataclass(slots=True)
+class PermitDecision:
+    wait: bool
+    timeout: float = 0.0
+    # Keys of waiting pods (across the gang group) to allow now, when the group is satisfied.
+    allow: list[str] = field(default_factory=list)
+    message: str = ""
+
+
+@dataclass(slots=True)
+class UnitState:
+    """A gang group's shared queue state: its representative and Permit deadline."""
+
+    representative: str | None = None
+    deadline: float | None = None
+
+
+class GangManager:
+    def __init__(self, cache: GangCache, *, default_timeout: float = DEFAULT_SCHEDULE_TIMEOUT) -> None:
+        self.cache = cache
+        self.default_timeout = default_timeout
+        self._units: dict[str, UnitState] = {}
+        cache.add_member_removed_hook(self._on_member_removed)
+        cache.add_became_complete_hook(self._on_became_complete)
+
+    # --- units -------------------------------------------------------------------------------
+
+    @staticmethod
+    def unit_key(st: GangState) -> str:
+        return "|".join(st.spec.gang_group) if st.spec is not None else st.id
+
+    def unit(self, st: GangState) -> UnitState:
+        key = self.unit_key(st)
+        u = self._units.get(key)
+        if u is None:
+            u = self._units[key] = UnitState()
+        return u
+
+    def representative(self, gid: GangId) -> str | None:
+        st = self.cache.get(gid)
+        return self.unit(st).representative if st is not None else None
+
+    def _group(self, st: GangState) -> list[GangState]:
+        return [g for g in self.cache.group_states(st) if g is not None]
+
+    def _pending_in_unit(self, st: GangState) -> list[str]:
+        """Members of every gang of the unit not yet placed, in representative order."""
+        out: list[str] = []
+        for g in self._group(st):
+            out.extend(m.key for m in g.pending_members())
+        return out
+
+    def _is_pending(self, pod_key: str) -> bool:
+        st = self.cache.gang_of(pod_key)
+        return st is not None and pod_key in st.members and pod_key not in st.assumed and pod_key not in st.bound
+
+    def _pick_representative(self, st: GangState, exclude: str | None = None) -> str | None:
+        u = self.unit(st)
+        for key in self._pending_in_unit(st):
+            if key != exclude:
+                u.representative = key
+                return key
+        u.representative = None
+        return None
+
+    # --- PreEnqueue --------------------------------------------------------------------------
+
+    def blocked(self, st: GangState) -> Admission | None:
+        """Why the gang cannot be scheduled at all yet (object missing, members missing)."""
+        if st.spec is None:
+            _, _, name = st.id.partition(":")
+            return Admission(False, Phase.NOT_FOUND, f"gang {name} not found: waiting for its scheduling object")
+        missing = st.missing_members()
+        if missing:
+            need = st.spec.min_member - st.created
+            tail = f", waiting for {need} more" if need > 0 else ""
+            return Admission(False, Phase.INCOMPLETE, f"{st.spec.display}: {'; '.join(missing)}{tail}")
+        if st.spec.in_group:
+            for gid in st.spec.gang_group:
+                if gid == st.id:
+                    continue
+                other = self.cache.get(gid)
+                if other is None or other.spec is None:
+                    return Admission(
+                        False, Phase.GROUP_INCOMPLETE, f"gang group of {st.spec.display}: {gid.partition(':')[2]} not found"
+                    )
+                miss = other.missing_members()
+                if miss:
+                    return Admission(
+                        False, Phase.GROUP_INCOMPLETE, f"gang group of {st.spec.display}: {other.spec.display}: {'; '.join(miss)}"
+                    )
+        return None
+
+    def admit(self, pod_key: str, pod: Any = None) -> Admission:
+        """PreEnqueue. Pods outside any gang pass; see the module docstring for members."""
+        st = self.cache.gang_of(pod_key)
+        if st is None:
+            if pod is None:
+                return Admission.admit()
+            ref = self.cache.resolve(pod)
+            if ref is None:
+                return Admission.admit()
+            # The informer has not delivered the pod yet (or it is not live): count it first.
+            self.cache.add_pod(pod)
+            st = self.cache.gang_of(pod_key)
+            if st is None:
+                return Admission.admit()
+        if st.once_satisfied:
+            return Admission.admit()
+        blocked = self.blocked(st)
+        if blocked is not None:
+            return blocked
+        u = self.unit(st)
+        rep = u.representative
+        if rep == pod_key:
+            return Admission.admit()
+        if rep is None or not self._is_pending(rep):
+            u.representative = pod_key
+            return Admission.admit()
+        return Admission(False, "WaitingForRepresentative", f"gang member queued behind representative {rep}")
+
+    def check(self, pod_key: str) -> Admission:
+        """PreFilter: the gang may have changed since PreEnqueue (object deleted, member gone)."""
+        st = self.cache.gang_of(pod_key)
+        if st is None or st.once_satisfied:
+            return Admission.admit()
+        blocked = self.blocked(st)
+        return blocked if blocked is not None else Admission.admit()
+
+    # --- Reserve / Permit --------------------------------------------------------------------
+
+    def reserved(self, pod_key: str, node: str) -> list[str]:
+        """The member is assumed on `node`. Returns pods to activate (the next representative)."""
+        st = self.cache.assume(pod_key, node)
+        if st is None or st.once_satisfied:
+            return []
+        u = self.unit(st)
+        if u.representative == pod_key or u.representative is None or not self._is_pending(u.representative):
+            nxt = self._pick_representative(st)
+            return [nxt] if nxt else []
+        return []
+
+    def permit(self, pod_key: str, now: float) -> PermitDecision:
+        st = self.cache.gang_of(pod_key)
+        if st is None or st.spec is None:
+            return PermitDecision(False)
+        if st.once_satisfied:
+            return PermitDecision(False)
+        st.waiting.add(pod_key)
+        group = self.cache.group_states(st)
+        short: list[str] = []
+        for g in group:
+            if g is None or g.spec is None:
+                short.append("a gang of the group is missing")
+            elif not g.min_satisfied():
+                short.append(f"{g.spec.display}: {g.placed}/{g.spec.min_member} placed")
+        u = self.unit(st)
+        if short:
+            if u.deadline is None:
+                u.deadline = now + self._timeout_of(group)
+            return PermitDecision(True, max(u.deadline - now, 1e-3), message="; ".join(short))
+        allow: list[str] = []
+        for g in group:
+            assert g is not None
+            allow.extend(sorted(g.waiting))
+            g.waiting.clear()
+            g.once_satisfied = True
+            g.last_failure = None
+            self.cache.changed(g.id)
+        u.deadline = None
+        u.representative = None
+        # Members still pending (beyond minMember) now schedule freely: wake them.
+        wake = [k for g in group if g is not None for k in (m.key for m in g.pending_members())]
+        if wake:
+            self.cache.request_activation(wake)
+        return PermitDecision(False, allow=[k for k in allow if k != pod_key])
+
+    def _timeout_of(self, group: list[GangState | None]) -> float:
+        timeouts = [g.spec.schedule_timeout for g in group if g is not None and g.spec is not None and g.spec.schedule_timeout]
+        return min(timeouts) if timeouts else self.default_timeout
+
+    def is_strict(self, st: GangState) -> bool:
+        return st.spec is None or st.spec.mode is GangMode.STRICT
+
+    # --- failure paths -----------------------------------------------------------------------
+
+    def failed(self, pod_key: str, reason: str, message: str, now: float, diagnosis: dict[str, Any] | None = None) -> list[str]:
+        """BeforePostFilter: the member failed its cycle. It becomes the representative; in
+        Strict mode every waiting member of the gang group is returned for rejection."""
+        st = self.cache.gang_of(pod_key)
+        if st is None:
+            return []
+        u = self.unit(st)
+        u.representative = pod_key
+        if st.once_satisfied:
+            return []
+        st.last_failure = Failure(reason, message, pod_key, now, diagnosis)
+        self.cache.changed(st.id)
+        if not self.is_strict(st):
+            return []
+        return self._release_group(st)
+
+    def unreserved(self, pod_key: str, now: float) -> tuple[list[str], bool]:
+        """Unreserve of an assumed member. Returns (waiting pods to reject, whether it was the
+        gang's schedule timeout). Strict gangs release the whole group."""
+        st = self.cache.gang_of(pod_key)
+        if st is None or st.once_satisfied:
+            self.cache.forget(pod_key)
+            return [], False
+        u = self.unit(st)
+        # Tolerance: the Permit timer runs on the loop clock, `now` on the wall clock.
+        timed_out = u.deadline is not None and now >= u.deadline - 0.05
+        # Counted before this member is forgotten: what the gang had reached at the timeout.
+        short = [
+            f"{g.spec.display}: {g.placed}/{g.spec.min_member} placed"
+            for g in self._group(st)
+            if timed_out and g.spec is not None and not g.min_satisfied()
+        ]
+        self.cache.forget(pod_key)
+        if timed_out:
+            st.timeouts += 1
+            st.last_failure = Failure(
+                Phase.TIMED_OUT,
+                f"not all members could be placed within the schedule timeout ({'; '.join(short) or 'gang group incomplete'})",
+                pod_key,
+                now,
+            )
+            self.cache.changed(st.id)
+        if not self.is_strict(st):
+            if not st.waiting:
+                u.deadline = None
+            return [], timed_out
+        # The released member must be retried: if nobody else is queued for the unit, it is.
+        if u.representative is None or not self._is_pending(u.representative):
+            u.representative = pod_key
+        return self._release_group(st), timed_out
+
+    def _release_group(self, st: GangState) -> list[str]:
+        """Every waiting member of the gang group, for the plugin to reject. The waiting sets
+        are cleared now, so the Unreserve calls those rejections cause find nothing more."""
+        reject: list[str] = []
+        for g in self._group(st):
+            if g.waiting or g.assumed:
+                g.resets += 1
+            reject.extend(sorted(g.waiting))
+            g.waiting.clear()
+        self.unit(st).deadline = None
+        return reject
+
+    def bound(self, pod_key: str, node: str) -> None:
+        self.cache.mark_bound(pod_key, node)
+
+    # --- cache hooks -------------------------------------------------------------------------
+
+    def _on_member_removed(self, st: GangState, pod_key: str) -> None:
+        if st.spec is None:
+            return
+        u = self.unit(st)
+        if u.representative == pod_key:
+            nxt = self._pick_representative(st)
+            if nxt and self.blocked(st) is None:
+                self.cache.request_activation([nxt])
+
+    def _on_became_complete(self, st: GangState) -> None:
+        """The gang (and its group) can now be scheduled: wake its representative."""
+        if st.once_satisfied or self.blocked(st) is not None:
+            return
+        u = self.unit(st)
+        if u.representative is None or not self._is_pending(u.representative):
+            self._pick_representative(st)
+        if u.representative:
+            self.cache.request_activation([u.representative])
+        # Gangs of the same group that waited on this one.
+        if st.spec is not None:
+            for gid in st.spec.gang_group:
+                other = self.cache.get(gid)
+                if other is not None and other is not st and other.spec is not None:
+                    ou = self.unit(other)
+                    if ou is not u and ou.representative:
+                        self.cache.request_activation([ou.representative])
