@@ -1,16 +1,41 @@
 """The Scheduler: queue -> scheduling cycle -> binding cycle, one Framework per profile.
 
-SKELETON (first commit): public API and docstrings are stable; the loop lands next.
+The scheduling cycle (PreFilter .. Permit) is synchronous: it runs against the live
+snapshot with no await, so nothing changes under it and nothing needs copying. The binding
+cycle (WaitOnPermit, PreBind, Bind) is one asyncio task per pod, so a gang's members wait
+at Permit concurrently while the loop keeps scheduling their peers.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+import random
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from phalanx.api.core import Node, Pod
+from phalanx.cluster.client import ApiError, NotFound
+from phalanx.cluster.informer import InformerFactory
+from phalanx.scheduler.cache import SchedulerCache
+from phalanx.scheduler.cycle import SchedulingCycle
+from phalanx.scheduler.events import EventRecorder
 from phalanx.scheduler.framework.config import SchedulerConfiguration, SchedulerProfile, default_configuration
-from phalanx.scheduler.framework.types import Diagnosis
+from phalanx.scheduler.framework.runtime import Framework, ProfileError
+from phalanx.scheduler.framework.types import (
+    ASSIGNED_POD,
+    NODE,
+    POD,
+    ActionType,
+    ClusterEvent,
+    Diagnosis,
+    PodInfo,
+)
+from phalanx.scheduler.framework.waiting import WaitingPods
+from phalanx.scheduler.handle import SchedulerHandle
+from phalanx.scheduler.queue import SchedulingQueue
 
 if TYPE_CHECKING:
     from phalanx.cluster.client import Client
@@ -18,19 +43,29 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class Scheduler:
+class Scheduler(SchedulingCycle):
     """A gang-aware kube-scheduler for one cluster.
 
     `profiles`: a SchedulerConfiguration, a list of SchedulerProfile, or None for one default
     profile per schedulerName in contracts.md (default-scheduler, kai-scheduler, volcano,
     koord-scheduler, phalanx-scheduler). Pods whose spec.schedulerName no profile serves are
-    ignored (another scheduler owns them).
+    left alone (another scheduler owns them).
+
+        scheduler = Scheduler(client)
+        await scheduler.start()         # informers synced, loop running
+        await scheduler.wait_idle()     # nothing left to try right now
+        scheduler.diagnosis("ns/pod")   # why a pod is pending
+        await scheduler.stop()
     """
 
     def __init__(
         self,
         client: Client,
         profiles: SchedulerConfiguration | Sequence[SchedulerProfile] | None = None,
+        *,
+        informers: InformerFactory | None = None,
+        record_events: bool = True,
+        update_pod_conditions: bool = True,
     ) -> None:
         self.client = client
         if profiles is None:
@@ -39,21 +74,252 @@ class Scheduler:
             self.config = profiles
         else:
             self.config = SchedulerConfiguration(profiles=list(profiles))
+        if not self.config.profiles:
+            raise ProfileError("at least one scheduler profile is required")
+        self.informers = informers or InformerFactory(client)
+        self._own_informers = informers is None
+        self.cache = SchedulerCache()
+        self.waiting = WaitingPods()
+        self.events = EventRecorder(client)
+        self.events.enabled = record_events
+        self.update_pod_conditions = update_pod_conditions
+        self._shared: dict[str, Any] = {}
         self._diagnoses: dict[str, Diagnosis] = {}
+        self._rng = random.Random(self.config.seed)
+        self._next_start_row = 0
+        self.handles: dict[str, SchedulerHandle] = {}
+        self.frameworks: dict[str, Framework] = {}
+        for prof in self.config.profiles:
+            handle = SchedulerHandle(self, prof.scheduler_name)
+            fw = Framework(prof, handle, self.waiting)
+            if prof.percentage_of_nodes_to_score is None:
+                fw.percentage_of_nodes_to_score = self.config.percentage_of_nodes_to_score
+            handle.framework = fw
+            self.handles[prof.scheduler_name] = handle
+            self.frameworks[prof.scheduler_name] = fw
+        sorts = {fw.queue_sort.NAME for fw in self.frameworks.values()}
+        if len(sorts) > 1:
+            raise ProfileError(f"all profiles must use the same queueSort plugin, got {sorted(sorts)}")
+        self.queue = SchedulingQueue(
+            self.frameworks,
+            lambda: self.client.clock.monotonic(),
+            initial_backoff=self.config.pod_initial_backoff_seconds,
+            max_backoff=self.config.pod_max_backoff_seconds,
+            max_in_unschedulable=self.config.pod_max_in_unschedulable_pods_duration_seconds,
+        )
+        self._node_informer = self.informers.informer(Node)
+        self._pod_informer = self.informers.informer(Pod)
+        self._node_informer.add_handler(self._on_node_add, self._on_node_update, self._on_node_delete)
+        self._pod_informer.add_handler(self._on_pod_add, self._on_pod_update, self._on_pod_delete)
+        self._loop_task: asyncio.Task[None] | None = None
+        self._binding: dict[str, asyncio.Task[None]] = {}
+        self._background: set[asyncio.Task[Any]] = set()
+        self._in_cycle = False
+        self._started = False
+        # Counters (bench and tests).
+        self.scheduled = 0
+        self.attempts = 0
+        self.failures = 0
+        self.bind_failures = 0
 
-    async def start(self) -> None:
+    # --- lifecycle ----------------------------------------------------------------------
+
+    async def start(self, *, sync_timeout: float | None = 60.0) -> None:
         """Start informers, wait for their sync, then run the scheduling loop in the background."""
-        raise NotImplementedError("scheduler loop lands in the next commit")
+        if self._started:
+            return
+        self._started = True
+        self.events.start()
+        if self._own_informers:
+            self.informers.start()
+        if not await self.informers.wait_for_cache_sync(sync_timeout):
+            raise TimeoutError("scheduler informers did not sync")
+        self._loop_task = asyncio.get_running_loop().create_task(self._run(), name="scheduler-loop")
 
     async def stop(self) -> None:
-        """Stop the loop, cancel binding cycles (their reservations are released) and informers."""
-        raise NotImplementedError("scheduler loop lands in the next commit")
+        """Stop the loop; cancel binding cycles (reservations released); stop informers."""
+        if not self._started:
+            return
+        self._started = False
+        self.queue.close()
+        if self._loop_task is not None:
+            await asyncio.gather(self._loop_task, return_exceptions=True)
+            self._loop_task = None
+        for wp in list(self.waiting):
+            wp.reject("", "scheduler stopped")
+        tasks = list(self._binding.values()) + list(self._background)
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await self.events.stop(flush=True)
+        if self._own_informers:
+            await self.informers.stop()
 
-    async def wait_idle(self, timeout: float | None = None) -> bool:
-        """Wait (virtual time) until activeQ and backoffQ are empty, no cycle runs and no pod
-        waits at Permit or binds. Returns False on timeout."""
-        raise NotImplementedError("scheduler loop lands in the next commit")
+    def is_idle(self) -> bool:
+        return (
+            not self._in_cycle
+            and not self.queue.has_work()
+            and not self._binding
+            and not self._background
+            and self.events.idle
+        )
+
+    async def wait_idle(self, timeout: float | None = None, *, poll: float = 0.05) -> bool:
+        """Wait until activeQ and backoffQ are empty, no cycle runs, no pod waits at Permit
+        or binds, and queued events are written. Loop time (virtual in the embedded cluster).
+        Returns False on timeout."""
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        stable = 0
+        while True:
+            # Idle twice in a row: informer events triggered by our own writes are handled.
+            stable = stable + 1 if self.is_idle() else 0
+            if stable >= 2:
+                return True
+            if deadline is not None and loop.time() >= deadline:
+                return False
+            await asyncio.sleep(poll if stable == 0 else 0)
+
+    # --- services for plugins (via SchedulerHandle) --------------------------------------
+
+    def shared(self, name: str, factory: Callable[[], Any]) -> Any:
+        """A scheduler-wide singleton for plugins (e.g. one gang cache for all profiles)."""
+        obj = self._shared.get(name)
+        if obj is None:
+            obj = self._shared[name] = factory()
+        return obj
 
     def diagnosis(self, pod_key: str) -> Diagnosis | None:
         """Why `namespace/name` last failed to schedule (per-filter node counts), or None."""
         return self._diagnoses.get(pod_key)
+
+    def diagnoses(self) -> dict[str, Diagnosis]:
+        return dict(self._diagnoses)
+
+    def pod_info(self, pod_key: str) -> PodInfo | None:
+        qpi = self.queue.get(pod_key)
+        return qpi.info if qpi is not None else self.cache.pod_info(pod_key)
+
+    def spawn(self, coro: Any, name: str = "") -> None:
+        task = asyncio.get_running_loop().create_task(coro, name=name or None)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def evict(self, victim: Pod, preemptor: PodInfo | None, message: str) -> None:
+        async def delete() -> None:
+            try:
+                await self.client.delete(Pod, victim.name, victim.namespace, uid=victim.metadata.uid)
+            except NotFound:
+                return
+            except ApiError as exc:
+                log.warning("preemption of %s failed: %s", victim.key, exc)
+                return
+            self.events.record(victim, "Normal", "Preempted", message)
+
+        self.spawn(delete(), f"evict-{victim.key}")
+
+    def nominate(self, pod: PodInfo, node: str | None) -> None:
+        async def patch() -> None:
+            try:
+                await self.client.patch(Pod, pod.name, {"status": {"nominatedNodeName": node}}, pod.namespace, subresource="status")
+            except ApiError as exc:
+                log.debug("nominating %s failed: %s", pod.key, exc)
+
+        self.spawn(patch(), f"nominate-{pod.key}")
+
+    # --- informer handlers ----------------------------------------------------------------
+
+    def _on_node_add(self, node: Node) -> None:
+        self.cache.add_node(node)
+        self.queue.on_event(ClusterEvent(NODE, ActionType.ADD), None, node)
+
+    def _on_node_update(self, old: Node, new: Node) -> None:
+        action = self.cache.update_node(old, new)
+        if action:
+            self.queue.on_event(ClusterEvent(NODE, action), old, new)
+
+    def _on_node_delete(self, node: Node) -> None:
+        self.cache.remove_node(node)
+        self.queue.on_event(ClusterEvent(NODE, ActionType.DELETE), node, None)
+
+    def _responsible(self, pod: Pod) -> bool:
+        return pod.spec.scheduler_name in self.frameworks
+
+    def _on_pod_add(self, pod: Pod) -> None:
+        if pod.spec.node_name:
+            if self.cache.add_or_update_pod(pod) is not None:
+                self.queue.on_event(ClusterEvent(ASSIGNED_POD, ActionType.ADD), None, pod)
+            return
+        if self._responsible(pod) and pod.metadata.deletion_timestamp is None and not pod.is_terminal:
+            self.queue.add(PodInfo(pod))
+            self.queue.on_event(ClusterEvent(POD, ActionType.ADD), None, pod)
+
+    def _on_pod_update(self, old: Pod, new: Pod) -> None:
+        key = new.key
+        if new.spec.node_name:
+            self.queue.delete(key)
+            was_counted = self.cache.pod_info(key) is not None
+            if self.cache.add_or_update_pod(new) is None and was_counted:
+                # finished: its room is free again
+                self.queue.on_event(ClusterEvent(ASSIGNED_POD, ActionType.DELETE), old, new)
+            elif not old.spec.node_name:
+                self.queue.on_event(ClusterEvent(ASSIGNED_POD, ActionType.ADD), old, new)
+            return
+        if not self._responsible(new):
+            return
+        if new.metadata.deletion_timestamp is not None or new.is_terminal:
+            self._drop_pending(key, "pod is being deleted")
+            return
+        if self.cache.is_assumed(key):
+            return  # in its binding cycle; the bind result will tell
+        action = ActionType.UPDATE_OTHER
+        if old.spec.scheduling_gates and not new.spec.scheduling_gates:
+            action = ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED
+        elif old.metadata.labels != new.metadata.labels:
+            action = ActionType.UPDATE_POD_LABEL
+        if old.spec != new.spec or old.metadata.labels != new.metadata.labels or old.metadata.annotations != new.metadata.annotations:
+            self.queue.update(PodInfo(new))
+            self.queue.on_event(ClusterEvent(POD, action), old, new)
+
+    def _on_pod_delete(self, pod: Pod) -> None:
+        key = pod.key
+        self.events.forget(pod.metadata.uid or key)
+        self._diagnoses.pop(key, None)
+        if pod.spec.node_name or self.cache.pod_info(key) is not None:
+            self._drop_pending(key, "pod deleted")
+            if self.cache.remove_pod(key):
+                self.queue.on_event(ClusterEvent(ASSIGNED_POD, ActionType.DELETE), pod, None)
+            return
+        self._drop_pending(key, "pod deleted")
+        self.queue.on_event(ClusterEvent(POD, ActionType.DELETE), pod, None)
+
+    def _drop_pending(self, key: str, why: str) -> None:
+        self.queue.delete(key)
+        info = self.cache.pod_info(key)
+        if info is not None and self.cache.is_assumed(key):
+            wp = self.waiting.get(info.uid)
+            if wp is not None:
+                wp.reject("", why)
+
+    # --- the loop -------------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        while True:
+            qpi = await self.queue.pop()
+            if qpi is None:
+                return
+            self._in_cycle = True
+            try:
+                self.schedule_one(qpi)
+            except Exception:
+                log.exception("scheduling cycle of %s crashed", qpi.key)
+                from phalanx.scheduler.framework.status import Status
+
+                self.queue.requeue_failed(qpi, Status.error("internal error"))
+            finally:
+                self._in_cycle = False
+            # Let informers and binding cycles run between pods.
+            await asyncio.sleep(0)
+
+
+__all__ = ["Scheduler", "np"]

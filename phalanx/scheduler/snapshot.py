@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from phalanx.scheduler.framework.types import PodInfo
-from phalanx.scheduler.resources import CPU, EPHEMERAL_STORAGE, GPU, MEMORY, PODS, parse_resource_list
+from phalanx.scheduler.resources import CPU, EPHEMERAL_STORAGE, GPU, MEMORY, PODS, node_allocatable
 
 if TYPE_CHECKING:
     from phalanx.api.core import Node
@@ -212,14 +212,12 @@ class Snapshot:
             self.pods[row] = {}
             self._node_set_version_bump()
         self.nodes[row] = node
-        alloc = parse_resource_list(getattr(node.status, "allocatable", None) if node.status else None)
-        if not alloc and node.status is not None:
-            alloc = parse_resource_list(getattr(node.status, "capacity", None))
+        alloc = node_allocatable(node)
         alloc.setdefault(PODS, DEFAULT_MAX_PODS)
         cols = [self.column(r) for r in alloc]  # may add columns (reallocates matrices)
         self.allocatable[row] = 0.0
         self.allocatable[row, cols] = list(alloc.values())
-        self.unschedulable[row] = bool(getattr(node.spec, "unschedulable", False)) if node.spec else False
+        self.unschedulable[row] = bool(node.spec.unschedulable)
         labels = dict(node.metadata.labels)
         self.node_labels[row] = labels
         for key, col in self._label_cols.items():
@@ -227,9 +225,7 @@ class Snapshot:
             col[row] = 0 if v is None else self.label_value_id(key, v, create=True)
         for key, col in self._numeric_cols.items():
             col[row] = _as_number(labels.get(key))
-        taints = tuple(
-            sorted((t.key, t.value or "", t.effect) for t in (getattr(node.spec, "taints", None) or ()))
-        ) if node.spec else ()
+        taints = tuple(sorted((t.key, t.value or "", t.effect) for t in (node.spec.taints or ())))
         tid = self._taint_set_index.get(taints)
         if tid is None:
             tid = len(self.taint_sets)

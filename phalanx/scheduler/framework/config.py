@@ -36,7 +36,6 @@ from phalanx.api.base import KubeModel
 PRIORITY_SORT = "PrioritySort"
 SCHEDULING_GATES = "SchedulingGates"
 NODE_UNSCHEDULABLE = "NodeUnschedulable"
-NODE_NAME = "NodeName"
 TAINT_TOLERATION = "TaintToleration"
 NODE_AFFINITY = "NodeAffinity"
 NODE_RESOURCES_FIT = "NodeResourcesFit"
@@ -147,7 +146,6 @@ DEFAULT_PLUGINS: list[tuple[str, int | None]] = [
     (PRIORITY_SORT, None),
     (SCHEDULING_GATES, None),
     (NODE_UNSCHEDULABLE, None),
-    (NODE_NAME, None),
     (TAINT_TOLERATION, 3),
     (NODE_AFFINITY, 2),
     (NODE_RESOURCES_FIT, 1),
@@ -157,7 +155,7 @@ DEFAULT_PLUGINS: list[tuple[str, int | None]] = [
     (DEFAULT_BINDER, None),
 ]
 # Slots that may be absent while their plugins are being built (skipped if unregistered).
-OPTIONAL_DEFAULT_PLUGINS: frozenset[str] = frozenset({NODE_NAME, COSCHEDULING, TOPOLOGY_PACKING, DEFAULT_PREEMPTION})
+OPTIONAL_DEFAULT_PLUGINS: frozenset[str] = frozenset({COSCHEDULING, TOPOLOGY_PACKING, DEFAULT_PREEMPTION})
 
 
 def default_profile(scheduler_name: str = DEFAULT_PROFILE_NAME) -> SchedulerProfile:

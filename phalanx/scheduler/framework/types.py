@@ -57,7 +57,7 @@ class PodInfo:
         self.namespace: str = meta.namespace or ""
         self.key: str = f"{self.namespace}/{self.name}" if self.namespace else self.name
         self.uid: str = meta.uid or self.key
-        self.priority: int = int(getattr(pod.spec, "priority", None) or 0)
+        self.priority: int = int(pod.spec.priority or 0)
         ts = meta.creation_timestamp
         self.created: float = ts.timestamp() if ts is not None else 0.0
         # Canonical units (see phalanx.scheduler.resources); `pods` not included.
@@ -74,7 +74,7 @@ class PodInfo:
 
     @property
     def scheduler_name(self) -> str:
-        return getattr(self.pod.spec, "scheduler_name", None) or "default-scheduler"
+        return self.pod.spec.scheduler_name
 
     @property
     def signature(self) -> Hashable:
@@ -86,14 +86,13 @@ class PodInfo:
         """
         if self._signature is None:
             spec = self.pod.spec
-            affinity = getattr(spec, "affinity", None)
-            node_affinity = getattr(affinity, "node_affinity", None) if affinity else None
+            node_affinity = spec.affinity.node_affinity if spec.affinity else None
             self._signature = (
                 self.scheduler_name,
                 tuple(sorted(self.requests.items())),
-                _freeze(getattr(spec, "node_selector", None)),
+                _freeze(spec.node_selector),
                 _freeze(node_affinity),
-                _freeze(getattr(spec, "tolerations", None)),
+                _freeze(spec.tolerations),
             )
         return self._signature
 

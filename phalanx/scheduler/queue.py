@@ -1,0 +1,343 @@
+"""The scheduling queue: activeQ, backoffQ and the unschedulable pool (kube's PriorityQueue).
+
+- activeQ: a heap ordered by the profile's QueueSort key (PrioritySort: priority, then age).
+- backoffQ: pods that failed recently wait 1s, 2s, 4s ... (capped) before their next try.
+- unschedulable pool: pods a plugin rejected stay here until a cluster event that plugin
+  registered for (and whose queueing hint agrees) may help, or at most
+  podMaxInUnschedulablePodsDuration. Pods that failed PreEnqueue (scheduling gates, an
+  incomplete gang) are parked here as *gated* and re-checked on their events or `activate`.
+
+The pool is indexed by rejecting plugin, so an event only looks at pods that one of its
+interested plugins rejected: an assigned-pod ADD after every bind costs nothing when no
+plugin registered for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from phalanx.scheduler.framework.runtime import Framework
+from phalanx.scheduler.framework.status import Status
+from phalanx.scheduler.framework.types import (
+    EVENT_FORCE_ACTIVATE,
+    EVENT_UNSCHEDULABLE_TIMEOUT,
+    ClusterEvent,
+    ClusterEventWithHint,
+    PodInfo,
+    QueuedPodInfo,
+    QueueingHint,
+)
+
+ACTIVE, BACKOFF, UNSCHEDULABLE, IN_FLIGHT = "active", "backoff", "unschedulable", "inFlight"
+_ANY_PLUGIN = ""  # index bucket for pods rejected without a plugin (errors): any event helps
+
+
+class SchedulingQueue:
+    """One queue for all profiles (profiles must share a QueueSort, as in kube-scheduler)."""
+
+    def __init__(
+        self,
+        frameworks: dict[str, Framework],
+        now: Callable[[], float],
+        *,
+        initial_backoff: float = 1.0,
+        max_backoff: float = 10.0,
+        max_in_unschedulable: float = 300.0,
+    ) -> None:
+        self._frameworks = frameworks
+        self._now = now
+        self.initial_backoff = initial_backoff
+        self.max_backoff = max_backoff
+        self.max_in_unschedulable = max_in_unschedulable
+        self._pods: dict[str, QueuedPodInfo] = {}  # every pod the queue knows, by key
+        self._where: dict[str, str] = {}
+        self._active: list[tuple[Any, int, str]] = []  # (sort key, entry id, key); lazy deletion
+        self._active_entry: dict[str, int] = {}
+        self._backoff: list[tuple[float, int, str]] = []
+        self._backoff_entry: dict[str, int] = {}
+        self._unsched_by_plugin: dict[str, dict[str, None]] = {}
+        self._unsched_since: dict[str, float] = {}
+        self._unsched_index: dict[str, list[str]] = {}  # key -> buckets it was filed under
+        self._entry = itertools.count()
+        self._seq = itertools.count()
+        self._wakeup = asyncio.Event()
+        self._closed = False
+        # event -> plugins registered per profile (built once)
+        self._registrations: dict[str, dict[str, list[ClusterEventWithHint]]] = {
+            name: fw.events_to_register() for name, fw in frameworks.items()
+        }
+        self.moves = 0  # pods moved by events (stats)
+
+    # --- sizes and introspection --------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._pods)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._pods
+
+    def counts(self) -> dict[str, int]:
+        out = {ACTIVE: 0, BACKOFF: 0, UNSCHEDULABLE: 0, IN_FLIGHT: 0, "gated": 0}
+        for key, where in self._where.items():
+            out[where] += 1
+            if where == UNSCHEDULABLE and self._pods[key].gated:
+                out["gated"] += 1
+        return out
+
+    def has_work(self) -> bool:
+        """Pods in activeQ or backoffQ, or being scheduled."""
+        return bool(self._active_entry or self._backoff_entry) or IN_FLIGHT in self._where.values()
+
+    def get(self, key: str) -> QueuedPodInfo | None:
+        return self._pods.get(key)
+
+    def where(self, key: str) -> str | None:
+        return self._where.get(key)
+
+    def pending(self) -> Iterator[QueuedPodInfo]:
+        return iter(list(self._pods.values()))
+
+    def _fw(self, info: PodInfo) -> Framework:
+        return self._frameworks[info.scheduler_name]
+
+    # --- placement helpers --------------------------------------------------------------
+
+    def _detach(self, key: str) -> None:
+        where = self._where.pop(key, None)
+        if where == ACTIVE:
+            self._active_entry.pop(key, None)
+        elif where == BACKOFF:
+            self._backoff_entry.pop(key, None)
+        elif where == UNSCHEDULABLE:
+            self._unsched_since.pop(key, None)
+            for plugin in self._unsched_index.pop(key, ()):
+                bucket = self._unsched_by_plugin.get(plugin)
+                if bucket is not None:
+                    bucket.pop(key, None)
+
+    @staticmethod
+    def _index_keys(qpi: QueuedPodInfo) -> list[str]:
+        if qpi.gated:
+            return [qpi.gating_plugin or _ANY_PLUGIN]
+        return sorted(qpi.unschedulable_plugins | qpi.pending_plugins) or [_ANY_PLUGIN]
+
+    def _to_active(self, qpi: QueuedPodInfo) -> None:
+        self._detach(qpi.key)
+        entry = next(self._entry)
+        heapq.heappush(self._active, (self._fw(qpi.info).sort_key(qpi), entry, qpi.key))
+        self._active_entry[qpi.key] = entry
+        self._where[qpi.key] = ACTIVE
+        self._wakeup.set()
+
+    def _to_backoff(self, qpi: QueuedPodInfo) -> None:
+        self._detach(qpi.key)
+        entry = next(self._entry)
+        heapq.heappush(self._backoff, (qpi.backoff_expiry, entry, qpi.key))
+        self._backoff_entry[qpi.key] = entry
+        self._where[qpi.key] = BACKOFF
+        self._wakeup.set()
+
+    def _to_unschedulable(self, qpi: QueuedPodInfo) -> None:
+        self._detach(qpi.key)
+        self._where[qpi.key] = UNSCHEDULABLE
+        self._unsched_since[qpi.key] = self._now()
+        buckets = self._index_keys(qpi)
+        self._unsched_index[qpi.key] = buckets
+        for plugin in buckets:
+            self._unsched_by_plugin.setdefault(plugin, {})[qpi.key] = None
+
+    def _gate_or_activate(self, qpi: QueuedPodInfo) -> bool:
+        """Run PreEnqueue; activeQ when admitted, else the pool as gated. True if admitted."""
+        st: Status = self._fw(qpi.info).run_pre_enqueue(qpi.info)
+        if st.is_success:
+            qpi.gated = False
+            qpi.gating_plugin = ""
+            self._to_active(qpi)
+            return True
+        qpi.gated = True
+        qpi.gating_plugin = st.plugin
+        self._to_unschedulable(qpi)
+        return False
+
+    def backoff_duration(self, attempts: int) -> float:
+        d = self.initial_backoff * (2.0 ** max(0, attempts - 1))
+        return min(d, self.max_backoff)
+
+    def _requeue(self, qpi: QueuedPodInfo) -> None:
+        """After an event helped: backoffQ while still backing off, else activeQ."""
+        if qpi.gated:
+            self._gate_or_activate(qpi)
+        elif qpi.attempts and qpi.backoff_expiry > self._now():
+            self._to_backoff(qpi)
+        else:
+            self._to_active(qpi)
+
+    # --- informer-facing ----------------------------------------------------------------
+
+    def add(self, info: PodInfo) -> None:
+        """A new unscheduled pod (or one the scheduler forgot)."""
+        if info.key in self._pods:
+            self.update(info)
+            return
+        qpi = QueuedPodInfo(info, self._now(), next(self._seq))
+        self._pods[info.key] = qpi
+        self._gate_or_activate(qpi)
+
+    def update(self, info: PodInfo) -> None:
+        """The pod object changed. Gated pods re-run PreEnqueue; rejected pods get another
+        chance (their spec may now fit); in-flight pods keep the new object for the next try."""
+        qpi = self._pods.get(info.key)
+        if qpi is None:
+            self.add(info)
+            return
+        qpi.info = info
+        where = self._where.get(info.key)
+        if where == UNSCHEDULABLE:
+            if qpi.gated:
+                self._gate_or_activate(qpi)
+            else:
+                self._requeue(qpi)
+        elif where == ACTIVE:
+            self._to_active(qpi)  # re-sort (priority may have changed)
+
+    def delete(self, key: str) -> QueuedPodInfo | None:
+        qpi = self._pods.pop(key, None)
+        if qpi is not None:
+            self._detach(key)
+        return qpi
+
+    # --- scheduler-facing ---------------------------------------------------------------
+
+    def _flush_backoff(self) -> None:
+        now = self._now()
+        while self._backoff and self._backoff[0][0] <= now:
+            _, entry, key = heapq.heappop(self._backoff)
+            if self._backoff_entry.get(key) == entry:
+                self._to_active(self._pods[key])
+
+    def _flush_unschedulable_timeouts(self) -> None:
+        if not self._unsched_since:
+            return
+        cutoff = self._now() - self.max_in_unschedulable
+        old = [k for k, t in self._unsched_since.items() if t <= cutoff and not self._pods[k].gated]
+        for key in old:
+            self.moves += 1
+            self._requeue(self._pods[key])
+
+    def pop_nowait(self) -> QueuedPodInfo | None:
+        """The next pod to schedule, or None. The pod is in flight until `done`/`requeue_failed`."""
+        self._flush_backoff()
+        while self._active:
+            _, entry, key = heapq.heappop(self._active)
+            if self._active_entry.get(key) != entry:
+                continue  # stale entry (moved or re-sorted)
+            qpi = self._pods[key]
+            self._detach(key)
+            self._where[key] = IN_FLIGHT
+            qpi.attempts += 1
+            if qpi.initial_attempt_timestamp is None:
+                qpi.initial_attempt_timestamp = self._now()
+            return qpi
+        return None
+
+    async def pop(self) -> QueuedPodInfo | None:
+        """Wait for the next pod (virtual time passes while only backoff timers remain).
+        None once the queue is closed."""
+        while not self._closed:
+            qpi = self.pop_nowait()
+            if qpi is not None:
+                return qpi
+            self._wakeup.clear()
+            timeout = None
+            if self._backoff:
+                timeout = max(0.0, self._backoff[0][0] - self._now())
+            if self._unsched_since:
+                nxt = min(self._unsched_since.values()) + self.max_in_unschedulable - self._now()
+                timeout = max(0.0, nxt) if timeout is None else min(timeout, max(0.0, nxt))
+            try:
+                await asyncio.wait_for(self._wakeup.wait(), timeout)
+            except TimeoutError:
+                self._flush_unschedulable_timeouts()
+        return None
+
+    def done(self, key: str) -> None:
+        """The pod was assumed (its binding cycle owns it now): it leaves the queue."""
+        if self._where.get(key) == IN_FLIGHT:
+            self._where.pop(key, None)
+            self._pods.pop(key, None)
+
+    def requeue_failed(self, qpi: QueuedPodInfo, status: Status, *, backoff: bool = False) -> None:
+        """A scheduling or binding cycle failed. Errors (and `backoff=True`, e.g. rejections
+        by peers in the binding cycle) go to backoffQ; rejections wait in the pool for an
+        event their rejecting plugins registered for."""
+        key = qpi.key
+        if key not in self._pods:
+            self._pods[key] = qpi  # the binding cycle returns a pod that had left the queue
+        qpi.timestamp = self._now()
+        qpi.backoff_expiry = self._now() + self.backoff_duration(qpi.attempts)
+        qpi.gated = False
+        if status.is_error or backoff:
+            self._to_backoff(qpi)
+        else:
+            self._to_unschedulable(qpi)
+
+    def activate(self, keys: Iterable[str]) -> int:
+        """Move pods to activeQ now (gated ones only if PreEnqueue admits them)."""
+        moved = 0
+        for key in keys:
+            qpi = self._pods.get(key)
+            where = self._where.get(key)
+            if qpi is None or where in (None, ACTIVE, IN_FLIGHT):
+                continue
+            if qpi.gated:
+                moved += self._gate_or_activate(qpi)
+            else:
+                qpi.backoff_expiry = 0.0
+                self._to_active(qpi)
+                moved += 1
+        return moved
+
+    def on_event(self, event: ClusterEvent, old: Any = None, new: Any = None) -> int:
+        """Move pods that `event` may help (per their rejecting plugins' registrations)."""
+        if not self._unsched_since:
+            return 0
+        candidates: dict[str, None] = {}
+        forced = event is EVENT_FORCE_ACTIVATE or event is EVENT_UNSCHEDULABLE_TIMEOUT
+        hints: dict[str, list[ClusterEventWithHint]] = {}
+        for profile, regs in self._registrations.items():
+            for plugin, evs in regs.items():
+                matching = [e for e in evs if e.event.matches(event)]
+                if matching or forced:
+                    hints[f"{profile}\0{plugin}"] = matching
+                    candidates.update(self._unsched_by_plugin.get(plugin, {}))
+        candidates.update(self._unsched_by_plugin.get(_ANY_PLUGIN, {}))
+        moved = 0
+        for key in list(candidates):
+            qpi = self._pods.get(key)
+            if qpi is None or self._where.get(key) != UNSCHEDULABLE:
+                continue
+            if forced or self._helps(qpi, hints, old, new):
+                moved += 1
+                self._requeue(qpi)
+        self.moves += moved
+        return moved
+
+    @staticmethod
+    def _helps(qpi: QueuedPodInfo, hints: dict[str, list[ClusterEventWithHint]], old: Any, new: Any) -> bool:
+        plugins = SchedulingQueue._index_keys(qpi)
+        if plugins == [_ANY_PLUGIN]:
+            return True
+        profile = qpi.info.scheduler_name
+        for plugin in plugins:
+            for reg in hints.get(f"{profile}\0{plugin}", ()):
+                if reg.hint is None or reg.hint(qpi.info, old, new) == QueueingHint.QUEUE:
+                    return True
+        return False
+
+    def close(self) -> None:
+        self._closed = True
+        self._wakeup.set()
