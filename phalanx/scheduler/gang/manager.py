@@ -115,6 +115,12 @@ class GangManager:
         u.representative = None
         return None
 
+    @staticmethod
+    def free(st: GangState) -> bool:
+        """Members schedule like ordinary pods: the gang was satisfied once, or its group has
+        no gang policy."""
+        return st.once_satisfied or (st.spec is not None and not st.spec.is_gang)
+
     # --- PreEnqueue --------------------------------------------------------------------------
 
     def blocked(self, st: GangState) -> Admission | None:
@@ -157,7 +163,7 @@ class GangManager:
             st = self.cache.gang_of(pod_key)
             if st is None:
                 return Admission.admit()
-        if st.once_satisfied:
+        if self.free(st):
             return Admission.admit()
         blocked = self.blocked(st)
         if blocked is not None:
@@ -174,7 +180,7 @@ class GangManager:
     def check(self, pod_key: str) -> Admission:
         """PreFilter: the gang may have changed since PreEnqueue (object deleted, member gone)."""
         st = self.cache.gang_of(pod_key)
-        if st is None or st.once_satisfied:
+        if st is None or self.free(st):
             return Admission.admit()
         blocked = self.blocked(st)
         return blocked if blocked is not None else Admission.admit()
@@ -184,7 +190,7 @@ class GangManager:
     def reserved(self, pod_key: str, node: str) -> list[str]:
         """The member is assumed on `node`. Returns pods to activate (the next representative)."""
         st = self.cache.assume(pod_key, node)
-        if st is None or st.once_satisfied:
+        if st is None or self.free(st):
             return []
         u = self.unit(st)
         if u.representative == pod_key or u.representative is None or not self._is_pending(u.representative):
@@ -194,9 +200,7 @@ class GangManager:
 
     def permit(self, pod_key: str, now: float) -> PermitDecision:
         st = self.cache.gang_of(pod_key)
-        if st is None or st.spec is None:
-            return PermitDecision(False)
-        if st.once_satisfied:
+        if st is None or st.spec is None or self.free(st):
             return PermitDecision(False)
         st.waiting.add(pod_key)
         group = self.cache.group_states(st)
@@ -243,9 +247,9 @@ class GangManager:
         if st is None:
             return []
         u = self.unit(st)
-        u.representative = pod_key
-        if st.once_satisfied:
+        if self.free(st):
             return []
+        u.representative = pod_key
         st.last_failure = Failure(reason, message, pod_key, now, diagnosis)
         self.cache.changed(st.id)
         if not self.is_strict(st):
@@ -256,7 +260,7 @@ class GangManager:
         """Unreserve of an assumed member. Returns (waiting pods to reject, whether it was the
         gang's schedule timeout). Strict gangs release the whole group."""
         st = self.cache.gang_of(pod_key)
-        if st is None or st.once_satisfied:
+        if st is None or self.free(st):
             self.cache.forget(pod_key)
             return [], False
         u = self.unit(st)

@@ -99,11 +99,38 @@ class PackConstraint:
 @dataclass(frozen=True, slots=True)
 class MemberGroup:
     """A named sub-group of a gang with its own minimum (PodGang podGroup, KAI subGroup,
-    Volcano task). `pack` applies to this sub-group's pods only."""
+    Volcano task, Workload pod group)."""
 
     name: str
     min_member: int
-    pack: tuple[PackConstraint, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PackScope:
+    """Pack constraints over some of a gang's pods.
+
+    `groups` None means every member (the gang-level constraint); otherwise the members of
+    those sub-groups (one podGroup's own constraint, a PodGang topologyConstraintGroupConfig
+    over a scaling-group replica's groups, a KAI parent subGroup over its children).
+    """
+
+    name: str
+    groups: tuple[str, ...] | None
+    constraints: tuple[PackConstraint, ...]
+
+    def covers(self, group: str | None) -> bool:
+        return self.groups is None or (group is not None and group in self.groups)
+
+    @property
+    def required(self) -> PackConstraint | None:
+        for c in self.constraints:
+            if c.required:
+                return c
+        return None
+
+    @property
+    def preferred(self) -> tuple[PackConstraint, ...]:
+        return tuple(c for c in self.constraints if not c.required)
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,8 +153,8 @@ class Gang:
     schedule_timeout: float | None = None
     # Expected number of members (Koordinator total-number); informational.
     total_number: int | None = None
-    # Pack constraints for the whole gang.
-    pack: tuple[PackConstraint, ...] = ()
+    # Topology pack constraints: the whole gang's, each group's, each group subset's.
+    packs: tuple[PackScope, ...] = ()
     # The object to report on (None for annotation-only gangs).
     object_ref: ObjectRef | None = None
     # The object's metadata.generation when read (conditions carry it as observedGeneration).
@@ -157,11 +184,14 @@ class Gang:
         return None
 
     @property
-    def required_pack(self) -> PackConstraint | None:
-        for p in self.pack:
-            if p.required:
-                return p
-        return None
+    def is_gang(self) -> bool:
+        """False for a pod group without gang semantics (a Workload `basic` policy): its pods
+        are scheduled one by one, like ordinary pods."""
+        return self.min_member > 0
+
+    def packs_for(self, group: str | None) -> tuple[PackScope, ...]:
+        """The pack scopes a member of `group` falls under, broadest first."""
+        return tuple(p for p in self.packs if p.covers(group))
 
     @property
     def in_group(self) -> bool:

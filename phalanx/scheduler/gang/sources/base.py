@@ -8,7 +8,7 @@ whatever its backend, and a KAI pod must be counted against its KAI PodGroup, no
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from ..model import Gang, MemberRef, Source
@@ -77,3 +77,47 @@ def first(items: Iterable[Any]) -> Any:
     for item in items:
         return item
     return None
+
+
+HOSTNAME_KEY = "kubernetes.io/hostname"
+
+
+class Levels:
+    """A ClusterTopology's levels (broadest first), to turn the topology vocabulary some
+    backends write (Volcano HyperNode tiers, Koordinator layers) back into node-label keys.
+
+    The backends encode (phalanx.backends.topology): Volcano tier 1 is the narrowest level
+    above a node, counting up; Koordinator's layer of a level is its CamelCased domain plus
+    "TopologyLayer", the host level being "NodeTopologyLayer".
+    """
+
+    def __init__(self, levels: list[tuple[str, str]]) -> None:
+        self.levels = tuple(levels)  # (domain, node-label key)
+
+    @classmethod
+    def from_cluster_topology(cls, ct: Any) -> Levels:
+        return cls([(lv.domain, lv.key) for lv in ct.spec.levels])
+
+    @staticmethod
+    def _is_host(domain: str, key: str) -> bool:
+        return domain == "host" or key == HOSTNAME_KEY
+
+    def key_of_tier(self, tier: int) -> str | None:
+        above = [key for domain, key in self.levels if not self._is_host(domain, key)]
+        if 1 <= tier <= len(above):
+            return above[len(above) - tier]
+        return None
+
+    def key_of_layer(self, layer: str) -> str | None:
+        for domain, key in self.levels:
+            name = "NodeTopologyLayer" if self._is_host(domain, key) else (
+                "".join(p.capitalize() for p in domain.split("-")) + "TopologyLayer"
+            )
+            if name == layer:
+                return key
+        if layer == "NodeTopologyLayer":
+            return HOSTNAME_KEY
+        return None
+
+
+LevelsProvider = Callable[[], "Levels | None"]
