@@ -173,10 +173,12 @@ class Client(Protocol):
         *,
         resource_version: str | None = None,
         label_selector: Selector = None,
+        field_selector: Selector = None,
     ) -> AsyncIterator[WatchEvent[T]]:
         """Every change after `resource_version`, in order. Raises Gone when that version
         is no longer in the history. The stream may end (connection dropped); callers
-        re-watch from the last version they saw."""
+        re-watch from the last version they saw. With selectors, an object that starts
+        matching arrives as ADDED and one that stops matching as DELETED."""
         ...
 
     async def bind(self, pod_name: str, namespace: str, node_name: str) -> None:

@@ -81,12 +81,28 @@ class VirtualClock:
         await asyncio.sleep(seconds)
 
 
+class _QuiescenceWaiter:
+    __slots__ = ("future", "after_progress", "registered_at")
+
+    def __init__(self, future: asyncio.Future[bool], after_progress: bool, progress: int):
+        self.future = future
+        self.after_progress = after_progress
+        self.registered_at = progress
+
+
 class _VirtualSelector(selectors.BaseSelector):
-    """Polls real file descriptors without blocking; a wait becomes a clock jump."""
+    """Polls real file descriptors without blocking; a wait becomes a clock jump.
+
+    Before jumping, it wakes the `quiescent()` waiters: "everything that could run has run".
+    """
 
     def __init__(self, clock: VirtualClock) -> None:
         self._inner = selectors.DefaultSelector()
         self._clock = clock
+        # Bumped whenever the loop runs anything or time moves: lets a waiter ask for the
+        # next quiescent point *after* some progress (so waiting in a loop lets time advance).
+        self.progress = 0
+        self.waiters: list[_QuiescenceWaiter] = []
 
     def register(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
         return self._inner.register(fileobj, events, data)
@@ -99,14 +115,32 @@ class _VirtualSelector(selectors.BaseSelector):
 
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
         ready = self._inner.select(0)
-        if ready:
+        if ready or (timeout is not None and timeout <= 0):
+            self.progress += 1
             return ready
+        # Nothing is ready: the loop is quiescent until time moves (or real I/O arrives).
+        if self.waiters and self._wake_waiters(stalled=timeout is None):
+            return []
         if timeout is None:
             # Nothing is scheduled: only real I/O (another thread) can wake us.
             return self._inner.select(None)
-        if timeout > 0:
-            self._clock.advance(timeout)
+        self._clock.advance(timeout)
+        self.progress += 1
         return []
+
+    def _wake_waiters(self, stalled: bool) -> bool:
+        due, keep = [], []
+        for w in self.waiters:
+            if w.future.done():
+                continue
+            if stalled or not w.after_progress or w.registered_at < self.progress:
+                due.append(w)
+            else:
+                keep.append(w)
+        self.waiters = keep
+        for w in due:
+            w.future.set_result(stalled)
+        return bool(due)
 
     def close(self) -> None:
         self._inner.close()
@@ -120,10 +154,24 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
 
     def __init__(self, clock: VirtualClock | None = None) -> None:
         self.clock = clock or VirtualClock()
-        super().__init__(selector=_VirtualSelector(self.clock))
+        self._vselector = _VirtualSelector(self.clock)
+        super().__init__(selector=self._vselector)
 
     def time(self) -> float:
         return self.clock.monotonic()
+
+    def quiescent(self, *, after_progress: bool = False) -> asyncio.Future[bool]:
+        """A future resolved at the next point where every task is waiting (on a timer, a
+        future or I/O), before virtual time moves on.
+
+        With `after_progress`, the loop must first run something or advance time, so a
+        caller that checks a condition and waits again lets time move. The result is True
+        when the loop is stalled: nothing is ready and no timer is pending.
+        """
+        future = self.create_future()
+        sel = self._vselector
+        sel.waiters.append(_QuiescenceWaiter(future, after_progress, sel.progress))
+        return future
 
 
 def run_virtual(
@@ -151,6 +199,21 @@ def _cancel_all(loop: asyncio.AbstractEventLoop) -> None:
         t.cancel()
     if pending:
         loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+
+
+async def settle() -> None:
+    """Return once every other task is blocked (virtual time has not moved meanwhile).
+
+    The way to let background work (watch delivery, informers, garbage collection, event
+    writers) finish in a test without sleeping. On a real event loop it only yields a few
+    times, which is best effort.
+    """
+    loop = asyncio.get_running_loop()
+    if isinstance(loop, VirtualTimeLoop):
+        await loop.quiescent()
+    else:
+        for _ in range(20):
+            await asyncio.sleep(0)
 
 
 async def wait_for_condition(

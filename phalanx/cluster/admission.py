@@ -1,0 +1,80 @@
+"""Admission hooks: mutating and validating webhooks for the embedded cluster.
+
+    def default_queue(obj, old):            # mutate: change obj in place or return a new one
+        obj.metadata.labels.setdefault("queue", "default")
+
+    def check(obj, old):                    # validate: raise Invalid(field=...) to reject
+        if old and obj.spec.scheduler_name != old.spec.scheduler_name:
+            raise Invalid("schedulerName is immutable", field="spec.schedulerName")
+
+    cluster.register_admission(PodCliqueSet, mutate=default_queue, validate=check)
+
+Hooks run on create (`old` is None) and update/patch (`old` is the stored object, read-only),
+as the API server runs webhooks: every mutating hook first, then every validating hook.
+Hooks may be sync or async; sync hooks keep the write atomic.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from phalanx.api.base import Resource
+
+from .client import ApiError, Invalid
+
+AdmissionHook = Callable[[Any, Any], Any]
+
+
+class AdmissionChain:
+    """Hooks per kind, in registration order."""
+
+    def __init__(self) -> None:
+        self._mutators: dict[tuple[str, str], list[AdmissionHook]] = {}
+        self._validators: dict[tuple[str, str], list[AdmissionHook]] = {}
+
+    def register(
+        self,
+        kind: type[Resource],
+        mutate: AdmissionHook | None = None,
+        validate: AdmissionHook | None = None,
+    ) -> None:
+        if mutate is None and validate is None:
+            raise ValueError("register_admission needs mutate=, validate= or both")
+        gvk = kind.gvk()
+        if mutate is not None:
+            self._mutators.setdefault(gvk, []).append(mutate)
+        if validate is not None:
+            self._validators.setdefault(gvk, []).append(validate)
+
+    def handles(self, kind: type[Resource]) -> bool:
+        gvk = kind.gvk()
+        return gvk in self._mutators or gvk in self._validators
+
+    async def mutate(self, obj: Resource, old: Resource | None) -> Resource:
+        for hook in self._mutators.get(obj.gvk(), ()):
+            result = await _call(hook, obj, old)
+            if result is not None:
+                if not isinstance(result, type(obj)):
+                    raise TypeError(f"mutating admission hook {hook!r} returned "
+                                    f"{type(result).__name__}, expected {type(obj).__name__}")
+                obj = result
+        return obj
+
+    async def validate(self, obj: Resource, old: Resource | None) -> None:
+        for hook in self._validators.get(obj.gvk(), ()):
+            await _call(hook, obj, old)
+
+
+async def _call(hook: AdmissionHook, obj: Resource, old: Resource | None) -> Any:
+    try:
+        result = hook(obj, old)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+    except ApiError:
+        raise
+    except ValueError as err:  # includes pydantic's ValidationError
+        raise Invalid(f'admission denied {obj.KIND} "{obj.name}": {err}', kind=obj.KIND,
+                      name=obj.name) from err

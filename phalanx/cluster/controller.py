@@ -1,0 +1,266 @@
+"""Controllers and the Manager that runs them, in the style of controller-runtime.
+
+    async def reconcile(key: str) -> Result | None:
+        ns, name = split_key(key)
+        clique = cliques.get(key)          # read from the informer cache
+        ...                                # converge the cluster towards clique.spec
+        return Result(requeue_after=30)    # or None when done
+
+    mgr = Manager(client)
+    cliques = mgr.informer(PodClique)
+    ctrl = mgr.add(Controller("podclique", reconcile, workers=4))
+    ctrl.watch(cliques)                                    # own kind -> its key
+    ctrl.watch(mgr.informer(Pod), map_to_owner(PodClique)) # pod -> owning clique's key
+    ctrl.watch(mgr.informer(Node), lambda node: [...])     # anything -> keys
+    await mgr.start()        # informers synced before any worker starts
+    await mgr.wait_idle()    # simulations/tests: everything settled, no sleeps
+    await mgr.stop()
+
+A reconcile that raises is logged and retried with per-key exponential backoff; a
+successful one resets the backoff. A key is never reconciled by two workers at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from phalanx.api.base import Resource
+
+from .client import Client
+from .clock import VirtualTimeLoop
+from .informer import Informer, InformerFactory
+from .objects import object_key
+from .workqueue import ExponentialBackoff, ShutDown, WorkQueue
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """What a reconcile asks for: run again after `requeue_after` seconds, or with backoff
+    (`requeue=True`). `None` or `Result()` means done until the next event."""
+
+    requeue_after: float | None = None
+    requeue: bool = False
+
+
+Reconcile = Callable[[str], Awaitable[Result | None]]
+KeyMapper = Callable[[Any], Iterable[str] | str | None]
+UpdatePredicate = Callable[[Any, Any], bool]
+
+
+def own_key(obj: Resource) -> str:
+    return obj.key
+
+
+def map_to_owner(owner_kind: type[Resource] | str, *, controller_only: bool = True) -> KeyMapper:
+    """Map an object to the key of its owner of `owner_kind` (via ownerReferences; owners
+    live in the dependent's namespace)."""
+    kind = owner_kind if isinstance(owner_kind, str) else owner_kind.KIND
+
+    def mapper(obj: Resource) -> list[str]:
+        ns = obj.metadata.namespace
+        return [object_key(ns, ref.name) for ref in obj.metadata.owner_references
+                if ref.kind == kind and (ref.controller or not controller_only)]
+
+    return mapper
+
+
+def map_from_label(label: str) -> KeyMapper:
+    """Map an object to `namespace/<value of label>` (e.g. pods to their PodGang)."""
+
+    def mapper(obj: Resource) -> list[str]:
+        value = obj.metadata.labels.get(label)
+        return [object_key(obj.metadata.namespace, value)] if value else []
+
+    return mapper
+
+
+def generation_changed(old: Resource, new: Resource) -> bool:
+    """Predicate: only spec changes (controller-runtime's GenerationChangedPredicate)."""
+    return old.metadata.generation != new.metadata.generation
+
+
+class Controller:
+    def __init__(
+        self,
+        name: str,
+        reconcile: Reconcile,
+        *,
+        workers: int = 1,
+        rate_limiter: ExponentialBackoff[str] | None = None,
+    ) -> None:
+        if workers < 1:
+            raise ValueError(f"controller {name}: workers must be >= 1, got {workers}")
+        self.name = name
+        self.reconcile = reconcile
+        self.workers = workers
+        self.queue: WorkQueue[str] = WorkQueue(name, rate_limiter)
+        self._tasks: list[asyncio.Task[None]] = []
+        self.informers: list[Informer[Any]] = []
+        # Counters for tests and reports.
+        self.reconciles = 0
+        self.errors = 0
+
+    def __repr__(self) -> str:
+        return f"<Controller {self.name}: {self.queue!r}>"
+
+    def watch(self, informer: Informer[Any], mapper: KeyMapper = own_key, *,
+              predicate: UpdatePredicate | None = None) -> None:
+        """Enqueue `mapper(obj)` for every add, update (old and new) and delete.
+        `predicate(old, new)` filters updates."""
+        def keys(obj: Any) -> Iterable[str]:
+            out = mapper(obj)
+            return () if out is None else (out,) if isinstance(out, str) else out
+
+        def on_add(obj: Any) -> None:
+            for k in keys(obj):
+                self.queue.add(k)
+
+        def on_update(old: Any, new: Any) -> None:
+            if predicate is not None and not predicate(old, new):
+                return
+            for k in keys(old):
+                self.queue.add(k)
+            for k in keys(new):
+                self.queue.add(k)
+
+        informer.add_handler(on_add, on_update, on_add)
+        self.informers.append(informer)
+
+    # ------------------------------------------------------------------ running
+
+    @property
+    def running(self) -> bool:
+        return any(not t.done() for t in self._tasks)
+
+    def start(self) -> None:
+        if self.running:
+            return
+        loop = asyncio.get_running_loop()
+        self._tasks = [loop.create_task(self._worker(), name=f"{self.name} worker {i}")
+                       for i in range(self.workers)]
+
+    async def stop(self) -> None:
+        self.queue.shutdown()
+        tasks, self._tasks = self._tasks, []
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _worker(self) -> None:
+        queue = self.queue
+        while True:
+            try:
+                key = await queue.get()
+            except ShutDown:
+                return
+            try:
+                self.reconciles += 1
+                result = await self.reconcile(key)
+            except asyncio.CancelledError:
+                queue.done(key)
+                raise
+            except Exception:
+                self.errors += 1
+                log.exception("%s: reconcile %s failed (attempt %d); retrying with backoff",
+                              self.name, key, queue.num_requeues(key) + 1)
+                queue.add_rate_limited(key)
+            else:
+                if result is not None and result.requeue_after is not None:
+                    queue.forget(key)
+                    queue.add_after(key, result.requeue_after)
+                elif result is not None and result.requeue:
+                    queue.add_rate_limited(key)
+                else:
+                    queue.forget(key)
+            queue.done(key)
+
+    def idle(self, until: float | None = None) -> bool:
+        return self.queue.idle(until)
+
+
+class Manager:
+    """Owns the shared informers and runs controllers on one event loop."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+        self.informers = InformerFactory(client)
+        self.controllers: list[Controller] = []
+        self._started = False
+
+    def informer(self, kind: type[Resource], namespace: str | None = None,
+                 **selectors: Any) -> Informer[Any]:
+        return self.informers.informer(kind, namespace, **selectors)
+
+    def add(self, controller: Controller) -> Controller:
+        if any(c.name == controller.name for c in self.controllers):
+            raise ValueError(f"a controller named {controller.name!r} is already registered")
+        self.controllers.append(controller)
+        if self._started:
+            controller.start()
+        return controller
+
+    async def start(self, sync_timeout: float | None = None) -> None:
+        """Start informers, wait for their caches, then start the workers."""
+        self.informers.start()
+        if not await self.informers.wait_for_cache_sync(sync_timeout):
+            pending = [repr(i) for i in self.informers.informers if not i.synced]
+            raise TimeoutError(f"informer caches not synced after {sync_timeout}s: {pending}")
+        self._started = True
+        for c in self.controllers:
+            c.start()
+
+    async def stop(self) -> None:
+        self._started = False
+        for c in self.controllers:
+            await c.stop()
+        await self.informers.stop()
+
+    async def __aenter__(self) -> Manager:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    # ------------------------------------------------------------------ quiescence
+
+    def busy(self, until: float | None = None) -> list[str]:
+        """What keeps the manager from being idle (empty when idle)."""
+        out = [f"informer {i.kind.KIND} not watching" for i in self.informers.informers
+               if i.running and not i.watching]
+        out += [repr(c) for c in self.controllers if not c.idle(until)]
+        return out
+
+    async def wait_idle(self, until: float | None = None, *, timeout: float | None = None) -> None:
+        """Return when every informer is watching with nothing left to deliver, every queue
+        is empty, no reconcile is running and no delayed add is due at or before `until`
+        (loop time; None: only what is due now counts).
+
+        On the virtual-time loop this waits for loop quiescence (no sleeps; time advances
+        only when nothing else can run). Raises TimeoutError after `timeout` loop seconds
+        and RuntimeError when not idle but nothing can ever make progress.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        virtual = isinstance(loop, VirtualTimeLoop)
+        after_progress = False
+        while True:
+            if virtual:
+                stalled = await loop.quiescent(after_progress=after_progress)  # type: ignore[union-attr]
+            else:  # a real loop: informers may still have events on the wire; best effort
+                await asyncio.sleep(0.05)
+                stalled = False
+            busy = self.busy(until)
+            if not busy:
+                return
+            if stalled:
+                raise RuntimeError(f"manager is not idle and nothing can make progress: {busy}")
+            if deadline is not None and loop.time() >= deadline:
+                raise TimeoutError(f"manager not idle after {timeout}s: {busy}")
+            after_progress = True

@@ -1,0 +1,501 @@
+"""MemoryCluster: an in-process API server with Kubernetes semantics.
+
+What it does as kube-apiserver + etcd do:
+- one global resourceVersion counter, bumped by every write; `list` returns it, so a
+  `watch` from the list's version misses and duplicates nothing;
+- optimistic concurrency (Conflict on a stale resourceVersion), AlreadyExists, NotFound,
+  uid preconditions; generation bumps on spec changes; status subresource;
+- finalizers, deletionTimestamp and ownerReference garbage collection (see `gc.py`);
+- pod scheduling gates, pod spec immutability and the binding subresource (`pods.py`);
+- bounded per-kind watch history (Gone when a watch asks for a version older than it).
+
+Deliberate choices, where Kubernetes leaves room or differs:
+- `update` without metadata.resourceVersion is unconditional (last write wins), a client
+  convenience; custom resources on a real server reject it.
+- `watch(resource_version=None)` starts from now (no initial state); "0" replays the current
+  state as ADDED events first. Kubernetes gives the state for both.
+- Writes that change nothing store nothing: same resourceVersion, no event (as the API
+  server does); they are counted in `stats.noops`.
+- Status is reset on create for kinds with a status subresource (as for CRDs and pods),
+  except Nodes, which register with their status.
+- Namespaces need not exist; a namespaced object without one goes to "default".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Mapping
+from typing import Any, Literal, TypeVar
+
+from phalanx.api.base import Resource
+
+from . import pods
+from .admission import AdmissionChain, AdmissionHook
+from .client import (
+    AlreadyExists, ApiError, Conflict, Invalid, NotFound, ObjectList, PropagationPolicy,
+    Selector, WatchEvent,
+)
+from .clock import Clock, RealClock
+from .faults import FaultInjector
+from .gc import GarbageCollector
+from .objects import clone, from_dict, merge_patch, object_key
+from .selectors import SelectorError, check_labels, parse_field_selector, parse_label_selector
+from .stats import ClusterStats
+from .store import KindStore, Watcher, WatchStream
+
+T = TypeVar("T", bound=Resource)
+
+_NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+# generateName suffixes use the API server's alphabet (no vowels, no look-alikes).
+_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+_STATUS_KEPT_ON_CREATE = {("v1", "Node")}
+_REAL_CLOCK = RealClock()
+
+
+class MemoryCluster(GarbageCollector):
+    """The embedded API server. Implements `phalanx.cluster.client.Client`."""
+
+    def __init__(
+        self,
+        clock: Clock | None = None,
+        *,
+        admission: AdmissionChain | None = None,
+        history_size: int = 10_000,
+        seed: int = 0,
+    ) -> None:
+        super().__init__()
+        self._clock = clock
+        self.admission = admission or AdmissionChain()
+        self.faults = FaultInjector(seed)
+        self.stats = ClusterStats()
+        self.history_size = history_size
+        self._stores: dict[tuple[str, str], KindStore] = {}
+        self._rv = 0
+        self._uid_seq = 0
+        self._name_seq = 0
+
+    # ------------------------------------------------------------------ basics
+
+    @property
+    def clock(self) -> Clock:
+        """The clock given, else the virtual clock of the running loop, else wall time."""
+        if self._clock is not None:
+            return self._clock
+        try:
+            loop_clock = getattr(asyncio.get_running_loop(), "clock", None)
+        except RuntimeError:
+            loop_clock = None
+        return loop_clock if loop_clock is not None else _REAL_CLOCK
+
+    @property
+    def resource_version(self) -> str:
+        """The current global resourceVersion."""
+        return str(self._rv)
+
+    def register_admission(
+        self, kind: type[Resource], mutate: AdmissionHook | None = None,
+        validate: AdmissionHook | None = None,
+    ) -> None:
+        self.admission.register(kind, mutate=mutate, validate=validate)
+
+    def _store(self, cls: type[Resource]) -> KindStore:
+        store = self._stores.get((cls.API_VERSION, cls.KIND))
+        if store is None:
+            if not cls.KIND or not cls.API_VERSION:
+                raise TypeError(f"{cls.__name__} is not a top-level resource (no KIND/API_VERSION)")
+            store = self._stores[(cls.API_VERSION, cls.KIND)] = KindStore(cls, self.history_size)
+        elif store.cls is not cls:
+            raise TypeError(f"{cls.API_VERSION}/{cls.KIND} is already stored as "
+                            f"{store.cls.__module__}.{store.cls.__qualname__}; one class per kind")
+        return store
+
+    @staticmethod
+    def _ns(cls: type[Resource], namespace: str | None) -> str | None:
+        return (namespace or "default") if cls.NAMESPACED else None
+
+    def _live(self, store: KindStore, key: str) -> Resource:
+        obj = store.objects.get(key)
+        if obj is None:
+            raise NotFound(f'{store.cls.PLURAL or store.kind} "{key}" not found',
+                           kind=store.kind, name=key)
+        return obj
+
+    def _commit(self, store: KindStore, key: str, obj: Resource, prev: Resource | None,
+                type_: Literal["ADDED", "MODIFIED", "DELETED"], verb: str) -> Resource:
+        """Store a new version (never mutated afterwards) and tell the watchers."""
+        self._rv += 1
+        obj.metadata.resource_version = str(self._rv)
+        if type_ == "DELETED":
+            store.pop(key, obj)
+        else:
+            store.put(key, obj)
+        self.stats.writes[(verb, store.kind)] += 1
+        self.stats.watch_events += 1
+        store.record(self._rv, WatchEvent(type_, obj), prev, self.faults)
+        return obj
+
+    # ------------------------------------------------------------------ reads
+
+    async def get(self, kind: type[T], name: str, namespace: str | None = None) -> T:
+        store = self._store(kind)
+        key = object_key(self._ns(kind, namespace), name)
+        if self.faults.active:
+            self.faults.check("get", store.kind, key)
+        self.stats.reads[("get", store.kind)] += 1
+        return clone(self._live(store, key))  # type: ignore[return-value]
+
+    async def list(
+        self,
+        kind: type[T],
+        namespace: str | None = None,
+        *,
+        label_selector: Selector = None,
+        field_selector: Selector = None,
+    ) -> ObjectList[T]:
+        store = self._store(kind)
+        if self.faults.active:
+            self.faults.check("list", store.kind, namespace or "")
+        self.stats.reads[("list", store.kind)] += 1
+        try:
+            labels = parse_label_selector(label_selector)
+            fields = parse_field_selector(field_selector)
+            items = [
+                clone(obj) for obj in store.scan(namespace if kind.NAMESPACED else None)
+                if labels.matches(obj.metadata.labels) and fields.matches(obj)
+            ]
+        except SelectorError as err:
+            raise Invalid(str(err), kind=store.kind, field="selector") from None
+        return ObjectList(items, str(self._rv))  # type: ignore[arg-type]
+
+    def watch(
+        self,
+        kind: type[T],
+        namespace: str | None = None,
+        *,
+        resource_version: str | None = None,
+        label_selector: Selector = None,
+        field_selector: Selector = None,
+    ) -> WatchStream[T]:
+        """Registers at once (no event is missed before the first `__anext__`); errors
+        (Gone, Invalid, injected faults) are raised by the first `__anext__`."""
+        store = self._store(kind)
+        error: ApiError | None = None
+        try:
+            if self.faults.active:
+                self.faults.check("watch", store.kind, namespace or "")
+            labels = parse_label_selector(label_selector)
+            fields = parse_field_selector(field_selector)
+            since = None if resource_version in (None, "", "0") else int(resource_version)
+        except ApiError as err:
+            error = err
+        except (SelectorError, ValueError) as err:
+            error = Invalid(f"watch {store.kind}: {err}", kind=store.kind, field="resourceVersion"
+                            if not isinstance(err, SelectorError) else "selector")
+        if error is not None:
+            watcher = Watcher(store, -1, None, parse_label_selector(None),
+                              parse_field_selector(None))
+            watcher.error, watcher.ended = error, True
+            return WatchStream(watcher)
+        self.stats.reads[("watch", store.kind)] += 1
+        ns = namespace if kind.NAMESPACED else None
+        watcher = store.add_watcher(ns, labels, fields, since, self._rv,
+                                    initial_state=resource_version == "0")
+        return WatchStream(watcher)
+
+    # ------------------------------------------------------------------ create
+
+    async def create(self, obj: T) -> T:
+        cls = type(obj)
+        store = self._store(cls)
+        meta = obj.metadata
+        ns = self._ns(cls, meta.namespace)
+        if self.faults.active:
+            self.faults.check("create", store.kind, object_key(ns, meta.name or
+                                                                f"{meta.generate_name or ''}*"))
+        new = clone(obj)
+        m = new.metadata
+        m.namespace = ns
+        if m.resource_version:
+            raise Invalid(f'{cls.KIND} "{m.name}": metadata.resourceVersion must not be set on '
+                          "create", kind=cls.KIND, name=m.name or "",
+                          field="metadata.resourceVersion")
+        if not m.name:
+            if not m.generate_name:
+                raise Invalid(f"{cls.KIND}: metadata.name or metadata.generateName is required",
+                              kind=cls.KIND, field="metadata.name")
+            m.name = self._generate_name(store, ns, m.generate_name)
+        if self.admission.handles(cls):
+            new = await self.admission.mutate(new, None)  # type: ignore[assignment]
+            m = new.metadata
+            m.namespace = ns
+        self._validate_meta(new)
+        m.uid = self._next_uid()
+        m.creation_timestamp = self.clock.now_dt()
+        m.generation = 1
+        m.deletion_timestamp = None
+        m.deletion_grace_period_seconds = None
+        if cls.HAS_STATUS and cls.gvk() not in _STATUS_KEPT_ON_CREATE and \
+                "status" in cls.model_fields:
+            new.status = cls.model_fields["status"].get_default(  # type: ignore[attr-defined]
+                call_default_factory=True)
+        if pods.is_pod(cls):
+            pods.validate_create(new)
+        if self.admission.handles(cls):
+            await self.admission.validate(new, None)
+        key = object_key(ns, m.name or "")
+        if key in store.objects:
+            raise AlreadyExists(f'{cls.PLURAL or cls.KIND} "{m.name}" already exists',
+                                kind=cls.KIND, name=m.name or "")
+        self._commit(store, key, new, None, "ADDED", "create")
+        self._track(store, key, new, None)
+        return clone(new)
+
+    def _next_uid(self) -> str:
+        self._uid_seq += 1
+        return f"00000000-0000-4000-8000-{self._uid_seq:012x}"
+
+    def _generate_name(self, store: KindStore, ns: str | None, prefix: str) -> str:
+        """prefix + 5 chars, deterministic: a bijective scramble of a counter."""
+        prefix = prefix[:58]
+        while True:
+            self._name_seq += 1
+            n = (self._name_seq * 7_777_777) % 27**5  # 27**5 = 3**15; 7777777 is coprime
+            suffix = ""
+            for _ in range(5):
+                n, d = divmod(n, 27)
+                suffix += _SUFFIX_ALPHABET[d]
+            name = prefix + suffix
+            if object_key(ns, name) not in store.objects:
+                return name
+
+    @staticmethod
+    def _validate_meta(obj: Resource) -> None:
+        m, kind = obj.metadata, obj.KIND
+        name = m.name or ""
+        if len(name) > 253 or not _NAME_RE.match(name):
+            raise Invalid(f'{kind} "{name}" is invalid: metadata.name: must be a lowercase RFC '
+                          "1123 subdomain (a-z, 0-9, '-', '.'; at most 253 characters)",
+                          kind=kind, name=name, field="metadata.name")
+        if m.namespace is not None and not _NAME_RE.match(m.namespace):
+            raise Invalid(f'{kind} "{name}" is invalid: metadata.namespace: {m.namespace!r} is '
+                          "not a valid namespace name", kind=kind, name=name,
+                          field="metadata.namespace")
+        if m.labels:
+            why = check_labels(m.labels)
+            if why:
+                raise Invalid(f'{kind} "{name}" is invalid: metadata.labels: {why}', kind=kind,
+                              name=name, field="metadata.labels")
+
+    # ------------------------------------------------------------------ update
+
+    async def update(self, obj: T) -> T:
+        store, key, old = self._target(obj, "update")
+        return await self._apply_update(store, key, old, clone(obj), "update")  # type: ignore
+
+    async def update_status(self, obj: T) -> T:
+        store, key, old = self._target(obj, "update_status")
+        status = getattr(obj, "status", None)
+        if status is not None:
+            status = clone_part(obj, status)
+        return self._apply_status(store, key, old, status, obj.metadata, "update_status")  # type: ignore
+
+    async def patch(
+        self,
+        kind: type[T],
+        name: str,
+        patch: Mapping[str, Any],
+        namespace: str | None = None,
+        *,
+        subresource: Literal["status"] | None = None,
+    ) -> T:
+        store = self._store(kind)
+        key = object_key(self._ns(kind, namespace), name)
+        if self.faults.active:
+            self.faults.check("patch", store.kind, key)
+        old = self._live(store, key)
+        if not isinstance(patch, Mapping):
+            raise Invalid(f"{kind.KIND} {key}: a merge patch must be an object",
+                          kind=kind.KIND, name=name)
+        current = old.model_dump(by_alias=True, exclude_none=True, mode="json")
+        patched = merge_patch(current, patch)
+        meta = patched.setdefault("metadata", {})
+        wanted_rv = (patch.get("metadata") or {}).get("resourceVersion")
+        meta["resourceVersion"] = wanted_rv or old.metadata.resource_version
+        new = from_dict(kind, patched, name)
+        if subresource == "status":
+            return self._apply_status(store, key, old, getattr(new, "status", None),
+                                      new.metadata, "patch")  # type: ignore[return-value]
+        if subresource is not None:
+            raise NotFound(f"{kind.KIND} has no subresource {subresource!r}", kind=kind.KIND)
+        return await self._apply_update(store, key, old, new, "patch")  # type: ignore
+
+    def _target(self, obj: Resource, verb: str) -> tuple[KindStore, str, Resource]:
+        cls = type(obj)
+        store = self._store(cls)
+        key = object_key(self._ns(cls, obj.metadata.namespace), obj.metadata.name or "")
+        if self.faults.active:
+            self.faults.check(verb, store.kind, key)
+        return store, key, self._live(store, key)
+
+    @staticmethod
+    def _check_preconditions(store: KindStore, old: Resource, rv: str | None,
+                             uid: str | None) -> None:
+        if rv and rv != old.metadata.resource_version:
+            raise Conflict(
+                f'Operation cannot be fulfilled on {store.cls.PLURAL or store.kind} '
+                f'"{old.name}": the object has been modified; please apply your changes to '
+                f"the latest version and try again (have resourceVersion {rv}, current "
+                f"{old.metadata.resource_version})", kind=store.kind, name=old.name,
+            )
+        if uid and uid != old.metadata.uid:
+            raise Conflict(f'Precondition failed on {store.kind} "{old.name}": uid {uid} does '
+                           f"not match the stored object's uid {old.metadata.uid}",
+                           kind=store.kind, name=old.name)
+
+    async def _apply_update(self, store: KindStore, key: str, old: Resource, new: Resource,
+                            verb: str) -> Resource:
+        cls, m, om = store.cls, new.metadata, old.metadata
+        self._check_preconditions(store, old, m.resource_version, m.uid)
+        if self.admission.handles(cls):
+            new = await self.admission.mutate(new, old)
+            m = new.metadata
+            if store.objects.get(key) is not old:
+                raise Conflict(f'Operation cannot be fulfilled on {store.kind} "{old.name}": '
+                               "the object changed during admission; retry",
+                               kind=store.kind, name=old.name)
+        # Server-managed metadata is not the client's to change.
+        m.name, m.namespace, m.uid = om.name, om.namespace, om.uid
+        m.creation_timestamp, m.generate_name = om.creation_timestamp, om.generate_name
+        m.deletion_timestamp = om.deletion_timestamp
+        m.deletion_grace_period_seconds = om.deletion_grace_period_seconds
+        m.resource_version, m.generation = om.resource_version, om.generation
+        if cls.HAS_STATUS and "status" in cls.model_fields:
+            new.status = old.status  # type: ignore[attr-defined]  # status subresource only
+        if m.labels != om.labels:
+            self._validate_meta(new)
+        if om.deletion_timestamp is not None:
+            _check_deleting_update(old, new)
+        if pods.is_pod(cls):
+            pods.validate_update(old, new)
+        if self.admission.handles(cls):
+            await self.admission.validate(new, old)
+        if _spec_changed(cls, old, new):
+            m.generation = (om.generation or 0) + 1
+        if new == old:
+            self.stats.noops[(verb, store.kind)] += 1
+            return clone(old)
+        self._commit(store, key, new, old, "MODIFIED", verb)
+        self._track(store, key, new, old)
+        if om.deletion_timestamp is not None and not m.finalizers:
+            self._remove(store, key, new, "gc_delete")  # the last finalizer went
+        return clone(new)
+
+    def _apply_status(self, store: KindStore, key: str, old: Resource, status: Any,
+                      meta: Any, verb: str) -> Resource:
+        cls = store.cls
+        if not cls.HAS_STATUS or "status" not in cls.model_fields:
+            raise NotFound(f"{cls.KIND} has no status subresource; use update", kind=cls.KIND,
+                           name=old.name)
+        self._check_preconditions(store, old, meta.resource_version, meta.uid)
+        if status == old.status:  # type: ignore[attr-defined]
+            self.stats.noops[(verb, store.kind)] += 1
+            return clone(old)
+        new = old.model_copy(update={"status": status})
+        new.metadata = old.metadata.model_copy()
+        self._commit(store, key, new, old, "MODIFIED", verb)
+        return clone(new)
+
+    # ------------------------------------------------------------------ delete and bind
+
+    async def delete(
+        self,
+        kind: type[T],
+        name: str,
+        namespace: str | None = None,
+        *,
+        propagation_policy: PropagationPolicy = "Background",
+        uid: str | None = None,
+    ) -> None:
+        store = self._store(kind)
+        key = object_key(self._ns(kind, namespace), name)
+        if self.faults.active:
+            self.faults.check("delete", store.kind, key)
+        if propagation_policy not in ("Background", "Foreground", "Orphan"):
+            raise Invalid(f"propagationPolicy {propagation_policy!r} is not one of Background, "
+                          "Foreground, Orphan", kind=kind.KIND, name=name,
+                          field="propagationPolicy")
+        obj = self._live(store, key)
+        self._check_preconditions(store, obj, None, uid)
+        self._delete_object(store, key, obj, propagation_policy, verb="delete")
+
+    async def bind(self, pod_name: str, namespace: str, node_name: str) -> None:
+        store = next((s for s in self._stores.values() if pods.is_pod(s.cls)), None)
+        key = object_key(namespace or "default", pod_name)
+        if self.faults.active:
+            self.faults.check("bind", "Pod", key)
+        if store is None or key not in store.objects:
+            raise NotFound(f'pods "{pod_name}" not found', kind="Pod", name=pod_name)
+        pod = store.objects[key]
+        pods.check_bindable(pod, node_name)
+        self._commit(store, key, pods.bound_copy(pod, node_name, self.clock.now_dt()), pod,
+                     "MODIFIED", "bind")
+
+    # ------------------------------------------------------------------ introspection
+
+    def kinds(self) -> list[type[Resource]]:
+        return [s.cls for s in self._stores.values()]
+
+    def count(self, kind: type[Resource], namespace: str | None = None) -> int:
+        """Number of stored objects (no copies; for tests and reports)."""
+        store = self._stores.get(kind.gvk())
+        if store is None:
+            return 0
+        if namespace is None:
+            return len(store.objects)
+        return len(store.by_namespace.get(namespace, ()))
+
+
+def clone_part(owner: Resource, part: Any) -> Any:
+    """A private, validated copy of a nested model (status) of `owner`."""
+    from pydantic import ValidationError
+
+    from .objects import invalid_from
+
+    try:
+        return type(part).model_validate(part.model_dump(round_trip=True, warnings=False))
+    except ValidationError as err:
+        inv = invalid_from(err, type(owner), owner.name)
+        inv.field = f"status.{inv.field}"
+        raise inv from None
+
+
+def _spec_changed(cls: type[Resource], old: Resource, new: Resource) -> bool:
+    if "spec" in cls.model_fields:
+        return old.spec != new.spec  # type: ignore[attr-defined]
+    skip = {"api_version", "kind", "metadata", "status" if cls.HAS_STATUS else ""}
+    return any(getattr(old, f) != getattr(new, f) for f in cls.model_fields if f not in skip)
+
+
+def _check_deleting_update(old: Resource, new: Resource) -> None:
+    """An object being deleted may only lose finalizers (and change status)."""
+    om, m = old.metadata, new.metadata
+    added = [f for f in m.finalizers if f not in om.finalizers]
+    if added:
+        raise Invalid(f'{old.KIND} "{old.name}" is being deleted: no new finalizers may be '
+                      f"added (got {added})", kind=old.KIND, name=old.name,
+                      field="metadata.finalizers")
+    probe = new.model_copy(update={"metadata": om})
+    if not old.HAS_STATUS and "status" in type(old).model_fields:
+        probe.status = old.status  # type: ignore[attr-defined]
+    if probe != old:
+        changed = [f for f in type(old).model_fields if f != "metadata" and
+                   getattr(probe, f) != getattr(old, f)] or ["metadata"]
+        raise Invalid(f'{old.KIND} "{old.name}" is being deleted: only finalizer removals and '
+                      f"status changes are allowed (changed: {', '.join(changed)})",
+                      kind=old.KIND, name=old.name, field=changed[0])
+    if (m.labels, m.annotations, m.owner_references) != \
+            (om.labels, om.annotations, om.owner_references):
+        raise Invalid(f'{old.KIND} "{old.name}" is being deleted: only finalizer removals and '
+                      "status changes are allowed (changed: metadata)", kind=old.KIND,
+                      name=old.name, field="metadata")

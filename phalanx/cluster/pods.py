@@ -1,0 +1,137 @@
+"""Pod rules the API server enforces: scheduling gates, spec immutability, binding.
+
+Written against the shape of core/v1 Pod (`spec.schedulingGates[].name`, `spec.nodeName`,
+`status.conditions`) so it works on `phalanx.api.core.Pod` and on any model of that shape.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from phalanx.api.base import Resource
+
+from .client import Conflict, Invalid
+
+POD_GVK = ("v1", "Pod")
+
+# Spec fields a pod update may change at any time, and (additions only) while gated.
+_IMAGE_LISTS = ("containers", "initContainers", "ephemeralContainers")
+_ALWAYS_MUTABLE = ("activeDeadlineSeconds", "terminationGracePeriodSeconds")
+
+
+def is_pod(cls: type[Resource]) -> bool:
+    return (cls.API_VERSION, cls.KIND) == POD_GVK
+
+
+def gate_names(pod: Resource) -> list[str]:
+    spec = getattr(pod, "spec", None)
+    gates = getattr(spec, "scheduling_gates", None) or []
+    return [g if isinstance(g, str) else g.name for g in gates]
+
+
+def node_name(pod: Resource) -> str | None:
+    return getattr(getattr(pod, "spec", None), "node_name", None) or None
+
+
+def validate_create(pod: Resource) -> None:
+    if gate_names(pod) and node_name(pod):
+        raise _invalid(pod, "spec.nodeName",
+                       "cannot be set until all schedulingGates have been cleared")
+
+
+def validate_update(old: Resource, new: Resource) -> None:
+    """Allow only the pod spec changes Kubernetes allows; raise Invalid naming the field."""
+    old_spec, new_spec = getattr(old, "spec", None), getattr(new, "spec", None)
+    if old_spec == new_spec:
+        return
+    before = old_spec.model_dump(by_alias=True, exclude_none=True, mode="json")
+    after = new_spec.model_dump(by_alias=True, exclude_none=True, mode="json")
+    gated = bool(before.get("schedulingGates"))
+    for field in sorted(before.keys() | after.keys()):
+        a, b = before.get(field), after.get(field)
+        if a == b:
+            continue
+        path = f"spec.{field}"
+        if field == "schedulingGates":
+            added = sorted({g["name"] for g in b or []} - {g["name"] for g in a or []})
+            if added:
+                raise _invalid(new, path, f"only deletion is allowed, but found new scheduling "
+                                          f"gate(s) {added}")
+        elif field in _IMAGE_LISTS:
+            if _without_images(a) != _without_images(b):
+                raise _invalid(new, path, "only container images may change on a pod")
+        elif field in _ALWAYS_MUTABLE:
+            continue
+        elif field == "tolerations":
+            if any(t not in (b or []) for t in a or []):
+                raise _invalid(new, path, "existing tolerations may not be changed or removed; "
+                                          "only additions are allowed")
+        elif field == "nodeSelector" and gated:
+            if any((b or {}).get(k) != v for k, v in (a or {}).items()):
+                raise _invalid(new, path, "while the pod is gated only additions to "
+                                          "nodeSelector are allowed")
+        elif field == "affinity" and gated:
+            # Kubernetes allows narrowing node affinity while gated; we accept any change.
+            continue
+        elif field == "nodeName":
+            raise _invalid(new, path, "is set through the binding subresource, not by update")
+        else:
+            extra = " (nodeSelector and affinity may change only while the pod is gated)" \
+                if field in ("nodeSelector", "affinity") else ""
+            raise _invalid(new, path, "pod updates may not change fields other than container "
+                                      "images, activeDeadlineSeconds, tolerations (additions) "
+                                      f"and schedulingGates (removals){extra}")
+
+
+def check_bindable(pod: Resource, target: str) -> None:
+    if not target:
+        raise _invalid(pod, "target.name", "the node name to bind to is required")
+    gates = gate_names(pod)
+    if gates:
+        raise _invalid(pod, "spec.schedulingGates",
+                       f"pod {pod.key} cannot be bound while it has scheduling gates {gates}")
+    bound = node_name(pod)
+    if bound:
+        raise Conflict(f'Operation cannot be fulfilled on pods/binding "{pod.name}": pod '
+                       f"{pod.key} is already assigned to node {bound!r}",
+                       kind="Pod", name=pod.name)
+    if pod.metadata.deletion_timestamp is not None:
+        raise _invalid(pod, "metadata.deletionTimestamp",
+                       f"pod {pod.key} is being deleted and cannot be bound")
+
+
+def bound_copy(pod: Resource, target: str, now: datetime) -> Resource:
+    """A new stored pod with spec.nodeName set and condition PodScheduled=True, as the
+    binding subresource does. Shares unchanged parts with `pod` (stored objects are
+    never mutated)."""
+    new = pod.model_copy()
+    new.metadata = pod.metadata.model_copy()
+    new.spec = pod.spec.model_copy(update={"node_name": target})  # type: ignore[attr-defined]
+    status = getattr(pod, "status", None)
+    if status is not None and "conditions" in type(status).model_fields:
+        new.status = _with_scheduled_condition(status, now)  # type: ignore[attr-defined]
+    return new
+
+
+def _with_scheduled_condition(status: Any, now: datetime) -> Any:
+    data = status.model_dump(by_alias=True, exclude_none=True)
+    cond = {"type": "PodScheduled", "status": "True", "lastTransitionTime": now}
+    conditions = data.get("conditions") or []
+    for i, c in enumerate(conditions):
+        if c.get("type") == "PodScheduled":
+            conditions[i] = cond
+            break
+    else:
+        conditions.append(cond)
+    data["conditions"] = conditions
+    return type(status).model_validate(data)
+
+
+def _without_images(containers: Any) -> Any:
+    return [{k: v for k, v in c.items() if k != "image"} for c in containers or []]
+
+
+def _invalid(pod: Resource, field: str, why: str) -> Invalid:
+    return Invalid(f'Pod "{pod.name}" is invalid: {field}: {why}', kind="Pod",
+                   name=pod.name, field=field)

@@ -1,0 +1,110 @@
+"""Decoding real API-server JSON into Phalanx models, and the merge patches updates send."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from phalanx.api.pod import Pod
+from phalanx.cluster.kube.convert import BaseCache, decode, merge_patch, prune
+from phalanx.cluster.objects import merge_patch as apply_merge_patch
+
+
+def server_pod() -> dict[str, Any]:
+    """A pod as kube-apiserver returns it: defaulted fields and managedFields included."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "w-0",
+            "namespace": "default",
+            "uid": "5d0b",
+            "resourceVersion": "812",
+            "creationTimestamp": "2026-01-01T00:00:00Z",
+            "labels": {"grove.io/podgang": "g"},
+            "managedFields": [{"manager": "phalanx", "operation": "Update"}],
+            "selfLink": "/api/v1/namespaces/default/pods/w-0",
+        },
+        "spec": {
+            "containers": [
+                {
+                    "name": "main",
+                    "image": "busybox",
+                    "terminationMessagePath": "/dev/termination-log",
+                    "someFutureField": {"x": 1},
+                }
+            ],
+            "schedulingGates": [{"name": "grove.io/podgang-pending-creation"}],
+            "volumes": [{"name": "kube-api-access", "projected": {"sources": []}}],
+            "dnsPolicy": "ClusterFirst",
+            "aBrandNewPodField": True,
+        },
+        "status": {"phase": "Pending", "qosClass": "BestEffort", "unknownStatus": 3},
+    }
+
+
+def test_prune_drops_only_what_the_model_does_not_declare() -> None:
+    pruned = prune(Pod, server_pod())
+    assert "managedFields" not in pruned["metadata"]
+    assert "selfLink" not in pruned["metadata"]
+    assert "aBrandNewPodField" not in pruned["spec"]
+    assert "someFutureField" not in pruned["spec"]["containers"][0]
+    assert "unknownStatus" not in pruned["status"]
+    # Declared fields, including opaque dicts, are kept whole.
+    assert pruned["spec"]["volumes"][0]["projected"] == {"sources": []}
+    assert pruned["spec"]["dnsPolicy"] == "ClusterFirst"
+    assert pruned["metadata"]["labels"] == {"grove.io/podgang": "g"}
+
+
+def test_decode_real_server_pod() -> None:
+    pod = decode(Pod, server_pod())
+    assert pod.metadata.resource_version == "812"
+    assert pod.spec.scheduling_gates[0].name == "grove.io/podgang-pending-creation"
+    assert pod.spec.containers[0].termination_message_path == "/dev/termination-log"
+
+
+def test_merge_patch_of_a_gate_removal_touches_only_the_gates() -> None:
+    old = decode(Pod, server_pod())
+    new = old.copy_deep()
+    new.spec.scheduling_gates = []
+    new.metadata.labels["grove.io/podclique"] = "c"
+    patch = merge_patch(old.to_dict(), new.to_dict())
+    assert patch == {
+        "metadata": {"labels": {"grove.io/podclique": "c"}},
+        "spec": {"schedulingGates": None},
+    }
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=3),
+    lambda children: st.lists(children, max_size=3)
+    | st.dictionaries(st.text(max_size=2), children, max_size=3),
+    max_leaves=12,
+)
+# Merge patches cannot express null values inside objects (null means delete).
+no_null_dicts = st.dictionaries(
+    st.text(max_size=2), json_values.filter(lambda v: v is not None), max_size=4
+)
+
+
+def _strip_nulls(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _strip_nulls(v) for k, v in value.items() if v is not None}
+    return value
+
+
+@given(no_null_dicts, no_null_dicts)
+def test_merge_patch_round_trips(old: dict[str, Any], new: dict[str, Any]) -> None:
+    old, new = _strip_nulls(old), _strip_nulls(new)
+    assert apply_merge_patch(old, merge_patch(old, new)) == new
+
+
+def test_base_cache_is_bounded_lru() -> None:
+    cache = BaseCache(capacity=2)
+    for i in range(3):
+        cache.put({"metadata": {"uid": f"u{i}", "resourceVersion": "1"}})
+    assert cache.get("u0", "1") is None
+    assert cache.get("u2", "1") is not None
+    assert len(cache) == 2

@@ -1,0 +1,209 @@
+"""KubeCluster's wire behaviour against the REST facade over MemoryCluster."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from phalanx.api.core import ConfigMap, Namespace
+from phalanx.api.pod import Pod
+from phalanx.cluster.client import AlreadyExists, Conflict, Gone, Invalid, NotFound
+from phalanx.cluster.clock import run_virtual
+from phalanx.cluster.kube import KubeCluster, connection_for, update_with_retry
+from phalanx.cluster.kube import cluster as kube_cluster_module
+from phalanx.cluster.memory import MemoryCluster
+
+from .facade import Facade, start_facade
+
+
+def run(test: Callable[[KubeCluster, MemoryCluster, Facade], Awaitable[None]], **kw: Any) -> None:
+    async def main() -> None:
+        mem = MemoryCluster()
+        facade, runner, url = await start_facade(mem, **kw)
+        kube = KubeCluster.from_connection(connection_for(url))
+        try:
+            await test(kube, mem, facade)
+        finally:
+            await kube.close()
+            await runner.cleanup()
+
+    run_virtual(main())
+
+
+def cm(name: str, ns: str = "ns", **data: str) -> ConfigMap:
+    return ConfigMap.model_validate({"metadata": {"name": name, "namespace": ns}, "data": data})
+
+
+def pod(name: str, gated: bool = False) -> Pod:
+    spec: dict[str, Any] = {"containers": [{"name": "c", "image": "busybox"}]}
+    if gated:
+        spec["schedulingGates"] = [{"name": "grove.io/podgang-pending-creation"}]
+    return Pod.model_validate({"metadata": {"name": name, "namespace": "ns"}, "spec": spec})
+
+
+def test_crud_and_errors_map_to_client_errors() -> None:
+    async def body(kube: KubeCluster, mem: MemoryCluster, facade: Facade) -> None:
+        created = await kube.create(cm("a", x="1"))
+        assert created.metadata.uid and created.metadata.resource_version
+        with pytest.raises(AlreadyExists):
+            await kube.create(cm("a"))
+        with pytest.raises(NotFound):
+            await kube.get(ConfigMap, "missing", "ns")
+        with pytest.raises(Invalid) as bad:
+            await kube.create(cm("Not_A_Name"))
+        assert bad.value.field == "metadata.name"
+        got = await kube.get(ConfigMap, "a", "ns")
+        got.data = {"x": "2"}
+        updated = await kube.update(got)
+        assert updated.data == {"x": "2"}
+        got.data = {"x": "3"}  # stale resourceVersion
+        with pytest.raises(Conflict):
+            await kube.update(got)
+        patched = await kube.patch(ConfigMap, "a", {"data": {"y": "1"}}, "ns")
+        assert patched.data == {"x": "2", "y": "1"}
+        with pytest.raises(Conflict):
+            await kube.delete(ConfigMap, "a", "ns", uid="another-uid")
+        await kube.delete(ConfigMap, "a", "ns")
+        with pytest.raises(NotFound):
+            await kube.delete(ConfigMap, "a", "ns")
+        assert mem.count(ConfigMap) == 0
+
+    run(body)
+
+
+def test_cluster_scoped_kinds_and_status_subresource() -> None:
+    async def body(kube: KubeCluster, mem: MemoryCluster, facade: Facade) -> None:
+        ns = await kube.create(Namespace.model_validate({"metadata": {"name": "team-a"}}))
+        assert ns.namespace is None
+        ns.status.phase = "Active"
+        ns = await kube.update_status(ns)
+        assert (await mem.get(Namespace, "team-a")).status.phase == "Active"
+        assert ("PATCH", "/api/v1/namespaces/team-a/status") in facade.requests
+
+    run(body)
+
+
+def test_update_sends_only_the_difference() -> None:
+    async def body(kube: KubeCluster, mem: MemoryCluster, facade: Facade) -> None:
+        p = await kube.create(pod("p", gated=True))
+        p.spec.scheduling_gates = []
+        p.metadata.labels["x"] = "y"
+        p = await kube.update(p)
+        assert p.spec.scheduling_gates == [] and p.metadata.labels == {"x": "y"}
+        # An object not decoded by this client (cache miss): read once, then patch.
+        fresh = KubeCluster(kube.transport)
+        other = (await mem.get(Pod, "p", "ns"))
+        other.metadata.labels["z"] = "1"
+        assert (await fresh.update(other)).metadata.labels == {"x": "y", "z": "1"}
+        stale = (await mem.get(Pod, "p", "ns"))
+        stale.metadata.resource_version = "1"
+        with pytest.raises(Conflict):
+            await fresh.update(stale)
+
+    run(body)
+
+
+def test_bind_subresource() -> None:
+    async def body(kube: KubeCluster, mem: MemoryCluster, facade: Facade) -> None:
+        await kube.create(pod("gated", gated=True))
+        with pytest.raises(Invalid):
+            await kube.bind("gated", "ns", "node-1")
+        await kube.create(pod("free"))
+        await kube.bind("free", "ns", "node-1")
+        assert (await kube.get(Pod, "free", "ns")).spec.node_name == "node-1"
+        with pytest.raises(Conflict):
+            await kube.bind("free", "ns", "node-2")
+
+    run(body)
+
+
+def test_list_follows_continue_tokens(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(kube_cluster_module, "LIST_PAGE_SIZE", 3)
+
+    async def body(kube: KubeCluster, mem: MemoryCluster, facade: Facade) -> None:
+        for i in range(8):
+            await mem.create(cm(f"c{i}", ns="a" if i % 2 else "b", i=str(i)))
+        everything = await kube.list(ConfigMap)
+        assert sorted(o.name for o in everything.items) == [f"c{i}" for i in range(8)]
+        assert everything.resource_version == mem.resource_version
+        pages = [r for r in facade.requests if r == ("GET", "/api/v1/configmaps")]
+        assert len(pages) == 3
+        only_a = await kube.list(ConfigMap, "a")
+        assert {o.name for o in only_a.items} == {"c1", "c3", "c5", "c7"}
+
+    run(body)
+
+
+def test_watch_from_list_version_sees_every_change_in_order() -> None:
+    async def body(kube: KubeCluster, mem: MemoryCluster, facade: Facade) -> None:
+        await mem.create(cm("before"))
+        listed = await kube.list(ConfigMap, "ns")
+        seen: list[tuple[str, str]] = []
+
+        async def consume() -> None:
+            async for ev in kube.watch(ConfigMap, "ns", resource_version=listed.resource_version):
+                seen.append((ev.type, ev.object.name))
+                if ev.type == "DELETED":
+                    return
+
+        task = asyncio.create_task(consume())
+        await mem.create(cm("x"))
+        await mem.patch(ConfigMap, "x", {"data": {"a": "1"}}, "ns")
+        await asyncio.sleep(5)  # bookmarks flow while nothing happens
+        await mem.delete(ConfigMap, "x", "ns")
+        await asyncio.wait_for(task, 30)
+        assert seen == [("ADDED", "x"), ("MODIFIED", "x"), ("DELETED", "x")]
+
+    run(body, bookmark_interval=1.0)
+
+
+def test_watch_of_an_expired_version_raises_gone() -> None:
+    async def body(kube: KubeCluster, mem: MemoryCluster, facade: Facade) -> None:
+        for i in range(5):
+            await mem.create(cm(f"c{i}"))
+        with pytest.raises(Gone):
+            async for _ in kube.watch(ConfigMap, "ns", resource_version="1"):
+                pass
+
+    async def small_history() -> None:
+        mem = MemoryCluster(history_size=2)
+        facade, runner, url = await start_facade(mem)
+        kube = KubeCluster.from_connection(connection_for(url))
+        try:
+            await body(kube, mem, facade)
+        finally:
+            await kube.close()
+            await runner.cleanup()
+
+    run_virtual(small_history())
+
+
+def test_update_with_retry_rereads_on_conflict() -> None:
+    async def body(kube: KubeCluster, mem: MemoryCluster, facade: Facade) -> None:
+        await kube.create(cm("counter", n="0"))
+        raced = False
+
+        async def bump(obj: ConfigMap) -> None:
+            nonlocal raced
+            if not raced:  # someone else writes between our read and our write
+                raced = True
+                await mem.patch(ConfigMap, "counter", {"data": {"other": "1"}}, "ns")
+            assert obj.data is not None
+            obj.data["n"] = str(int(obj.data["n"]) + 1)
+
+        result = await update_with_retry(kube, ConfigMap, "counter", "ns", bump)
+        assert result.data == {"n": "1", "other": "1"}
+
+    run(body)
+
+
+def test_missing_kind_names_the_crds() -> None:
+    from phalanx.cluster.kube.errors import error_from_status
+
+    err = error_from_status(
+        404, {"message": "the server could not find the requested resource"}, kind="PodGang"
+    )
+    assert isinstance(err, NotFound) and "CRDs" in str(err)

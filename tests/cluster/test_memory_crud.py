@@ -1,0 +1,314 @@
+"""Create/get/list/update/patch semantics, against the Client protocol."""
+
+import pytest
+
+from phalanx.api.base import ObjectMeta
+from phalanx.cluster.client import AlreadyExists, Conflict, Invalid, NotFound
+from phalanx.cluster.clock import run_virtual
+from phalanx.cluster.memory import MemoryCluster
+
+from .kinds import Gadget, GadgetSpec, Note, Widget, widget
+
+
+def test_create_sets_server_fields(client_factory):
+    async def main():
+        c = client_factory()
+        a = await c.create(widget("a"))
+        b = await c.create(widget("b"))
+        assert a.metadata.uid and a.metadata.uid != b.metadata.uid
+        assert a.metadata.generation == 1
+        assert a.metadata.creation_timestamp == c.clock.now_dt()
+        assert int(b.metadata.resource_version) > int(a.metadata.resource_version)
+        assert a.metadata.namespace == "default"
+        got = await c.get(Widget, "a")
+        assert got == a
+    run_virtual(main)
+
+
+def test_runs_are_deterministic():
+    async def main():
+        c = MemoryCluster()
+        out = []
+        for i in range(3):
+            o = await c.create(Widget(metadata=ObjectMeta(generate_name="w-")))
+            out.append((o.name, o.metadata.uid, o.metadata.resource_version))
+        return out
+    assert run_virtual(main) == run_virtual(main)
+
+
+def test_returned_objects_are_private_copies(client_factory):
+    async def main():
+        c = client_factory()
+        mine = widget("a", replicas=2)
+        created = await c.create(mine)
+        mine.spec.replicas = 99
+        created.spec.replicas = 98
+        got = await c.get(Widget, "a")
+        assert got.spec.replicas == 2
+        got.metadata.labels["x"] = "y"
+        assert (await c.get(Widget, "a")).metadata.labels == {}
+        assert (await c.list(Widget)).items[0].spec.replicas == 2
+    run_virtual(main)
+
+
+def test_already_exists_and_not_found(client_factory):
+    async def main():
+        c = client_factory()
+        await c.create(widget("a"))
+        with pytest.raises(AlreadyExists):
+            await c.create(widget("a"))
+        await c.create(widget("a", ns="other"))  # names are per namespace
+        with pytest.raises(NotFound):
+            await c.get(Widget, "missing")
+        with pytest.raises(NotFound):
+            await c.update(widget("missing"))
+        with pytest.raises(NotFound):
+            await c.delete(Widget, "missing")
+        with pytest.raises(NotFound):
+            await c.patch(Widget, "missing", {"spec": {"replicas": 2}})
+    run_virtual(main)
+
+
+def test_create_rejects_bad_input(client_factory):
+    async def main():
+        c = client_factory()
+        with pytest.raises(Invalid) as err:
+            await c.create(Widget())
+        assert err.value.field == "metadata.name"
+        with pytest.raises(Invalid) as err:
+            await c.create(widget("Bad_Name"))
+        assert err.value.field == "metadata.name"
+        w = widget("a")
+        w.metadata.labels = {"bad key": "x"}
+        with pytest.raises(Invalid) as err:
+            await c.create(w)
+        assert err.value.field == "metadata.labels"
+        live = await c.create(widget("b"))
+        with pytest.raises(Invalid) as err:  # resourceVersion must not be set on create
+            await c.create(live.model_copy(update={"metadata": ObjectMeta(
+                name="c", resource_version=live.metadata.resource_version)}))
+        assert err.value.field == "metadata.resourceVersion"
+        bad = widget("d")
+        bad.spec.replicas = "many"  # models do not validate on assignment; the server does
+        with pytest.raises(Invalid) as err:
+            await c.create(bad)
+        assert err.value.field == "spec.replicas"
+    run_virtual(main)
+
+
+def test_generate_name_is_deterministic_and_unique(client_factory):
+    async def main():
+        c = client_factory()
+        names = [
+            (await c.create(Widget(metadata=ObjectMeta(generate_name="job-")))).name
+            for _ in range(50)
+        ]
+        assert len(set(names)) == 50
+        assert all(n.startswith("job-") and len(n) == 9 for n in names)
+        return names
+    assert run_virtual(main) == run_virtual(main)
+
+
+def test_cluster_scoped_kind_ignores_namespace(client_factory):
+    async def main():
+        c = client_factory()
+        g = await c.create(Gadget(metadata=ObjectMeta(name="g1", namespace="x")))
+        assert g.metadata.namespace is None and g.key == "g1"
+        assert (await c.get(Gadget, "g1")).name == "g1"
+        assert [o.name for o in (await c.list(Gadget, "anything")).items] == ["g1"]
+    run_virtual(main)
+
+
+def test_list_filters_and_returns_resource_version(client_factory):
+    async def main():
+        c = client_factory()
+        for i, ns in enumerate(["a", "a", "b"]):
+            w = widget(f"w{i}", ns=ns, node_name=f"n{i % 2}")
+            w.metadata.labels = {"idx": str(i), "team": "x" if i < 2 else "y"}
+            await c.create(w)
+        all_ = await c.list(Widget)
+        assert [o.key for o in all_.items] == ["a/w0", "a/w1", "b/w2"]
+        assert all_.resource_version == "3"
+        assert [o.name for o in (await c.list(Widget, "a")).items] == ["w0", "w1"]
+        assert [o.name for o in (await c.list(Widget, label_selector="team=y")).items] == ["w2"]
+        assert [o.name for o in (await c.list(Widget, label_selector={"team": "x"},
+                                              field_selector="spec.nodeName=n1")).items] == ["w1"]
+        with pytest.raises(Invalid):
+            await c.list(Widget, label_selector="a in (")
+    run_virtual(main)
+
+
+def test_update_conflict_on_stale_resource_version(client_factory):
+    async def main():
+        c = client_factory()
+        a = await c.create(widget("a"))
+        first = a.copy_deep()
+        first.spec.replicas = 2
+        await c.update(first)
+        a.spec.replicas = 3
+        with pytest.raises(Conflict):
+            await c.update(a)  # a still carries the old resourceVersion
+        assert (await c.get(Widget, "a")).spec.replicas == 2
+    run_virtual(main)
+
+
+def test_update_without_resource_version_is_unconditional(client_factory):
+    async def main():
+        c = client_factory()
+        await c.create(widget("a"))
+        blind = widget("a", replicas=7)
+        assert blind.metadata.resource_version is None
+        out = await c.update(blind)
+        assert out.spec.replicas == 7
+    run_virtual(main)
+
+
+def test_uid_precondition(client_factory):
+    async def main():
+        c = client_factory()
+        a = await c.create(widget("a"))
+        a.metadata.uid = "someone-else"
+        with pytest.raises(Conflict):
+            await c.update(a)
+        with pytest.raises(Conflict):
+            await c.delete(Widget, "a", uid="someone-else")
+    run_virtual(main)
+
+
+def test_server_managed_metadata_is_kept(client_factory):
+    async def main():
+        c = client_factory()
+        a = await c.create(widget("a"))
+        uid, created = a.metadata.uid, a.metadata.creation_timestamp
+        a.metadata.uid = None
+        a.metadata.generation = 42
+        a.metadata.creation_timestamp = None
+        out = await c.update(a)
+        assert (out.metadata.uid, out.metadata.creation_timestamp) == (uid, created)
+        assert out.metadata.generation == 1
+    run_virtual(main)
+
+
+def test_generation_bumps_on_spec_changes_only(client_factory):
+    async def main():
+        c = client_factory()
+        a = await c.create(widget("a"))
+        a.metadata.labels["x"] = "1"
+        a = await c.update(a)
+        assert a.metadata.generation == 1
+        a.spec.replicas = 5
+        a = await c.update(a)
+        assert a.metadata.generation == 2
+        a.status.ready = 5
+        a = await c.update_status(a)
+        assert a.metadata.generation == 2
+        a = await c.patch(Widget, "a", {"spec": {"image": "v2"}})
+        assert a.metadata.generation == 3
+    run_virtual(main)
+
+
+def test_generation_for_kinds_without_spec(client_factory):
+    async def main():
+        c = client_factory()
+        n = await c.create(Note(metadata=ObjectMeta(name="n"), data={"a": "1"}))
+        n.metadata.annotations["x"] = "y"
+        n = await c.update(n)
+        assert n.metadata.generation == 1
+        n.data["a"] = "2"
+        n = await c.update(n)
+        assert n.metadata.generation == 2
+    run_virtual(main)
+
+
+def test_status_subresource(client_factory):
+    async def main():
+        c = client_factory()
+        a = widget("a")
+        a.status.ready = 9  # status is dropped on create
+        a = await c.create(a)
+        assert a.status.ready == 0
+        a.status.ready = 3
+        a.spec.replicas = 4
+        out = await c.update(a)  # update ignores status
+        assert (out.status.ready, out.spec.replicas) == (0, 4)
+        out.status.ready = 3
+        out.spec.replicas = 10
+        st = await c.update_status(out)  # update_status ignores everything else
+        assert (st.status.ready, st.spec.replicas) == (3, 4)
+        with pytest.raises(Conflict):
+            await c.update_status(out)  # stale
+        p = await c.patch(Widget, "a", {"status": {"phase": "Running"}}, subresource="status")
+        assert p.status.phase == "Running" and p.status.ready == 3
+        p = await c.patch(Widget, "a", {"status": {"phase": "Lost"}})  # main resource ignores status
+        assert p.status.phase == "Running"
+    run_virtual(main)
+
+
+def test_kind_without_status_subresource_writes_status_with_object():
+    async def main():
+        c = MemoryCluster()
+        g = await c.create(Gadget(metadata=ObjectMeta(name="g"), spec=GadgetSpec(size=1)))
+        with pytest.raises(NotFound, match="no status subresource"):
+            await c.update_status(g)
+    run_virtual(main)
+
+
+def test_no_op_writes_store_nothing():
+    async def main():
+        c = MemoryCluster()
+        a = await c.create(widget("a"))
+        same = await c.update(a)
+        assert same.metadata.resource_version == a.metadata.resource_version
+        same = await c.update_status(a)
+        assert same.metadata.resource_version == a.metadata.resource_version
+        same = await c.patch(Widget, "a", {"spec": {"replicas": 1}})
+        assert same.metadata.resource_version == a.metadata.resource_version
+        assert c.stats.noops[("update", "Widget")] == 1
+        assert c.stats.total_writes() == 1
+    run_virtual(main)
+
+
+def test_merge_patch(client_factory):
+    async def main():
+        c = client_factory()
+        a = widget("a", image="v1")
+        a.metadata.labels = {"keep": "1", "drop": "2"}
+        await c.create(a)
+        out = await c.patch(Widget, "a", {"metadata": {"labels": {"drop": None, "new": "3"}},
+                                          "spec": {"replicas": 4}})
+        assert out.metadata.labels == {"keep": "1", "new": "3"}
+        assert (out.spec.replicas, out.spec.image) == (4, "v1")
+        out = await c.patch(Widget, "a", {"spec": {"image": None}})  # null resets to default
+        assert out.spec.image == ""
+        with pytest.raises(Invalid) as err:
+            await c.patch(Widget, "a", {"spec": {"replicas": "lots"}})
+        assert err.value.field == "spec.replicas"
+        with pytest.raises(Invalid) as err:
+            await c.patch(Widget, "a", {"spec": {"unknownField": 1}})
+        assert err.value.field == "spec.unknownField"
+    run_virtual(main)
+
+
+def test_patch_resource_version_is_a_precondition(client_factory):
+    async def main():
+        c = client_factory()
+        a = await c.create(widget("a"))
+        rv = a.metadata.resource_version
+        await c.patch(Widget, "a", {"metadata": {"resourceVersion": rv}, "spec": {"replicas": 2}})
+        with pytest.raises(Conflict):
+            await c.patch(Widget, "a", {"metadata": {"resourceVersion": rv},
+                                        "spec": {"replicas": 3}})
+        assert (await c.get(Widget, "a")).spec.replicas == 2
+    run_virtual(main)
+
+
+def test_one_class_per_kind():
+    class OtherWidget(Widget):
+        pass
+
+    async def main():
+        c = MemoryCluster()
+        await c.create(widget("a"))
+        with pytest.raises(TypeError, match="one class per kind"):
+            await c.get(OtherWidget, "a")
+    run_virtual(main)

@@ -1,0 +1,200 @@
+"""Finalizers, deletionTimestamp and ownerReference garbage collection."""
+
+import pytest
+
+from phalanx.api.base import ObjectMeta, OwnerReference
+from phalanx.cluster.client import Invalid, NotFound
+from phalanx.cluster.clock import run_virtual, settle
+from phalanx.cluster.memory import MemoryCluster
+
+from .kinds import Gadget, Widget, widget
+
+
+async def names(c, kind=Widget):
+    return sorted(o.name for o in (await c.list(kind)).items)
+
+
+async def dependent(c, name, *owners, finalizers=(), block=True):
+    w = widget(name)
+    w.metadata.owner_references = [o.owner_reference(block=block) for o in owners]
+    w.metadata.finalizers = list(finalizers)
+    return await c.create(w)
+
+
+def test_finalizers_hold_deletion_until_removed(client_factory):
+    async def main():
+        c = client_factory()
+        w = widget("a")
+        w.metadata.finalizers = ["example.com/one", "example.com/two"]
+        await c.create(w)
+        await c.delete(Widget, "a")
+        a = await c.get(Widget, "a")
+        assert a.metadata.deletion_timestamp == c.clock.now_dt()
+        await c.delete(Widget, "a")  # deleting again changes nothing
+        a.metadata.finalizers = ["example.com/two"]
+        a = await c.update(a)
+        assert a.metadata.deletion_timestamp is not None
+        a.metadata.finalizers = []
+        await c.update(a)
+        with pytest.raises(NotFound):
+            await c.get(Widget, "a")
+    run_virtual(main)
+
+
+def test_deleting_object_accepts_only_finalizer_removal_and_status(client_factory):
+    async def main():
+        c = client_factory()
+        w = widget("a")
+        w.metadata.finalizers = ["example.com/f"]
+        await c.create(w)
+        await c.delete(Widget, "a")
+        a = await c.get(Widget, "a")
+        a.metadata.finalizers.append("example.com/new")
+        with pytest.raises(Invalid) as err:
+            await c.update(a)
+        assert err.value.field == "metadata.finalizers"
+        a = await c.get(Widget, "a")
+        a.spec.replicas = 9
+        with pytest.raises(Invalid) as err:
+            await c.update(a)
+        assert err.value.field == "spec"
+        a = await c.get(Widget, "a")
+        a.metadata.labels["x"] = "y"
+        with pytest.raises(Invalid):
+            await c.update(a)
+        a = await c.get(Widget, "a")
+        a.status.phase = "Terminating"
+        assert (await c.update_status(a)).status.phase == "Terminating"
+    run_virtual(main)
+
+
+def test_background_deletion_collects_dependents_after_the_owner(client_factory):
+    async def main():
+        c = client_factory()
+        owner = await c.create(widget("owner"))
+        await dependent(c, "d1", owner)
+        await dependent(c, "d2", owner, finalizers=["example.com/keep"])
+        grandchild_owner = await dependent(c, "d3", owner)
+        await dependent(c, "d3-child", grandchild_owner)
+        await c.delete(Widget, "owner")
+        assert await names(c) == ["d1", "d2", "d3", "d3-child"]  # owner gone first
+        await settle()
+        assert await names(c) == ["d2"]  # dependents with finalizers are only marked
+        d2 = await c.get(Widget, "d2")
+        assert d2.metadata.deletion_timestamp is not None
+    run_virtual(main)
+
+
+def test_foreground_deletion_waits_for_blocking_dependents(client_factory):
+    async def main():
+        c = client_factory()
+        owner = await c.create(widget("owner"))
+        await dependent(c, "blocker", owner, finalizers=["example.com/hold"])
+        await dependent(c, "free", owner, block=False, finalizers=["example.com/hold"])
+        await dependent(c, "plain", owner)
+        await c.delete(Widget, "owner", propagation_policy="Foreground")
+        o = await c.get(Widget, "owner")
+        assert o.metadata.deletion_timestamp is not None
+        assert "foregroundDeletion" in o.metadata.finalizers
+        await settle()
+        assert await names(c) == ["blocker", "free", "owner"]
+        free = await c.get(Widget, "free")
+        free.metadata.finalizers = []
+        await c.update(free)
+        await settle()
+        assert await names(c) == ["blocker", "owner"]  # not waiting for non-blocking ones
+        blocker = await c.get(Widget, "blocker")
+        assert blocker.metadata.deletion_timestamp is not None
+        blocker.metadata.finalizers = []
+        await c.update(blocker)
+        await settle()
+        assert await names(c) == []
+    run_virtual(main)
+
+
+def test_foreground_cascades_depth_first():
+    async def main():
+        c = MemoryCluster()
+        top = await c.create(widget("top"))
+        mid = await dependent(c, "mid", top)
+        await dependent(c, "leaf", mid, finalizers=["example.com/hold"])
+        watch = c.watch(Widget, resource_version=c.resource_version)
+        await c.delete(Widget, "top", propagation_policy="Foreground")
+        await settle()
+        assert await names(c) == ["leaf", "mid", "top"]  # mid waits for leaf, top for mid
+        leaf = await c.get(Widget, "leaf")
+        leaf.metadata.finalizers = []
+        await c.update(leaf)
+        await settle()
+        assert await names(c) == []
+        deleted = [e.object.name for e in list(watch._w.buf) if e.type == "DELETED"]
+        assert deleted == ["leaf", "mid", "top"]
+    run_virtual(main)
+
+
+def test_orphan_removes_owner_references(client_factory):
+    async def main():
+        c = client_factory()
+        owner = await c.create(widget("owner"))
+        other = await c.create(widget("other"))
+        await dependent(c, "d1", owner)
+        await dependent(c, "d2", owner, other)
+        await c.delete(Widget, "owner", propagation_policy="Orphan")
+        await settle()
+        assert await names(c) == ["d1", "d2", "other"]
+        d1, d2 = (await c.get(Widget, "d1")), (await c.get(Widget, "d2"))
+        assert d1.metadata.owner_references == []
+        assert [r.name for r in d2.metadata.owner_references] == ["other"]
+    run_virtual(main)
+
+
+def test_dependent_with_a_live_owner_only_loses_the_dead_reference(client_factory):
+    async def main():
+        c = client_factory()
+        a = await c.create(widget("a"))
+        b = await c.create(widget("b"))
+        await dependent(c, "shared", a, b)
+        await c.delete(Widget, "a")
+        await settle()
+        shared = await c.get(Widget, "shared")
+        assert [r.name for r in shared.metadata.owner_references] == ["b"]
+        await c.delete(Widget, "b")
+        await settle()
+        assert await names(c) == []
+    run_virtual(main)
+
+
+def test_objects_with_a_dangling_owner_uid_are_collected(client_factory):
+    async def main():
+        c = client_factory()
+        w = widget("orphan")
+        w.metadata.owner_references = [OwnerReference(
+            api_version=Widget.API_VERSION, kind="Widget", name="ghost", uid="no-such-uid")]
+        await c.create(w)
+        await settle()
+        assert await names(c) == []
+    run_virtual(main)
+
+
+def test_gc_across_kinds_and_scopes(client_factory):
+    async def main():
+        c = client_factory()
+        g = await c.create(Gadget(metadata=ObjectMeta(name="cluster-owner")))
+        await dependent(c, "w", g)
+        await c.delete(Gadget, "cluster-owner")
+        await settle()
+        assert await names(c) == []
+    run_virtual(main)
+
+
+def test_gc_writes_are_counted_apart():
+    async def main():
+        c = MemoryCluster()
+        owner = await c.create(widget("owner"))
+        for i in range(3):
+            await dependent(c, f"d{i}", owner)
+        await c.delete(Widget, "owner")
+        await settle()
+        assert c.stats.writes[("delete", "Widget")] == 1
+        assert c.stats.writes[("gc_delete", "Widget")] == 3
+    run_virtual(main)
