@@ -15,6 +15,8 @@ from phalanx.cli.errors import run_cli
 
 # Sub-command modules register themselves on `app` when imported.
 from phalanx.cli import manifests as _manifests  # noqa: F401,E402
+from phalanx.cli import run as _run  # noqa: F401,E402
+from phalanx.cli import explain as _explain  # noqa: F401,E402
 
 
 def main() -> None:

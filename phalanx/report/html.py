@@ -180,6 +180,7 @@ def render_html(record: RunRecord, summary: Summary | None = None) -> str:
            f"{_e(fmt_duration(meta.duration))} of virtual time")
     if meta.wall_seconds:
         sub += f" (simulated in {meta.wall_seconds:.1f}s)"
+    placed_at, placed_why = plots.placement_time(record)
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -198,9 +199,9 @@ def render_html(record: RunRecord, summary: Summary | None = None) -> str:
               "binds it all-or-nothing (amber), the kubelet starts the pods (blue).",
               plots.timeline_svg(record)),
         _plot("placement", "Placement",
-              "Where every pod sits at the end of the run: one row per topology domain, one "
-              "box per node, one cell per GPU coloured by gang; the strip below a node's GPUs "
-              "shows CPU-only pods. Red outlines are nodes that are down.",
+              f"Where every pod sat at t={fmt_duration(placed_at)}, {placed_why}: one row per "
+              "topology domain, one box per node, one cell per GPU coloured by gang; the strip "
+              "below a node's GPUs shows CPU-only pods. Red outlines are nodes that are down.",
               plots.placement_svg(record)),
         _plot("wait-times", "Gang wait time",
               "Time from PodGang creation until the whole gang was bound.",

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import matplotlib as mpl
+from matplotlib.collections import PatchCollection
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import FuncFormatter, MaxNLocator, MultipleLocator, PercentFormatter
@@ -227,6 +228,17 @@ def _group_level(record: RunRecord) -> tuple[str, str]:
     return "cluster", ""
 
 
+def placement_time(record: RunRecord) -> tuple[float, str]:
+    """When to draw the placement: the end of the run if anything still runs, else the
+    moment of peak GPU use (so a run whose jobs all finished still shows where they ran)."""
+    end = record.meta.duration
+    if any(p.node and p.deleted is None and p.phase not in ("Succeeded", "Failed")
+           for p in record.pods) or not record.samples:
+        return end, "the end of the run"
+    peak = max(record.samples, key=lambda s: (s.gpu_used, s.cpu_used))
+    return peak.t, "peak use (nothing was running at the end)"
+
+
 def placement_svg(record: RunRecord) -> str:
     """Where each gang's pods sit at the end of the run: one row per rack, one box per node,
     one cell per GPU coloured by the gang holding it; a strip below for CPU-only pods."""
@@ -237,9 +249,11 @@ def placement_svg(record: RunRecord) -> str:
         groups.setdefault(n.labels.get(key, "") or "(unlabelled)" if key else "cluster",
                           []).append(n.name)
     nodes = {n.name: n for n in record.nodes}
+    at, _ = placement_time(record)
     on_node: dict[str, list[tuple[str, int, float]]] = {}
     for p in record.pods:
-        if p.node and p.deleted is None and p.phase not in ("Succeeded", "Failed"):
+        if p.node and p.bound is not None and p.bound <= at and all(
+                end is None or end > at for end in (p.finished, p.deleted)):
             on_node.setdefault(p.node, []).append((p.gang, p.gpu, p.cpu))
     # Lay rows out: long racks wrap onto several lines.
     lines: list[tuple[str, list[str]]] = []
@@ -253,22 +267,34 @@ def placement_svg(record: RunRecord) -> str:
         ax = fig.subplots()
         ax.set_axis_off()
         used: dict[str, int] = {}
+        frames: list[Rectangle] = []
+        frame_edges: list[str] = []
+        frame_widths: list[float] = []
+        cells: list[Rectangle] = []
+        cell_colours: list[str] = []
         for row, (label, members) in enumerate(lines):
             y = -row * 1.25
             if label:
                 text = label if not key or label.startswith(level) else f"{level} {label}"
-                ax.text(-0.25, y + 0.5, text, ha="right",
-                        va="center", fontsize=8, color=INK, fontweight="bold")
+                ax.text(-0.25, y + 0.5, text, ha="right", va="center", fontsize=8, color=INK,
+                        fontweight="bold")
             for col, name in enumerate(members):
                 x = col * 1.15
                 info = nodes[name]
-                ax.add_patch(Rectangle((x, y), 1, 1, facecolor="white",
-                                       edgecolor="#9aa5b4" if info.ready else "#d9534f",
-                                       lw=0.8 if info.ready else 1.6))
-                _draw_node(ax, x, y, info.gpu, info.cpu, on_node.get(name, []), colours, used)
+                frames.append(Rectangle((x, y), 1, 1))
+                frame_edges.append("#9aa5b4" if info.ready else "#d9534f")
+                frame_widths.append(0.8 if info.ready else 1.6)
+                for rect, colour in _node_cells(x, y, info.gpu, info.cpu,
+                                                on_node.get(name, []), colours, used):
+                    cells.append(rect)
+                    cell_colours.append(colour)
                 short = name.rsplit("-", 1)[-1] if "-" in name else name
                 ax.text(x + 0.5, y - 0.08, short, ha="center", va="top", fontsize=6,
                         color=MUTED)
+        # Two collections instead of thousands of patches: fast to draw, compact SVG.
+        ax.add_collection(PatchCollection(frames, facecolors="white", edgecolors=frame_edges,
+                                          linewidths=frame_widths))
+        ax.add_collection(PatchCollection(cells, facecolors=cell_colours, linewidths=0))
         ax.set_xlim(-0.3, per_line * 1.15)
         ax.set_ylim(-(len(lines) - 1) * 1.25 - 0.35, 1.1)
         ax.set_aspect("equal")
@@ -282,9 +308,11 @@ def placement_svg(record: RunRecord) -> str:
         return _svg(fig, "placement of gangs on nodes")
 
 
-def _draw_node(ax, x: float, y: float, gpus: int, cpus: float,  # type: ignore[no-untyped-def]
-               pods: list[tuple[str, int, float]], colours: dict[str, str],
-               used: dict[str, int]) -> None:
+def _node_cells(x: float, y: float, gpus: int, cpus: float,
+                pods: list[tuple[str, int, float]], colours: dict[str, str],
+                used: dict[str, int]) -> list[tuple[Rectangle, str]]:
+    """A node's GPU cells (coloured by owning gang, else free) and its CPU-only pod strip."""
+    out: list[tuple[Rectangle, str]] = []
     owners: list[str] = []
     for gang, gpu, _ in sorted(pods):
         owners += [gang] * gpu
@@ -296,18 +324,19 @@ def _draw_node(ax, x: float, y: float, gpus: int, cpus: float,  # type: ignore[n
         for i in range(gpus):
             r, c = divmod(i, cols)
             colour = colours.get(owners[i], "#999") if i < len(owners) else FREE_SLOT
-            ax.add_patch(Rectangle((x + 0.05 + c * w + 0.01, y + strip + 0.04 + (1 - r) * h),
-                                   w - 0.02, h - 0.03, facecolor=colour, lw=0))
+            out.append((Rectangle((x + 0.05 + c * w + 0.01, y + strip + 0.04 + (1 - r) * h),
+                                  w - 0.02, h - 0.03), colour))
     cpu_pods = [(g, c) for g, gpu, c in pods if gpu == 0]
     if cpu_pods and cpus:
         left = x + 0.05
         for gang, cpu in cpu_pods:
-            width = max(0.06, 0.9 * min(1.0, cpu / cpus))
-            ax.add_patch(Rectangle((left, y + 0.04), min(width, x + 0.95 - left), strip - 0.04,
-                                   facecolor=colours.get(gang, "#999"), lw=0))
+            width = min(max(0.06, 0.9 * min(1.0, cpu / cpus)), x + 0.95 - left)
+            out.append((Rectangle((left, y + 0.04), width, strip - 0.04),
+                        colours.get(gang, "#999")))
             left += width + 0.01
             if left >= x + 0.95:
                 break
+    return out
 
 
 def timeline_svg(record: RunRecord) -> str:

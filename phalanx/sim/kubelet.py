@@ -1,0 +1,200 @@
+"""A simulated kubelet for every node: bound pods start running, on the cluster's clock.
+
+    kubelet = Kubelet(client, start_delay=5.0)
+    await kubelet.start()
+    ...                                     # pods bound to nodes become Running + Ready
+    await kubelet.fail_pod("web-0", "ns")   # a container crashed: phase Failed
+    await kubelet.wait_idle()
+    await kubelet.stop()
+
+What it does, as a kubelet would:
+- a pod bound to a Ready node (spec.nodeName) becomes `Running` with conditions
+  Initialized, ContainersReady and Ready True, `start_delay` seconds after it could start
+  (one status write per pod);
+- startup order: a pod with the annotation `grove.io/starts-after: "<podclique>:<n>,..."`
+  (written by the operator in place of Grove's grove-initc init container) stays Pending,
+  condition Initialized=False (reason WaitingForStartupDependencies), until each named
+  PodClique has at least n Ready pods; only then does its start delay begin;
+- pods on a node that is deleted, missing or NotReady are marked `Failed` (reason NodeLost);
+- `fail_pod` marks a pod Failed (containers terminated with an exit code), for tests and
+  scenarios; a Failed pod is never restarted.
+It never deletes pods and never touches pods that are not bound or are being deleted.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from phalanx.api import labels as L
+from phalanx.api.core import Node, Pod
+from phalanx.cluster.client import Client, NotFound
+from phalanx.cluster.controller import Controller, Manager, Result
+from phalanx.cluster.objects import object_key
+from phalanx.operator.naming import ANNOTATION_STARTS_AFTER, parse_starts_after
+
+REASON_WAITING = "WaitingForStartupDependencies"
+REASON_NODE_LOST = "NodeLost"
+
+_IDX_NODE = "node"
+_IDX_PODCLIQUE = "podclique"
+_IDX_AFTER = "starts-after"
+
+log = logging.getLogger(__name__)
+
+
+def _running(pod: Pod) -> bool:
+    return pod.status.phase == "Running" and pod.is_ready
+
+
+class Kubelet:
+    def __init__(self, client: Client, start_delay: float = 0.0) -> None:
+        if start_delay < 0:
+            raise ValueError(f"start_delay must be >= 0, got {start_delay}")
+        self.client = client
+        self.start_delay = start_delay
+        self.manager = Manager(client)
+        self.pods = self.manager.informer(Pod)
+        self.nodes = self.manager.informer(Node)
+        self.pods.add_index(_IDX_NODE, lambda p: p.spec.node_name or None)
+        self.pods.add_index(_IDX_PODCLIQUE, lambda p: _clique_key(p.metadata.namespace,
+                            p.metadata.labels.get(L.LABEL_PODCLIQUE)))
+        self.pods.add_index(_IDX_AFTER, lambda p: [
+            object_key(p.metadata.namespace, name) for name, _ in
+            parse_starts_after(p.metadata.annotations.get(ANNOTATION_STARTS_AFTER))])
+        self.controller = self.manager.add(Controller("kubelet", self._reconcile, workers=4))
+        self.controller.watch(self.pods, predicate=_matters)
+        # A pod turning Ready may release the pods that start after its clique.
+        self.controller.watch(self.pods, self._dependents, predicate=_readiness_changed)
+        # A node going away or NotReady fails its pods.
+        self.controller.watch(self.nodes, lambda n: self.pods.keys_by_index(_IDX_NODE, n.name),
+                              predicate=lambda o, n: o.is_ready != n.is_ready)
+        self._startable_since: dict[str, float] = {}
+        # Counters for tests and reports.
+        self.started = 0
+        self.failed = 0
+
+    async def start(self) -> None:
+        await self.manager.start()
+
+    async def stop(self) -> None:
+        await self.manager.stop()
+
+    async def wait_idle(self, timeout: float | None = None) -> None:
+        """Everything due now is done (pods still inside their start delay do not count)."""
+        await self.manager.wait_idle(timeout=timeout)
+
+    # ------------------------------------------------------------------ commands
+
+    async def fail_pod(self, name: str, namespace: str = "default", *, reason: str = "Error",
+                       message: str = "container exited with a non-zero code",
+                       exit_code: int = 1) -> bool:
+        """Mark a bound pod Failed. False when it does not exist, is not bound or already
+        ended."""
+        try:
+            pod = await self.client.get(Pod, name, namespace)
+        except NotFound:
+            return False
+        if not pod.spec.node_name or pod.is_terminal:
+            return False
+        await self._write_failed(pod, reason, message, exit_code)
+        return True
+
+    # ------------------------------------------------------------------ reconcile
+
+    def _dependents(self, pod: Pod) -> list[str]:
+        clique = _clique_key(pod.metadata.namespace, pod.metadata.labels.get(L.LABEL_PODCLIQUE))
+        return self.pods.keys_by_index(_IDX_AFTER, clique) if clique else []
+
+    def _ready_pods(self, clique_key: str) -> int:
+        return sum(1 for p in self.pods.by_index(_IDX_PODCLIQUE, clique_key) if _running(p))
+
+    async def _reconcile(self, key: str) -> Result | None:
+        pod = self.pods.get(key)
+        if pod is None:
+            self._startable_since.pop(key, None)
+            return None
+        if not pod.spec.node_name or pod.is_terminal or pod.metadata.deletion_timestamp:
+            return None
+        node = self.nodes.get(pod.spec.node_name)
+        if node is None or not node.is_ready:
+            why = "was deleted" if node is None else "is NotReady"
+            await self._write_failed(pod, REASON_NODE_LOST, f"node {pod.spec.node_name} {why}", 137)
+            return None
+        if pod.status.phase == "Running":
+            return None
+        ns = pod.metadata.namespace
+        waiting = [(name, n, self._ready_pods(object_key(ns, name))) for name, n in
+                   parse_starts_after(pod.metadata.annotations.get(ANNOTATION_STARTS_AFTER))]
+        waiting = [w for w in waiting if w[2] < w[1]]
+        if waiting:
+            msg = "waiting for " + ", ".join(f"{name} ({have}/{need} ready)"
+                                             for name, need, have in waiting)
+            await self._write_waiting(pod, msg)
+            return None
+        now = self.client.clock.now()
+        since = self._startable_since.setdefault(key, now)
+        left = since + self.start_delay - now
+        if left > 0:
+            return Result(requeue_after=left)
+        await self._write_running(pod)
+        self._startable_since.pop(key, None)
+        return None
+
+    # ------------------------------------------------------------------ status writes
+
+    async def _write_waiting(self, pod: Pod, message: str) -> None:
+        updated = pod.copy_deep()
+        if not updated.set_condition("Initialized", False, REASON_WAITING, message,
+                                     now=self.client.clock.now_dt()):
+            return
+        await self.client.update_status(updated)
+
+    async def _write_running(self, pod: Pod) -> None:
+        now = self.client.clock.now_dt()
+        updated = pod.copy_deep()
+        status = updated.status
+        status.phase = "Running"
+        status.start_time = now
+        for cond in ("Initialized", "ContainersReady", "Ready"):
+            updated.set_condition(cond, True, "", now=now)
+        status.container_statuses = [
+            {"name": c.name, "ready": True, "started": True, "restartCount": 0,
+             "image": c.image or "", "imageID": "",
+             "state": {"running": {"startedAt": _iso(now)}}}
+            for c in pod.spec.containers]
+        await self.client.update_status(updated)
+        self.started += 1
+
+    async def _write_failed(self, pod: Pod, reason: str, message: str, exit_code: int) -> None:
+        now = self.client.clock.now_dt()
+        updated = pod.copy_deep()
+        status = updated.status
+        status.phase = "Failed"
+        status.reason, status.message = reason, message
+        updated.set_condition("Ready", False, "PodFailed", message, now=now)
+        updated.set_condition("ContainersReady", False, "PodFailed", message, now=now)
+        status.container_statuses = [
+            {"name": c.name, "ready": False, "started": False, "restartCount": 0,
+             "image": c.image or "", "imageID": "",
+             "state": {"terminated": {"exitCode": exit_code, "reason": reason,
+                                      "finishedAt": _iso(now)}}}
+            for c in pod.spec.containers]
+        await self.client.update_status(updated)
+        self.failed += 1
+
+
+def _clique_key(namespace: str | None, clique: str | None) -> str | None:
+    return object_key(namespace, clique) if clique else None
+
+
+def _matters(old: Pod, new: Pod) -> bool:
+    return (old.spec.node_name != new.spec.node_name or old.status.phase != new.status.phase
+            or old.metadata.deletion_timestamp != new.metadata.deletion_timestamp)
+
+
+def _readiness_changed(old: Pod, new: Pod) -> bool:
+    return _running(old) != _running(new)
+
+
+def _iso(ts: object) -> str:
+    return ts.isoformat().replace("+00:00", "Z")  # type: ignore[attr-defined]

@@ -1,0 +1,348 @@
+"""Watches a running cluster and writes down what happened: the `RunRecord`.
+
+It follows Pods, PodGangs, Nodes and Events through `Client.watch` (so it works on the
+embedded cluster and a real one alike) and keeps, per gang, a small state machine derived
+from its pods: Created -> Initialized -> Queued (gates lifted) -> Scheduled (minMember
+bound) -> Running (minMember ready). A gang that falls back from Scheduled is marked
+disrupted; at the end that becomes "Preempted" when the scheduler said so (an Event or a
+DisruptionTarget condition), else "Queued" (e.g. its node went down).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from phalanx.api import labels
+from phalanx.api.base import Resource
+from phalanx.api.core import Event, Node, Pod
+from phalanx.api.podgang import PodGang
+from phalanx.cluster.client import Client, Gone
+
+from .record import (
+    EventRecord,
+    GangRecord,
+    GangTransition,
+    NodeInfo,
+    PodRecord,
+    RunRecord,
+    Sample,
+    TopologyLevel,
+)
+
+GPU = "nvidia.com/gpu"
+_DISRUPTED = "Disrupted"  # placeholder, classified in finish()
+_MILESTONES = {"Created": "created", "Initialized": "initialized", "Queued": "gates_lifted",
+               "Scheduled": "scheduled", "Running": "running", "Finished": "finished",
+               "Deleted": "deleted"}
+_HOST_DOMAINS = ("host", "hostname", "node")
+
+
+def node_info(node: Node) -> NodeInfo:
+    alloc = node.allocatable_resources()
+    taints = [f"{t.key}{'=' + t.value if t.value else ''}:{t.effect}"
+              for t in node.spec.taints or []]
+    return NodeInfo(
+        name=node.name,
+        pool=node.metadata.labels.get("sim.phalanx.dev/node-pool", ""),
+        labels=dict(node.metadata.labels),
+        gpu=int(alloc.get(GPU, 0)),
+        cpu=alloc.get("cpu", 0.0),
+        memory=alloc.get("memory", 0.0),
+        taints=taints,
+        ready=node.is_ready and not node.spec.unschedulable,
+    )
+
+
+@dataclass(slots=True)
+class _Gang:
+    rec: GangRecord
+    initialized: bool = False
+    state: str = ""
+    disrupted: bool = False
+
+
+class RunRecorder:
+    """Start before the workload is applied; `finish()` returns the record."""
+
+    def __init__(self, client: Client, topology: list[TopologyLevel]) -> None:
+        self.client = client
+        self.topology = topology
+        self.pods: dict[str, PodRecord] = {}  # by namespace/name
+        self.gangs: dict[str, _Gang] = {}  # by namespace/name
+        self.nodes: dict[str, NodeInfo] = {}
+        self.events: dict[str, EventRecord] = {}  # by Event uid (repeats fold into count)
+        self.samples: list[Sample] = []
+        self.last_change = 0.0  # last time a pod, gang or node changed (for "settled")
+        self._usage: dict[str, tuple[float, float, float]] = {}
+        self._preempted_pods: dict[str, float] = {}  # pod key -> when marked a preemption victim
+        self._gated: dict[str, bool] = {}  # pod key -> still has scheduling gates
+        self._tasks: list[asyncio.Task[None]] = []
+        self._t0 = 0.0
+        self.listeners: list[Callable[[str, GangRecord], None]] = []
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def now(self) -> float:
+        return self.client.clock.monotonic() - self._t0
+
+    async def start(self) -> None:
+        self._t0 = self.client.clock.monotonic()
+        for kind, handler in ((Node, self._on_node), (PodGang, self._on_gang),
+                              (Pod, self._on_pod), (Event, self._on_event)):
+            self._tasks.append(asyncio.create_task(self._follow(kind, handler),
+                                                   name=f"recorder-{kind.KIND}"))
+        await asyncio.sleep(0)
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks.clear()
+
+    async def _follow(self, kind: type[Resource], handler: Callable[[str, Any], None]) -> None:
+        rv = "0"  # replay what exists, then follow
+        while True:
+            try:
+                async for ev in self.client.watch(kind, resource_version=rv):
+                    rv = ev.object.metadata.resource_version or rv
+                    if ev.type != "BOOKMARK":
+                        handler(ev.type, ev.object)
+            except Gone:
+                listed = await self.client.list(kind)
+                for obj in listed.items:
+                    handler("MODIFIED", obj)
+                rv = listed.resource_version
+            await asyncio.sleep(0)  # the stream ended: resume from the last version seen
+
+    # ------------------------------------------------------------------ handlers
+
+    def _on_node(self, type_: str, node: Node) -> None:
+        if type_ == "DELETED":
+            self.nodes.pop(node.name, None)
+        else:
+            self.nodes[node.name] = node_info(node)
+        self.last_change = self.now()
+
+    def _gang(self, namespace: str, name: str) -> _Gang:
+        key = f"{namespace}/{name}"
+        g = self.gangs.get(key)
+        if g is None:
+            g = self.gangs[key] = _Gang(GangRecord(name=name, namespace=namespace))
+        return g
+
+    def _on_gang(self, type_: str, pg: PodGang) -> None:
+        t = self.now()
+        g = self._gang(pg.namespace or "default", pg.name)
+        rec = g.rec
+        if rec.created is None:
+            rec.created = t
+        rec.podcliqueset = pg.metadata.labels.get(labels.LABEL_PART_OF, rec.podcliqueset)
+        rec.scheduler = pg.metadata.labels.get(labels.LABEL_SCHEDULER_NAME, rec.scheduler)
+        rec.priority_class = pg.spec.priority_class_name or rec.priority_class
+        rec.min_member = pg.min_member()
+        rec.pack_constraint = self._pack_constraint(pg)
+        if pg.status.phase:
+            rec.phase = pg.status.phase
+        g.initialized = pg.is_initialized or g.initialized
+        if type_ == "DELETED":
+            rec.deleted = t
+        self._update_gang(g, t)
+
+    def _pack_constraint(self, pg: PodGang) -> str:
+        tc = pg.spec.topology_constraint
+        pack = tc.pack_constraint if tc else None
+        if pack is None:
+            return ""
+        by_key = {lvl.key: lvl.domain for lvl in self.topology}
+        if pack.required:
+            return f"required {by_key.get(pack.required, pack.required)}"
+        if pack.preferred:
+            return f"preferred {by_key.get(pack.preferred, pack.preferred)}"
+        return ""
+
+    def _on_pod(self, type_: str, pod: Pod) -> None:
+        t = self.now()
+        key = pod.key
+        rec = self.pods.get(key)
+        if rec is None:
+            reqs = pod.resource_requests()
+            rec = self.pods[key] = PodRecord(
+                name=pod.name, namespace=pod.namespace or "default",
+                gang=pod.metadata.labels.get(labels.LABEL_PODGANG, ""),
+                clique=pod.metadata.labels.get(labels.LABEL_PODCLIQUE, ""),
+                gpu=int(reqs.get(GPU, 0)), cpu=reqs.get("cpu", 0.0),
+                memory=reqs.get("memory", 0.0), created=t,
+            )
+        if pod.spec.node_name and not rec.node:
+            rec.node, rec.bound = pod.spec.node_name, t
+        rec.phase = pod.status.phase
+        if rec.running is None and pod.status.phase == "Running" and pod.is_ready:
+            rec.running = t
+        if pod.is_terminal and rec.finished is None:
+            rec.finished = t
+        cond = pod.get_condition("PodScheduled")
+        if cond is not None and cond.status == "False" and cond.message:
+            rec.message = cond.message
+        elif pod.status.message and pod.is_terminal:
+            rec.message = pod.status.message
+        disruption = pod.get_condition("DisruptionTarget")
+        if disruption is not None and "preempt" in (disruption.reason or "").lower():
+            self._preempted_pods.setdefault(key, t)
+        if type_ == "DELETED":
+            rec.deleted = t
+        live = type_ != "DELETED" and not pod.is_terminal and not pod.is_deleting
+        if live and pod.spec.node_name:
+            self._usage[key] = (rec.gpu, rec.cpu, rec.memory)
+        else:
+            self._usage.pop(key, None)
+        self._sample(t)
+        if rec.gang:
+            g = self._gang(rec.namespace, rec.gang)
+            if rec.name not in g.rec.pods:
+                g.rec.pods.append(rec.name)
+            if pod.spec.priority is not None:
+                g.rec.priority = pod.spec.priority
+            self._gated[key] = pod.is_gated
+            self._update_gang(g, t)
+        self.last_change = t
+
+    def _on_event(self, type_: str, ev: Event) -> None:
+        if type_ == "DELETED" or not ev.metadata.uid:
+            return
+        obj = ev.involved_object
+        existing = self.events.get(ev.metadata.uid)
+        count = ev.count or (ev.series.count if ev.series and ev.series.count else 1)
+        if existing is not None:
+            existing.count, existing.t, existing.message = count, self.now(), ev.message or ""
+            return
+        self.events[ev.metadata.uid] = EventRecord(
+            t=self.now(), type=ev.type or "Normal", reason=ev.reason or "",
+            kind=obj.kind or "", name=obj.name or "", namespace=obj.namespace or "",
+            message=ev.message or "", count=count,
+            source=(ev.source.component if ev.source and ev.source.component
+                    else ev.reporting_component or ""),
+        )
+
+    # ------------------------------------------------------------------ derived state
+
+    def _sample(self, t: float) -> None:
+        gpu = sum(u[0] for u in self._usage.values())
+        cpu = sum(u[1] for u in self._usage.values())
+        mem = sum(u[2] for u in self._usage.values())
+        running = sum(1 for p in self.pods.values()
+                      if p.phase == "Running" and p.deleted is None)
+        pending = sum(1 for p in self.pods.values()
+                      if not p.node and p.deleted is None and p.phase == "Pending")
+        sample = Sample(t=t, gpu_used=gpu, cpu_used=cpu, memory_used=mem,
+                        pods_running=running, pods_pending=pending)
+        if self.samples and self.samples[-1].t == t:
+            self.samples[-1] = sample
+        elif not self.samples or self.samples[-1].model_dump(exclude={"t"}) != sample.model_dump(
+                exclude={"t"}):
+            self.samples.append(sample)
+
+    def _live_pods(self, g: _Gang) -> list[PodRecord]:
+        out = []
+        for name in g.rec.pods:
+            p = self.pods.get(f"{g.rec.namespace}/{name}")
+            if p is not None and p.deleted is None:
+                out.append(p)
+        return out
+
+    def _derive(self, g: _Gang) -> str:
+        if g.rec.deleted is not None:
+            return "Deleted"
+        live = self._live_pods(g)
+        need = max(g.rec.min_member, 1)
+        if len(live) >= need and all(p.phase == "Succeeded" for p in live):
+            return "Finished"
+        active = [p for p in live if p.phase not in ("Succeeded", "Failed")]
+        if sum(1 for p in active if p.running is not None and p.phase == "Running") >= need:
+            return "Running"
+        if sum(1 for p in active if p.node) >= need:
+            return "Scheduled"
+        if not g.initialized:
+            return "Created"
+        gated = [self._gated.get(f"{p.namespace}/{p.name}", True) for p in active]
+        if active and not any(gated):
+            return "Queued"
+        return "Initialized"
+
+    def _update_gang(self, g: _Gang, t: float) -> None:
+        new = self._derive(g)
+        if new == g.state:
+            return
+        rec, was_up = g.rec, g.state in ("Scheduled", "Running")
+        g.state = new
+        waiting = new in ("Created", "Initialized", "Queued")
+        if was_up and waiting:
+            g.disrupted = True
+            rec.history.append(GangTransition(t=t, state=_DISRUPTED))
+            return
+        if g.disrupted and waiting:
+            return  # pods being recreated after a disruption: one stretch until rescheduled
+        if new in ("Scheduled", "Running"):
+            g.disrupted = False
+        rec.history.append(GangTransition(t=t, state=new))
+        attr = _MILESTONES.get(new)
+        if attr and getattr(rec, attr) is None:
+            setattr(rec, attr, t)
+        for listener in self.listeners:
+            listener(new, rec)
+
+    # ------------------------------------------------------------------ the record
+
+    def _classify_disruptions(self, g: _Gang) -> None:
+        pod_keys = {f"{g.rec.namespace}/{n}" for n in g.rec.pods}
+        preempt_events = [e.t for e in self.events.values()
+                          if "preempt" in e.reason.lower()
+                          and ((e.kind == "PodGang" and e.name == g.rec.name)
+                               or (e.kind == "Pod" and f"{e.namespace or g.rec.namespace}/"
+                                   f"{e.name}" in pod_keys))]
+        victim_times = [t for k, t in self._preempted_pods.items() if k in pod_keys]
+        for tr in g.rec.history:
+            if tr.state != _DISRUPTED:
+                continue
+            evidence = [x for x in preempt_events + victim_times if abs(x - tr.t) <= 30.0]
+            if evidence:
+                tr.state = "Preempted"
+                g.rec.preempted.append(tr.t)
+            else:
+                tr.state = "Queued"
+
+    def _domain(self, nodes: list[str]) -> str:
+        """The narrowest topology domain that holds all these nodes, e.g. "rack=rack-3"."""
+        if not nodes:
+            return ""
+        for level in reversed(self.topology):
+            values = {self.nodes[n].labels.get(level.key, "") for n in nodes if n in self.nodes}
+            if len(values) == 1 and "" not in values:
+                if level.domain in _HOST_DOMAINS and len(set(nodes)) > 1:
+                    continue
+                return f"{level.domain}={values.pop()}"
+        return ""
+
+    def finish(self) -> RunRecord:
+        """The record so far (call after `stop()` for a final one)."""
+        for g in self.gangs.values():
+            self._classify_disruptions(g)
+            live = [p for p in self._live_pods(g) if p.node]
+            g.rec.nodes = sorted({p.node for p in live})
+            g.rec.domain = self._domain(g.rec.nodes) if g.rec.scheduled is not None else ""
+            if g.rec.phase == "Pending" and g.state in ("Running", "Finished"):
+                g.rec.phase = "Running" if g.state == "Running" else "Succeeded"
+        return RunRecord(
+            topology=list(self.topology),
+            nodes=sorted(self.nodes.values(), key=lambda n: n.name),
+            gangs=sorted((g.rec for g in self.gangs.values()),
+                         key=lambda r: (r.created if r.created is not None else 0.0, r.name)),
+            pods=sorted(self.pods.values(), key=lambda p: (p.gang, p.name)),
+            samples=list(self.samples),
+            events=sorted(self.events.values(), key=lambda e: e.t),
+        )

@@ -1,0 +1,274 @@
+"""One simulated run: the embedded cluster, the operator, the scheduler and the kubelet,
+driven on virtual time until the workload settles (or a given duration passes).
+
+    sim = Simulation(workload, cluster_spec, operator_config, RunOptions(until=None))
+    record = run_virtual(sim.run())
+
+Nothing is written here: the caller saves the record and renders reports once the run
+succeeded, so a failed run leaves no half-written files behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from phalanx.api.base import ObjectMeta, Resource
+from phalanx.api.config import OperatorConfiguration
+from phalanx.api.core import Event, Lease, Node
+from phalanx.api.grove import ClusterTopology, ClusterTopologySpec, TopologyLevel as GroveLevel
+from phalanx.cluster.client import ApiError, Invalid
+from phalanx.cluster.memory import MemoryCluster
+
+from . import explain_state
+from .clusterspec import ClusterSpec, build_nodes
+from .feasibility import never_fits
+from .lifecycle import PodScripts
+from .record import RunMeta, RunRecord, StepRecord, TopologyLevel
+from .recorder import RunRecorder
+from .steps import run_scenario
+from .workload import Workload
+
+DEFAULT_TOPOLOGY_NAME = "phalanx-topology"
+# First objects to create: what others refer to (priorities, topology, namespaces).
+_CREATE_FIRST = ("Namespace", "PriorityClass", "ClusterTopology")
+
+
+class RunFailed(Exception):
+    """The run cannot produce a meaningful result (bad object, a gang that can never fit)."""
+
+    exit_code = 3
+
+
+@dataclass(slots=True)
+class RunOptions:
+    until: float | None = None  # None: until settled
+    max_duration: float = 24 * 3600.0  # give up on settling after this much virtual time
+    quiet_period: float = 60.0  # settled = nothing changed for this long (and nothing due)
+    check_feasibility: bool = True
+    phalanx_version: str = ""
+
+
+ProgressFn = Callable[[float, float | None], None]
+
+
+@dataclass(slots=True)
+class Components:
+    """What runs against the embedded cluster. Each factory gets (client, simulation) and
+    returns an object with `async start()` and `async stop()`; the scheduler also offers
+    `is_idle()` and `diagnosis(pod_key)`. Defaults: the real operator, scheduler, kubelet."""
+
+    operator: Callable[[Any, Simulation], Any]
+    scheduler: Callable[[Any, Simulation], Any]
+    kubelet: Callable[[Any, Simulation], Any]
+
+    @staticmethod
+    def default() -> Components:
+        def operator(client: Any, sim: Simulation) -> Any:
+            from phalanx.operator.manager import OperatorManager
+
+            return OperatorManager(client, sim.config)
+
+        def scheduler(client: Any, sim: Simulation) -> Any:
+            from phalanx.scheduler import Scheduler
+
+            return Scheduler(client)
+
+        def kubelet(client: Any, sim: Simulation) -> Any:
+            from .kubelet import Kubelet
+
+            return Kubelet(client, start_delay=sim.cluster_spec.spec.kubelet.start_delay_seconds)
+
+        return Components(operator=operator, scheduler=scheduler, kubelet=kubelet)
+
+
+class Simulation:
+    def __init__(self, workload: Workload, cluster: ClusterSpec,
+                 config: OperatorConfiguration, options: RunOptions | None = None, *,
+                 cluster_source: str = "", config_source: str = "",
+                 progress: ProgressFn | None = None,
+                 components: Components | None = None) -> None:
+        self.workload = workload
+        self.cluster_spec = cluster
+        self.config = config
+        self.options = options or RunOptions()
+        self.cluster_source = cluster_source
+        self.config_source = config_source
+        self.progress = progress
+        self.components = components or Components.default()
+        self.steps: list[StepRecord] = []
+        self.fatal: RunFailed | None = None
+        self._checks: set[asyncio.Task[None]] = set()
+        self._checked: set[str] = set()
+        self.client: MemoryCluster | None = None
+
+    # ------------------------------------------------------------------ set-up
+
+    def _topology(self, nodes: list[Node]) -> tuple[list[TopologyLevel], ClusterTopology | None]:
+        """The workload's ClusterTopology (checked against the nodes), else one made from the
+        cluster spec (returned for creation)."""
+        given = self.workload.topology
+        if given is not None:
+            carried = {k for n in nodes for k in n.metadata.labels}
+            for level in given.spec.levels:
+                if level.key not in carried:
+                    raise RunFailed(
+                        f"ClusterTopology {given.name}: level {level.domain} uses node label "
+                        f"{level.key}, which no node of the cluster carries. The cluster "
+                        f"labels its nodes with: "
+                        + ", ".join(f"{t.domain}={t.key}" for t in self.cluster_spec.spec.topology)
+                    )
+            return [TopologyLevel(domain=lv.domain, key=lv.key) for lv in given.spec.levels], None
+        levels = [TopologyLevel(domain=t.domain, key=t.key) for t in self.cluster_spec.spec.topology]
+        if not levels:
+            return [], None
+        made = ClusterTopology(
+            metadata=ObjectMeta(name=DEFAULT_TOPOLOGY_NAME),
+            spec=ClusterTopologySpec(levels=[GroveLevel(domain=t.domain, key=t.key)
+                                             for t in levels]),
+        )
+        return levels, made
+
+    async def _create_workload(self, client: MemoryCluster, extra: list[Resource]) -> None:
+        objs = extra + sorted(self.workload.objects,
+                              key=lambda o: _CREATE_FIRST.index(o.kind)
+                              if o.kind in _CREATE_FIRST else len(_CREATE_FIRST))
+        for obj in objs:
+            try:
+                await client.create(obj.copy_deep())
+            except Invalid as e:
+                where = f" ({e.field})" if getattr(e, "field", "") else ""
+                raise RunFailed(f"{obj.kind} {obj.name} was rejected{where}: {e.message}") from None
+            except ApiError as e:
+                raise RunFailed(f"could not create {obj.kind} {obj.name}: {e.message}") from None
+
+    # ------------------------------------------------------------------ feasibility
+
+    def _on_gang_state(self, state: str, gang: Any) -> None:
+        if not self.options.check_feasibility or state not in ("Initialized", "Queued"):
+            return
+        key = f"{gang.namespace}/{gang.name}"
+        if key in self._checked:
+            return
+        self._checked.add(key)
+        task = asyncio.create_task(self._check_gang(gang.namespace, gang.name))
+        self._checks.add(task)
+        task.add_done_callback(self._checks.discard)
+
+    async def _check_gang(self, namespace: str, name: str) -> None:
+        assert self.client is not None
+        need = await explain_state.gang_need(self.client, namespace, name, self.levels)
+        if need is None:
+            return
+        why = never_fits(need, self.nodes)
+        if why is not None and self.fatal is None:
+            self.fatal = RunFailed(
+                f"PodGang {name} can never be scheduled on cluster "
+                f"{self.cluster_spec.name or self.cluster_source}: {why}. Use a bigger cluster "
+                "(--cluster), fewer replicas, or a broader topology pack domain."
+            )
+
+    # ------------------------------------------------------------------ the run
+
+    async def run(self) -> RunRecord:
+        wall0 = time.perf_counter()
+        loop = asyncio.get_running_loop()
+        client = self.client = MemoryCluster()
+        self.nodes = build_nodes(self.cluster_spec)
+        for node in self.nodes:
+            await client.create(node)
+        self.levels, made_topology = self._topology(self.nodes)
+        recorder = RunRecorder(client, self.levels)
+        recorder.listeners.append(self._on_gang_state)
+        operator = self.components.operator(client, self)
+        scheduler = self.components.scheduler(client, self)
+        kubelet = self.components.kubelet(client, self)
+        scripts = PodScripts(client)
+        t0 = loop.time()
+        started_at = client.clock.now_dt().isoformat()
+        await recorder.start()
+        components: list[Any] = []
+        scenario: asyncio.Task[None] | None = None
+        try:
+            for component in (operator, scheduler, kubelet, scripts):
+                await component.start()
+                components.append(component)
+            await self._create_workload(client, [made_topology] if made_topology else [])
+            scenario = asyncio.create_task(
+                run_scenario(client, self.workload.steps, t0, self.steps.append),
+                name="scenario")
+            settled = await self._wait(loop, t0, recorder, scheduler, scripts, scenario)
+            if self.fatal is not None:
+                raise self.fatal
+            end = loop.time() - t0
+            if settled:
+                tail = min(self.options.quiet_period, max(5.0, 0.1 * recorder.last_change))
+                end = min(end, recorder.last_change + tail)
+            explanations = await explain_state.pending_explanations(client, scheduler, recorder)
+            objects = await _dump_objects(client)
+        finally:
+            if scenario is not None:
+                scenario.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await scenario
+            for task in list(self._checks):
+                task.cancel()
+            for component in reversed(components):
+                with contextlib.suppress(Exception):
+                    await component.stop()
+            await recorder.stop()
+        record = recorder.finish()
+        explain_state.apply_explanations(record, explanations)
+        record.steps = list(self.steps)
+        record.objects = objects
+        record.meta = RunMeta(
+            inputs=list(self.workload.sources),
+            cluster=self.cluster_spec.name or self.cluster_source,
+            config=self.config_source,
+            until="settled" if self.options.until is None else f"{self.options.until:g}s",
+            duration=end,
+            settled=settled,
+            started_at=started_at,
+            wall_seconds=round(time.perf_counter() - wall0, 3),
+            phalanx_version=self.options.phalanx_version,
+        )
+        return record
+
+    async def _wait(self, loop: asyncio.AbstractEventLoop, t0: float, recorder: RunRecorder,
+                    scheduler: Any, scripts: PodScripts, scenario: asyncio.Task[None]) -> bool:
+        """Until the deadline, or until settled. Returns whether the run settled."""
+        opts = self.options
+        limit = opts.until if opts.until is not None else opts.max_duration
+        last_step = max((s.seconds for s in self.workload.steps), default=0.0)
+        while True:
+            now = loop.time() - t0
+            if self.progress is not None:
+                self.progress(now, opts.until if opts.until is not None else None)
+            if self.fatal is not None:
+                return False
+            if now >= limit:
+                return False
+            if opts.until is None and scenario.done() and now >= last_step:
+                quiet = now - recorder.last_change >= opts.quiet_period
+                if quiet and scripts.pending == 0 and not self._checks and scheduler.is_idle():
+                    return True
+            # Fine steps early (short runs read well), coarser later (long runs stay fast).
+            tick = 1.0 if now < 600 else 5.0
+            await asyncio.sleep(min(tick, max(limit - now, 0.001)))
+
+
+async def _dump_objects(client: MemoryCluster) -> dict[str, list[dict[str, Any]]]:
+    """Every stored object but Events (recorded separately) and Leases, by kind."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for kind in client.kinds():
+        if kind in (Event, Lease):
+            continue
+        items = (await client.list(kind)).items
+        if items:
+            out[kind.KIND] = [o.to_dict() for o in sorted(items, key=lambda o: o.key)]
+    return out
+

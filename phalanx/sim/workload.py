@@ -1,0 +1,161 @@
+"""Reading what `phalanx run` is given: workload files, a cluster spec, an operator config.
+
+Everything is loaded and validated before the simulation starts, so a bad file fails fast
+with the file, document, object and field path, and nothing runs or gets written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from phalanx.api import registry
+from phalanx.api.base import Resource
+from phalanx.api.config import OperatorConfiguration, load_operator_config
+from phalanx.api.duration import parse_duration
+from phalanx.api.errors import ManifestError
+from phalanx.api.grove import ClusterTopology, PodCliqueSet
+from phalanx.api.loader import load_file
+
+from .clusterspec import ClusterSpec, default_cluster_spec
+from .scenario import ANNOTATION_EXIT_CODE, LIFECYCLE_ANNOTATIONS, Scenario, Step
+
+# File-only kinds: read by `phalanx run`, never stored in a cluster.
+for _cls in (ClusterSpec, Scenario):
+    _cls.SERVED = False  # type: ignore[attr-defined]
+    if _cls.gvk() not in {(c.API_VERSION, c.KIND) for c in registry.kinds()}:
+        registry.register(_cls)
+
+
+@dataclass(slots=True)
+class Workload:
+    objects: list[Resource] = field(default_factory=list)  # created at t=0, in file order
+    steps: list[Step] = field(default_factory=list)  # by time
+    cluster: ClusterSpec | None = None  # from a workload file (--cluster wins)
+    cluster_source: str = ""
+    operator_config: OperatorConfiguration | None = None
+    config_source: str = ""
+    sources: list[str] = field(default_factory=list)
+
+    @property
+    def topology(self) -> ClusterTopology | None:
+        return next((o for o in self.objects if isinstance(o, ClusterTopology)), None)
+
+    def podcliquesets(self) -> list[PodCliqueSet]:
+        return [o for o in self.objects if isinstance(o, PodCliqueSet)]
+
+
+def _check_path(path: Path) -> None:
+    if not path.exists():
+        raise FileNotFoundError(2, "No such file", str(path))
+    if path.is_dir():
+        raise ManifestError(f"{path} is a directory; pass YAML files", source=str(path))
+
+
+def _check_lifecycle_notes(obj: Resource, source: str) -> None:
+    """Scripted pod lifetimes must parse now, not fail silently mid-run."""
+    places: list[tuple[str, dict[str, str]]] = [("metadata.annotations", obj.metadata.annotations)]
+    if isinstance(obj, PodCliqueSet):
+        for i, clique in enumerate(obj.spec.template.cliques):
+            places.append((f"spec.template.cliques[{i}].annotations", clique.annotations or {}))
+    for where, notes in places:
+        for key in LIFECYCLE_ANNOTATIONS:
+            if key in notes:
+                try:
+                    if parse_duration(notes[key]) < 0:
+                        raise ValueError("must not be negative")
+                except ValueError as e:
+                    raise ManifestError(f"{where}[{key}]: {e}", source=source,
+                                        obj=f"{obj.kind}/{obj.name}") from None
+        if ANNOTATION_EXIT_CODE in notes and not notes[ANNOTATION_EXIT_CODE].lstrip("-").isdigit():
+            raise ManifestError(f"{where}[{ANNOTATION_EXIT_CODE}]: must be an integer",
+                                source=source, obj=f"{obj.kind}/{obj.name}")
+
+
+def load_workload(paths: list[str | Path]) -> Workload:
+    wl = Workload()
+    scenario_steps: list[Step] = []
+    for raw in paths:
+        path = Path(raw)
+        _check_path(path)
+        objs = load_file(path)
+        if not objs:
+            raise ManifestError("the file holds no objects", source=str(path))
+        wl.sources.append(str(path))
+        for obj in objs:
+            if isinstance(obj, Scenario):
+                for i, step in enumerate(obj.spec.steps):
+                    for j, data in enumerate(step.apply or []):
+                        try:
+                            inner = registry.from_dict(data)
+                        except ManifestError as e:
+                            raise ManifestError(
+                                f"Scenario {obj.name}: spec.steps[{i}].apply[{j}]: {e}",
+                                source=str(path)) from None
+                        _check_lifecycle_notes(inner, str(path))
+                scenario_steps.extend(obj.spec.steps)
+            elif isinstance(obj, ClusterSpec):
+                if wl.cluster is not None:
+                    raise ManifestError("only one ClusterSpec may be given", source=str(path))
+                wl.cluster, wl.cluster_source = obj, str(path)
+            elif isinstance(obj, OperatorConfiguration):
+                if wl.operator_config is not None:
+                    raise ManifestError("only one OperatorConfiguration may be given",
+                                        source=str(path))
+                wl.operator_config, wl.config_source = obj, str(path)
+            else:
+                _check_lifecycle_notes(obj, str(path))
+                wl.objects.append(obj)
+    wl.steps = sorted(scenario_steps, key=lambda s: s.seconds)
+    return wl
+
+
+def load_cluster_spec(path: str | Path | None, workload: Workload) -> tuple[ClusterSpec, str]:
+    """--cluster FILE, else a ClusterSpec in the workload files, else the built-in default."""
+    if path is None:
+        if workload.cluster is not None:
+            return workload.cluster, workload.cluster_source
+        return default_cluster_spec(), "built-in"
+    p = Path(path)
+    _check_path(p)
+    specs = [o for o in load_file(p) if isinstance(o, ClusterSpec)]
+    if len(specs) != 1:
+        raise ManifestError(f"expected exactly one ClusterSpec (found {len(specs)})",
+                            source=str(p))
+    return specs[0], str(p)
+
+
+def load_config(path: str | Path | None, workload: Workload) -> tuple[OperatorConfiguration,
+                                                                       str]:
+    """--config FILE, else one in the workload files, else `embedded_default_config()`."""
+    if path is not None:
+        _check_path(Path(path))
+        return load_operator_config(Path(path)), str(path)
+    if workload.operator_config is not None:
+        return load_operator_config(workload.operator_config), workload.config_source
+    return embedded_default_config(), "built-in"
+
+
+EMBEDDED_DEFAULT_PROFILE = "phalanx-scheduler"
+
+
+def embedded_default_config() -> OperatorConfiguration:
+    """Every registered backend enabled (so any schedulerName in a workload works out of the
+    box), default-scheduler with gang scheduling on, and pods that name no scheduler going
+    to the Phalanx scheduler: the embedded cluster runs Phalanx's own scheduler."""
+    import phalanx.backends  # noqa: F401  (each backend registers itself on import)
+    from phalanx.backends.base import known_backends
+
+    names = sorted(known_backends())
+    profiles: list[dict[str, object]] = []
+    for name in names:
+        entry: dict[str, object] = {"name": name}
+        if name == "default-scheduler":
+            entry["config"] = {"gangScheduling": True}
+        profiles.append(entry)
+    default = EMBEDDED_DEFAULT_PROFILE if EMBEDDED_DEFAULT_PROFILE in names else "default-scheduler"
+    return load_operator_config({
+        "apiVersion": OperatorConfiguration.API_VERSION,
+        "kind": OperatorConfiguration.KIND,
+        "scheduler": {"profiles": profiles, "defaultProfileName": default},
+    })

@@ -1,0 +1,65 @@
+import pytest
+from pydantic import ValidationError
+
+from phalanx.sim.clusterspec import (
+    BLOCK_KEY, HOSTNAME_KEY, RACK_KEY, ClusterSpec, build_nodes, default_cluster_spec,
+)
+
+
+def test_default_cluster_is_64_nodes_of_8_gpus_in_8_racks() -> None:
+    nodes = build_nodes(default_cluster_spec())
+    assert len(nodes) == 64
+    assert {n.allocatable_resources()["nvidia.com/gpu"] for n in nodes} == {8.0}
+    racks = {n.metadata.labels[RACK_KEY] for n in nodes}
+    assert racks == {f"rack-{i}" for i in range(8)}
+    # Consecutive nodes share a rack, and racks nest in blocks.
+    assert nodes[7].metadata.labels[RACK_KEY] == "rack-0"
+    assert nodes[8].metadata.labels[RACK_KEY] == "rack-1"
+    assert nodes[31].metadata.labels[BLOCK_KEY] == "block-0"
+    assert nodes[32].metadata.labels[BLOCK_KEY] == "block-1"
+    assert all(n.metadata.labels[HOSTNAME_KEY] == n.name for n in nodes)
+    assert all(n.is_ready for n in nodes)
+
+
+def _spec(pools: list[dict], topology: list[dict] | None = None) -> ClusterSpec:
+    return ClusterSpec.model_validate({
+        "apiVersion": "sim.phalanx.dev/v1alpha1", "kind": "ClusterSpec",
+        "metadata": {"name": "t"},
+        "spec": {"topology": topology if topology is not None else [
+            {"domain": "rack", "key": RACK_KEY}, {"domain": "host", "key": HOSTNAME_KEY}],
+                 "nodePools": pools},
+    })
+
+
+def test_pools_number_domains_after_each_other_and_keep_taints() -> None:
+    spec = _spec([
+        {"name": "a100", "count": 4, "allocatable": {"cpu": "64", "nvidia.com/gpu": 4},
+         "nodesPer": {"rack": 2}},
+        {"name": "cpu", "count": 3, "allocatable": {"cpu": "32", "memory": "128Gi"},
+         "nodesPer": {"rack": 2},
+         "taints": [{"key": "dedicated", "value": "cpu", "effect": "NoSchedule"}]},
+    ])
+    nodes = build_nodes(spec)
+    assert [n.name for n in nodes] == ["a100-000", "a100-001", "a100-002", "a100-003",
+                                       "cpu-000", "cpu-001", "cpu-002"]
+    assert [n.metadata.labels[RACK_KEY] for n in nodes] == [
+        "rack-0", "rack-0", "rack-1", "rack-1", "rack-2", "rack-2", "rack-3"]
+    assert nodes[-1].spec.taints[0].key == "dedicated"
+    assert nodes[0].spec.taints is None
+
+
+@pytest.mark.parametrize(("pools", "topology", "message"), [
+    ([{"name": "a", "count": 0, "allocatable": {"cpu": "1"}}], None, "no nodes"),
+    ([{"name": "a", "count": 2, "allocatable": {"cpu": "lots"}}], None, "invalid quantity"),
+    ([{"name": "a", "count": 8, "allocatable": {"cpu": "1"}, "nodesPer": {"row": 2}}], None,
+     "not a topology domain"),
+    ([{"name": "a", "count": 8, "allocatable": {"cpu": "1"},
+       "nodesPer": {"rack": 3, "block": 4}}],
+     [{"domain": "block", "key": "b"}, {"domain": "rack", "key": "r"}], "straddle"),
+    ([{"name": "a", "count": 1, "allocatable": {"cpu": "1"}},
+      {"name": "a", "count": 1, "allocatable": {"cpu": "1"}}], None, "unique"),
+])
+def test_bad_specs_say_what_is_wrong(pools: list[dict], topology: list[dict] | None,
+                                     message: str) -> None:
+    with pytest.raises(ValidationError, match=message):
+        _spec(pools, topology)

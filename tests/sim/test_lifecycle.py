@@ -1,0 +1,96 @@
+"""Scripted pod endings and lost nodes, on the embedded cluster (no kubelet: set by hand)."""
+
+import asyncio
+from datetime import datetime
+
+from phalanx.api.base import ObjectMeta
+from phalanx.api.core import Node, Pod
+from phalanx.api.pod import Container, PodSpec
+from phalanx.cluster.clock import run_virtual, wait_for_condition
+from phalanx.cluster.memory import MemoryCluster
+from phalanx.sim.clusterspec import build_nodes, default_cluster_spec
+from phalanx.sim.lifecycle import UNREACHABLE_TAINT, PodScripts, set_node_ready
+from phalanx.sim.scenario import ANNOTATION_FAIL_AFTER, ANNOTATION_RUN_FOR, Step
+from phalanx.sim.steps import run_step
+
+
+async def _running_pod(c: MemoryCluster, name: str, node: str, notes: dict[str, str]) -> None:
+    await c.create(Pod(metadata=ObjectMeta(name=name, annotations=notes),
+                       spec=PodSpec(containers=[Container(name="c")])))
+    await c.bind(name, "default", node)
+    pod = await c.get(Pod, name, "default")
+    pod.status.phase = "Running"
+    pod.set_condition("Ready", True, "Started")
+    await c.update_status(pod)
+
+
+def test_pods_end_on_their_scripted_schedule() -> None:
+    async def go() -> dict[str, tuple[str, float]]:
+        c = MemoryCluster()
+        for n in build_nodes(default_cluster_spec())[:2]:
+            await c.create(n)
+        scripts = PodScripts(c)
+        await scripts.start()
+        t0 = c.clock.now()
+        await _running_pod(c, "ok", "node-000", {ANNOTATION_RUN_FOR: "10m"})
+        await _running_pod(c, "bad", "node-001", {ANNOTATION_FAIL_AFTER: "90s",
+                                                   "sim.phalanx.dev/exit-code": "137"})
+        await _running_pod(c, "forever", "node-001", {})
+        await asyncio.sleep(1)
+        assert scripts.pending == 2
+        ended: dict[str, tuple[str, float]] = {}
+        async def both_ended() -> bool:
+            pods = [await c.get(Pod, name, "default") for name in ("ok", "bad")]
+            return all(p.is_terminal for p in pods)
+
+        assert await wait_for_condition(both_ended, timeout=3600)
+        for name in ("ok", "bad"):
+            p = await c.get(Pod, name, "default")
+            finished = p.status.container_statuses[0]["state"]["terminated"]["finishedAt"]
+            at = datetime.fromisoformat(finished.replace("Z", "+00:00")).timestamp()
+            ended[name] = (p.status.phase, round(at - t0))
+        bad = await c.get(Pod, "bad", "default")
+        assert bad.status.container_statuses[0]["state"]["terminated"]["exitCode"] == 137
+        assert (await c.get(Pod, "forever", "default")).status.phase == "Running"
+        assert await wait_for_condition(lambda: scripts.pending == 0, timeout=5)
+        await scripts.stop()
+        return ended
+
+    assert run_virtual(go()) == {"bad": ("Failed", 90), "ok": ("Succeeded", 600)}
+
+
+def test_node_down_taints_the_node_and_loses_its_pods_and_up_restores_it() -> None:
+    async def go() -> None:
+        c = MemoryCluster()
+        for n in build_nodes(default_cluster_spec())[:2]:
+            await c.create(n)
+        await _running_pod(c, "a", "node-000", {})
+        await _running_pod(c, "b", "node-001", {})
+        done = await run_step(c, Step.model_validate({"at": "0s", "nodeDown": {"node": "node-000"}}))
+        assert done == "took down node-000; 1 pod(s) lost"
+        node = await c.get(Node, "node-000")
+        assert not node.is_ready
+        assert {(t.key, t.effect) for t in node.spec.taints} == {
+            (UNREACHABLE_TAINT, "NoSchedule"), (UNREACHABLE_TAINT, "NoExecute")}
+        assert [p.name for p in (await c.list(Pod)).items] == ["b"]
+        await run_step(c, Step.model_validate({"at": "0s", "nodeUp": {"node": "node-000"}}))
+        node = await c.get(Node, "node-000")
+        assert node.is_ready and not node.spec.taints
+
+    run_virtual(go())
+
+
+def test_finish_step_ends_matching_pods() -> None:
+    async def go() -> str:
+        c = MemoryCluster()
+        for n in build_nodes(default_cluster_spec())[:1]:
+            await c.create(n)
+        for i in range(3):
+            await _running_pod(c, f"w-{i}", "node-000", {})
+        done = await run_step(c, Step.model_validate(
+            {"at": "0s", "finish": {"pod": "w-1"}}))
+        phases = {p.name: p.status.phase for p in (await c.list(Pod)).items}
+        assert phases == {"w-0": "Running", "w-1": "Succeeded", "w-2": "Running"}
+        return done
+
+    assert run_virtual(go()) == "finished 1 pod(s): w-1"

@@ -1,0 +1,91 @@
+"""The recorder on the embedded cluster, driven by hand (no operator or scheduler)."""
+
+import asyncio
+
+from phalanx.api import labels
+from phalanx.api.base import ObjectMeta, set_condition
+from phalanx.api.core import Event, ObjectReference, Pod, PodCondition
+from phalanx.api.pod import Container, PodSchedulingGate, PodSpec, ResourceRequirements
+from phalanx.api.podgang import NamespacedName, PodGang, PodGangGroup, PodGangSpec
+from phalanx.cluster.clock import run_virtual
+from phalanx.cluster.memory import MemoryCluster
+from phalanx.sim.clusterspec import build_nodes, default_cluster_spec
+from phalanx.sim.record import TopologyLevel
+from phalanx.sim.recorder import RunRecorder
+
+
+def _pod(name: str, gang: str) -> Pod:
+    return Pod(
+        metadata=ObjectMeta(name=name, labels={labels.LABEL_PODGANG: gang,
+                                               labels.LABEL_PODCLIQUE: "w"}),
+        spec=PodSpec(
+            containers=[Container(name="c", resources=ResourceRequirements(
+                requests={"cpu": "4", "nvidia.com/gpu": "8"}))],
+            scheduling_gates=[PodSchedulingGate(name=labels.GATE_PODGANG_PENDING_CREATION)],
+        ),
+    )
+
+
+async def _scenario() -> tuple:
+    c = MemoryCluster()
+    spec = default_cluster_spec()
+    for node in build_nodes(spec):
+        await c.create(node)
+    rec = RunRecorder(c, [TopologyLevel(domain=t.domain, key=t.key) for t in spec.spec.topology])
+    await rec.start()
+    pg = await c.create(PodGang(
+        metadata=ObjectMeta(name="g-0", labels={labels.LABEL_PART_OF: "g"}),
+        spec=PodGangSpec(pod_groups=[PodGangGroup(name="w", min_replicas=2, pod_references=[
+            NamespacedName(namespace="default", name=f"g-0-w-{i}") for i in range(2)])]),
+    ))
+    await asyncio.sleep(1)
+    for i in range(2):
+        await c.create(_pod(f"g-0-w-{i}", "g-0"))
+    await asyncio.sleep(1)
+    set_condition(pg.status.conditions, "Initialized", True, "Ready")
+    await c.update_status(pg)
+    for i in range(2):
+        p = await c.get(Pod, f"g-0-w-{i}", "default")
+        p.spec.scheduling_gates = []
+        await c.update(p)
+    await asyncio.sleep(2)
+    for i in range(2):
+        await c.bind(f"g-0-w-{i}", "default", f"node-00{i}")
+    await asyncio.sleep(3)
+    for i in range(2):
+        p = await c.get(Pod, f"g-0-w-{i}", "default")
+        p.status.phase = "Running"
+        p.set_condition("Ready", True, "Started")
+        await c.update_status(p)
+    await asyncio.sleep(10)
+    # A preemption: the victim gets DisruptionTarget and an Event, then is deleted.
+    p = await c.get(Pod, "g-0-w-1", "default")
+    p.status.conditions.append(PodCondition(type="DisruptionTarget", status="True",
+                                            reason="PreemptionByScheduler"))
+    await c.update_status(p)
+    await c.create(Event(metadata=ObjectMeta(name="ev1"), reason="Preempted", type="Normal",
+                         message="by hi-0", involved_object=ObjectReference(
+                             kind="Pod", name="g-0-w-1", namespace="default")))
+    await c.delete(Pod, "g-0-w-1", "default")
+    await asyncio.sleep(5)
+    await rec.stop()
+    return rec.finish()
+
+
+def test_recorder_follows_a_gang_through_its_lifecycle_and_a_preemption() -> None:
+    record = run_virtual(_scenario())
+    g = record.gang("g-0")
+    assert g is not None
+    assert g.podcliqueset == "g" and g.min_member == 2
+    assert (g.created, g.initialized, g.gates_lifted, g.scheduled, g.running) == (
+        0.0, 2.0, 2.0, 4.0, 7.0)
+    assert [tr.state for tr in g.history] == [
+        "Created", "Initialized", "Queued", "Scheduled", "Running", "Preempted"]
+    assert g.preempted == [17.0]
+    assert g.nodes == ["node-000"]  # the survivor
+    assert len(record.nodes) == 64 and record.gpu_total == 512
+    # Utilisation: 16 GPUs while both pods were bound, 8 after the preemption.
+    assert [(s.t, s.gpu_used) for s in record.samples if s.gpu_used][:1] == [(4.0, 16.0)]
+    assert max(s.gpu_used for s in record.samples) == 16
+    assert record.samples[-1].gpu_used == 8
+    assert [e.reason for e in record.events] == ["Preempted"]
