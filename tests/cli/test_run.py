@@ -1,0 +1,59 @@
+"""`phalanx run` bad input, as a user meets it: one clear line, a non-zero exit code, and
+nothing written (no saved run, no report). Full runs of the examples: tests/examples."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def phalanx(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "phalanx.cli.main", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=300)
+
+
+def _assert_nothing_written(cwd: Path) -> None:
+    assert not (cwd / ".phalanx").exists()
+    assert not (cwd / "report.html").exists()
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    r = phalanx("run", "nope.yaml", "--report", "report.html", cwd=tmp_path)
+    assert r.returncode == 1
+    assert r.stderr.strip() == "error: no such file: nope.yaml"
+    _assert_nothing_written(tmp_path)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("apiVersion: grove.io/v1alpha1\nkind: PodCliqueSet\nmetadata: {name: x\n",
+     "malformed YAML at line"),
+    ("apiVersion: grove.io/v1alpha1\nkind: PodCliqueSet\nmetadata: {name: x}\nspec:\n"
+     "  replicas: 1\n  template:\n    cliques:\n    - name: a\n      spec:\n"
+     "        replicaz: 2\n        podSpec: {containers: [{name: c}]}\n",
+     "replicaz"),
+    ("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: x}\n", "Widget"),
+])
+def test_bad_yaml_or_object_names_file_and_field(tmp_path: Path, text: str, message: str) -> None:
+    (tmp_path / "w.yaml").write_text(text)
+    r = phalanx("run", "w.yaml", "--report", "report.html", cwd=tmp_path)
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.startswith("error: w.yaml")
+    assert message in r.stderr
+    assert "Traceback" not in r.stderr
+    _assert_nothing_written(tmp_path)
+
+
+def test_bad_flags_are_usage_errors(tmp_path: Path) -> None:
+    example = str(REPO / "examples" / "training-rack.yaml")
+    r = phalanx("run", example, "--until", "soonish", cwd=tmp_path)
+    assert r.returncode == 2 and "--until: invalid duration 'soonish'" in r.stderr
+    r = phalanx("run", example, "--output", "xml", cwd=tmp_path)
+    assert r.returncode == 2 and "xml" in r.stderr
+    (tmp_path / "c.yaml").write_text("apiVersion: sim.phalanx.dev/v1alpha1\nkind: ClusterSpec\n"
+                                     "metadata: {name: c}\nspec: {nodePools: []}\n")
+    r = phalanx("run", example, "--cluster", "c.yaml", cwd=tmp_path)
+    assert r.returncode == 1 and "c.yaml" in r.stderr and "nodePools" in r.stderr
+    _assert_nothing_written(tmp_path)
