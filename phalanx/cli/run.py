@@ -133,7 +133,8 @@ def run(
     spec, spec_source = load_cluster_spec(cluster, wl)
     cfg, cfg_source = load_config(config, wl)
     options = RunOptions(until=until_s, max_duration=cap, phalanx_version=_version())
-    out = Console(highlight=False, soft_wrap=False)
+    # Like kubectl, never wrap table rows when piped; use the terminal's width otherwise.
+    out = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
     show_progress = not quiet and output == Output.table and sys.stderr.isatty()
     sim = Simulation(wl, spec, cfg, options, cluster_source=spec_source,
                      config_source=cfg_source)

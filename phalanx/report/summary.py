@@ -176,17 +176,26 @@ def _event_rows(record: RunRecord, limit: int) -> tuple[list[EventRow], int]:
     notable: list[EventRecord] = [
         e for e in record.events if e.type != "Normal" or e.reason in NOTABLE_NORMAL_REASONS
     ]
-    # Fold repeats of the same reason on the same object (kubectl shows one line with a count).
-    folded: dict[tuple[str, str, str, str], EventRow] = {}
+    # Fold repeats: the same reason and message, on one object (kubectl counts them) or on
+    # several (a gang's pods all saying the same thing): one line naming the first object.
+    folded: dict[tuple[str, str, str], tuple[EventRow, set[str]]] = {}
     for e in notable:
-        key = (e.type, e.reason, f"{e.kind}/{e.name}", e.message)
-        row = folded.get(key)
-        if row is None:
-            folded[key] = EventRow(e.t, e.type, e.reason, f"{e.kind}/{e.name}", e.message, e.count)
+        key = (e.type, e.reason, e.message)
+        obj = f"{e.kind}/{e.name}"
+        entry = folded.get(key)
+        if entry is None:
+            folded[key] = (EventRow(e.t, e.type, e.reason, obj, e.message, e.count), {obj})
         else:
+            row, objects = entry
             row.count += e.count
             row.t = max(row.t, e.t)
-    rows = sorted(folded.values(), key=lambda r: (r.t, r.object, r.reason))
+            objects.add(obj)
+    rows = []
+    for row, objects in folded.values():
+        if len(objects) > 1:
+            row.object = f"{min(objects)} (+{len(objects) - 1} more)"
+        rows.append(row)
+    rows.sort(key=lambda r: (r.t, r.object, r.reason))
     if not limit:  # 0 means everything (machine output)
         return rows, 0
     return rows[-limit:], max(0, len(rows) - limit)

@@ -42,12 +42,13 @@ async def gang_need(client: Client, namespace: str, name: str,
 
 
 def _dedupe(parts: list[str]) -> list[str]:
-    seen: dict[str, None] = {}
+    """Drop empty parts and parts already said (verbatim or inside an earlier part)."""
+    kept: list[str] = []
     for p in parts:
-        p = p.strip()
-        if p and p not in seen:
-            seen[p] = None
-    return list(seen)
+        p = p.strip().rstrip(".")
+        if p and not any(p in k for k in kept):
+            kept.append(p)
+    return kept
 
 
 async def pending_explanations(client: Client, scheduler: Any,
@@ -60,17 +61,21 @@ async def pending_explanations(client: Client, scheduler: Any,
         if rec.deleted is not None or g.state in ("Scheduled", "Running", "Finished"):
             continue
         ns = rec.namespace
+        pg: PodGang | None
         try:
             pg = await client.get(PodGang, rec.name, ns)
         except NotFound:
-            continue
+            pg = None
         live = (await client.list(Pod, ns,
                                   label_selector={labels.LABEL_PODGANG: rec.name})).items
         parts: list[str] = []
-        for cond in pg.status.conditions:
-            if cond.status != "True" and cond.message:
+        if pg is None:
+            parts.append("the PodGang object does not exist (the operator has not created it)")
+        for cond in pg.status.conditions if pg is not None else ():
+            # Ready=False only restates that pods are not running yet.
+            if cond.status != "True" and cond.message and cond.type != "Ready":
                 parts.append(f"{cond.type}: {cond.message}")
-        expected = len(pg.pod_names()) or rec.min_member
+        expected = (len(pg.pod_names()) if pg is not None else 0) or rec.min_member
         if len(live) < expected:
             parts.append(f"{len(live)}/{expected} pods exist")
         gated = [p for p in live if p.is_gated]

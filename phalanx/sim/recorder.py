@@ -39,6 +39,11 @@ _MILESTONES = {"Created": "created", "Initialized": "initialized", "Queued": "ga
                "Scheduled": "scheduled", "Running": "running", "Finished": "finished",
                "Deleted": "deleted"}
 _HOST_DOMAINS = ("host", "hostname", "node")
+# The phase shown for a gang, from what its pods did (the operator's PodGang status.phase can
+# lag: it is not updated once pods complete).
+_PHASE_OF_STATE = {"Created": "Pending", "Initialized": "Pending", "Queued": "Pending",
+                   _DISRUPTED: "Pending", "Scheduled": "Starting", "Running": "Running",
+                   "Finished": "Succeeded", "Deleted": "Deleted"}
 
 
 def node_info(node: Node) -> NodeInfo:
@@ -335,8 +340,7 @@ class RunRecorder:
             live = [p for p in self._live_pods(g) if p.node]
             g.rec.nodes = sorted({p.node for p in live})
             g.rec.domain = self._domain(g.rec.nodes) if g.rec.scheduled is not None else ""
-            if g.rec.phase == "Pending" and g.state in ("Running", "Finished"):
-                g.rec.phase = "Running" if g.state == "Running" else "Succeeded"
+            g.rec.phase = _PHASE_OF_STATE.get(g.state, g.rec.phase)
         return RunRecord(
             topology=list(self.topology),
             nodes=sorted(self.nodes.values(), key=lambda n: n.name),

@@ -198,9 +198,12 @@ class Simulation:
                 await component.start()
                 components.append(component)
             await self._create_workload(client, [made_topology] if made_topology else [])
+            def step_done(step: StepRecord) -> None:
+                self.steps.append(step)
+                recorder.last_change = max(recorder.last_change, step.t)  # activity
+
             scenario = asyncio.create_task(
-                run_scenario(client, self.workload.steps, t0, self.steps.append),
-                name="scenario")
+                run_scenario(client, self.workload.steps, t0, step_done), name="scenario")
             settled = await self._wait(loop, t0, recorder, scheduler, scripts, scenario)
             if self.fatal is not None:
                 raise self.fatal

@@ -141,8 +141,8 @@ EMBEDDED_DEFAULT_PROFILE = "phalanx-scheduler"
 
 def embedded_default_config() -> OperatorConfiguration:
     """Every registered backend enabled (so any schedulerName in a workload works out of the
-    box), default-scheduler with gang scheduling on, and pods that name no scheduler going
-    to the Phalanx scheduler: the embedded cluster runs Phalanx's own scheduler."""
+    box), default-scheduler with gang scheduling on, pods that name no scheduler going to the
+    Phalanx scheduler (the embedded cluster runs Phalanx's own), topology-aware scheduling on."""
     import phalanx.backends  # noqa: F401  (each backend registers itself on import)
     from phalanx.backends.base import known_backends
 
@@ -158,4 +158,6 @@ def embedded_default_config() -> OperatorConfiguration:
         "apiVersion": OperatorConfiguration.API_VERSION,
         "kind": OperatorConfiguration.KIND,
         "scheduler": {"profiles": profiles, "defaultProfileName": default},
+        # The embedded cluster always has a ClusterTopology (the cluster spec's levels).
+        "topologyAwareScheduling": {"enabled": True},
     })
