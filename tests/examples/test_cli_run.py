@@ -1,0 +1,60 @@
+"""The full stack through the CLI: examples are documented, impossible gangs fail fast, and
+a real run's report renders in a real browser."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from report.browser import dump_dom, screenshot
+from .helpers import EXAMPLES, examples_tmp, run_example
+
+
+def test_every_example_is_documented() -> None:
+    readme = (EXAMPLES / "README.md").read_text()
+    for f in sorted(EXAMPLES.glob("*.yaml")):
+        assert f"`{f.name}`" in readme, f"{f.name} is not in examples/README.md"
+
+
+NEVER_FITS = """
+apiVersion: grove.io/v1alpha1
+kind: PodCliqueSet
+metadata: {name: huge}
+spec:
+  replicas: 1
+  template:
+    topologyConstraint: {packDomain: rack}
+    cliques:
+    - name: w
+      spec:
+        replicas: 9
+        podSpec:
+          schedulerName: phalanx-scheduler
+          containers:
+          - name: c
+            resources: {requests: {nvidia.com/gpu: "8"}}
+"""
+
+
+def test_a_gang_that_can_never_fit_fails_fast_and_writes_nothing(tmp_path: Path) -> None:
+    (tmp_path / "huge.yaml").write_text(NEVER_FITS)
+    r = subprocess.run(
+        [sys.executable, "-m", "phalanx.cli.main", "run", "huge.yaml", "--report", "r.html"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 3
+    assert ("error: PodGang huge-0 can never be scheduled on cluster default-64xh100: it needs "
+            "9 pods of 8 nvidia.com/gpu in one rack (required pack constraint); the largest "
+            "rack (8 nodes) holds at most 8") in " ".join(r.stderr.split())
+    assert not (tmp_path / "r.html").exists() and not (tmp_path / ".phalanx").exists()
+
+
+def test_a_real_runs_report_renders_in_headless_chromium(tmp_path_factory, tmp_path: Path) -> None:
+    _, rec, out = run_example("preemption", examples_tmp(tmp_path_factory))
+    page = out / "report.html"
+    dom = dump_dom(page, tmp_path / "profile")
+    assert dom.count("<svg") == 4 and dom.count("<path") > 100
+    for gang in ("batch-0", "urgent-0"):
+        assert gang in dom
+    shot = screenshot(page, tmp_path / "report.png", tmp_path / "profile")
+    assert shot.stat().st_size > 60_000
