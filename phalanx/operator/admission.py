@@ -1,0 +1,256 @@
+"""PodCliqueSet admission: defaulting and validation, as Grove's webhooks do.
+
+Pure functions a mutating / validating webhook can call:
+    default_podcliqueset(pcs) -> pcs                     (in place)
+    validate_podcliqueset(pcs, old) -> [(field, message)] (empty when valid)
+and `install_admission(cluster, registry)` to run them (plus the backends' check) on every
+create and update of a PodCliqueSet in a MemoryCluster. Messages name the field as users
+write it (camelCase paths) and say what is wrong and what is allowed.
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from typing import Any
+
+from phalanx.api.duration import parse_duration
+from phalanx.api.grove import PodCliqueSet
+from phalanx.api.grove import default_podcliqueset as _grove_defaults
+from phalanx.backends.registry import BackendRegistry
+from phalanx.cluster.client import Invalid
+
+from .naming import MAX_COMBINED_NAME_LENGTH
+from .plan import STARTUP_EXPLICIT
+
+try:  # the backends team's admission helper (phalanx.backends.admission)
+    from phalanx.backends.admission import check_podcliqueset
+except ImportError:  # pragma: no cover - only while that module is not in the tree
+    check_podcliqueset = None  # type: ignore[assignment]
+
+FieldErrors = list[tuple[str, str]]
+
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_T = "spec.template"
+
+
+def default_podcliqueset(pcs: PodCliqueSet) -> PodCliqueSet:
+    """Grove's defaults, in place: cliqueStartupType AnyOrder, terminationDelay 4h, each
+    clique's minAvailable = replicas, each scaling group's replicas and minAvailable 1, pods'
+    restartPolicy Always and terminationGracePeriodSeconds 30, namespace "default"."""
+    _grove_defaults(pcs)
+    if not pcs.metadata.namespace:
+        pcs.metadata.namespace = "default"
+    for clique in pcs.spec.template.cliques:
+        spec = clique.spec.pod_spec
+        if spec.restart_policy is None:
+            spec.restart_policy = "Always"
+        if spec.termination_grace_period_seconds is None:
+            spec.termination_grace_period_seconds = 30
+    return pcs
+
+
+def _label_error(value: str, what: str) -> str | None:
+    if not value:
+        return f"{what} must not be empty"
+    if len(value) > 63 or not _DNS_LABEL.match(value):
+        return (f"{what} {value!r} must be a DNS label: at most 63 lower-case letters, digits "
+                "or '-', starting and ending with a letter or digit")
+    return None
+
+
+def validate_podcliqueset(pcs: PodCliqueSet, old: PodCliqueSet | None = None) -> FieldErrors:
+    """Every problem with a (defaulted) PodCliqueSet; `old` is the stored one on update."""
+    errs: FieldErrors = []
+    name = pcs.metadata.name or ""
+    if (why := _label_error(name, "name")) is not None:
+        errs.append(("metadata.name", why))
+    if pcs.spec.replicas < 0:
+        errs.append(("spec.replicas", f"must be >= 0, got {pcs.spec.replicas}"))
+    t = pcs.spec.template
+    if not t.cliques:
+        errs.append((f"{_T}.cliques", "at least one clique is required"))
+    clique_names: dict[str, int] = {}
+    for i, c in enumerate(t.cliques):
+        _check_clique(pcs, i, c, clique_names, errs)
+    _check_startup(pcs, clique_names, errs)
+    _check_groups(pcs, clique_names, errs)
+    if t.termination_delay is not None:
+        try:
+            if parse_duration(t.termination_delay) <= 0:
+                errs.append((f"{_T}.terminationDelay", "must be a positive duration"))
+        except ValueError as err:
+            errs.append((f"{_T}.terminationDelay", str(err)))
+    if old is not None:
+        _check_immutable(pcs, old, errs)
+    return errs
+
+
+def _check_clique(pcs: PodCliqueSet, i: int, c: Any, seen: dict[str, int],
+                  errs: FieldErrors) -> None:
+    at = f"{_T}.cliques[{i}]"
+    if (why := _label_error(c.name, "clique name")) is not None:
+        errs.append((f"{at}.name", why))
+    elif c.name in seen:
+        errs.append((f"{at}.name", f"duplicate clique name {c.name!r} (also cliques"
+                                   f"[{seen[c.name]}]); clique names must be unique"))
+    else:
+        seen[c.name] = i
+    if len(pcs.name) + len(c.name) > MAX_COMBINED_NAME_LENGTH:
+        errs.append((f"{at}.name", f"the PodCliqueSet name and clique name together are "
+                                   f"{len(pcs.name) + len(c.name)} characters; at most "
+                                   f"{MAX_COMBINED_NAME_LENGTH} are allowed so generated pod "
+                                   "names stay valid hostnames"))
+    spec = c.spec
+    if spec.replicas < 1:
+        errs.append((f"{at}.spec.replicas", f"must be >= 1, got {spec.replicas}"))
+    if spec.min_available is not None:
+        if spec.min_available < 1:
+            errs.append((f"{at}.spec.minAvailable", f"must be >= 1, got {spec.min_available}"))
+        elif spec.min_available > spec.replicas:
+            errs.append((f"{at}.spec.minAvailable",
+                         f"minAvailable ({spec.min_available}) must not exceed replicas "
+                         f"({spec.replicas})"))
+    if not spec.pod_spec.containers:
+        errs.append((f"{at}.spec.podSpec.containers", "at least one container is required"))
+
+
+def _check_startup(pcs: PodCliqueSet, names: dict[str, int], errs: FieldErrors) -> None:
+    t = pcs.spec.template
+    explicit = t.clique_startup_type == STARTUP_EXPLICIT
+    graph: dict[str, list[str]] = {}
+    for i, c in enumerate(t.cliques):
+        after = c.spec.starts_after or []
+        at = f"{_T}.cliques[{i}].spec.startsAfter"
+        if after and not explicit:
+            errs.append((at, "startsAfter is only allowed with cliqueStartupType "
+                             f"{STARTUP_EXPLICIT} (got {t.clique_startup_type})"))
+            continue
+        for j, parent in enumerate(after):
+            if parent == c.name:
+                errs.append((f"{at}[{j}]", f"clique {c.name!r} cannot start after itself"))
+            elif parent not in names:
+                errs.append((f"{at}[{j}]", f"unknown clique {parent!r}; known cliques: "
+                                           f"{', '.join(sorted(names))}"))
+        graph[c.name] = [p for p in after if p in names and p != c.name]
+    cycle = _find_cycle(graph)
+    if cycle:
+        i = names[cycle[0]]
+        errs.append((f"{_T}.cliques[{i}].spec.startsAfter",
+                     "startsAfter forms a cycle: " + " -> ".join([*cycle, cycle[0]])))
+
+
+def _find_cycle(graph: dict[str, list[str]]) -> list[str] | None:
+    """A dependency cycle (as a path), found by depth-first search in spec order."""
+    state: dict[str, int] = {}  # 1 visiting, 2 done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in graph.get(node, ()):
+            if state.get(nxt) == 1:
+                return path[path.index(nxt):]
+            if state.get(nxt) is None and (found := visit(nxt)) is not None:
+                return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in graph:
+        if state.get(node) is None and (found := visit(node)) is not None:
+            return found
+    return None
+
+
+def _check_groups(pcs: PodCliqueSet, cliques: dict[str, int], errs: FieldErrors) -> None:
+    seen: dict[str, int] = {}
+    member_of: dict[str, str] = {}
+    for i, g in enumerate(pcs.spec.template.pod_clique_scaling_groups or ()):
+        at = f"{_T}.podCliqueScalingGroups[{i}]"
+        if (why := _label_error(g.name, "scaling group name")) is not None:
+            errs.append((f"{at}.name", why))
+        elif g.name in seen:
+            errs.append((f"{at}.name", f"duplicate scaling group name {g.name!r}"))
+        else:
+            seen[g.name] = i
+        for j, clique in enumerate(g.clique_names):
+            if clique not in cliques:
+                errs.append((f"{at}.cliqueNames[{j}]",
+                             f"names clique {clique!r}, which is not in {_T}.cliques "
+                             f"(known: {', '.join(sorted(cliques))})"))
+            elif clique in member_of:
+                errs.append((f"{at}.cliqueNames[{j}]",
+                             f"clique {clique!r} is already in scaling group "
+                             f"{member_of[clique]!r}; a clique belongs to at most one group"))
+            else:
+                member_of[clique] = g.name
+            if len(pcs.name) + len(g.name) + len(clique) > MAX_COMBINED_NAME_LENGTH:
+                errs.append((f"{at}.name", "the PodCliqueSet, scaling group and clique names "
+                                           f"together exceed {MAX_COMBINED_NAME_LENGTH} "
+                                           "characters"))
+        replicas = g.replicas if g.replicas is not None else 1
+        floor = g.min_available if g.min_available is not None else 1
+        if replicas < 0:
+            errs.append((f"{at}.replicas", f"must be >= 0, got {replicas}"))
+        if floor < 1:
+            errs.append((f"{at}.minAvailable", f"must be >= 1, got {floor}"))
+        elif floor > replicas:
+            errs.append((f"{at}.minAvailable",
+                         f"minAvailable ({floor}) must not exceed replicas ({replicas})"))
+
+
+def _check_immutable(pcs: PodCliqueSet, old: PodCliqueSet, errs: FieldErrors) -> None:
+    t, o = pcs.spec.template, old.spec.template
+    if [c.name for c in t.cliques] != [c.name for c in o.cliques]:
+        errs.append((f"{_T}.cliques", "cliques cannot be added, removed, renamed or reordered "
+                                      "(recreate the PodCliqueSet)"))
+        return
+    if t.clique_startup_type != o.clique_startup_type:
+        errs.append((f"{_T}.cliqueStartupType", "field is immutable"))
+    for i, (c, oc) in enumerate(zip(t.cliques, o.cliques, strict=True)):
+        if (c.spec.starts_after or []) != (oc.spec.starts_after or []):
+            errs.append((f"{_T}.cliques[{i}].spec.startsAfter", "field is immutable"))
+    groups = [(g.name, g.clique_names, g.min_available) for g in t.pod_clique_scaling_groups or ()]
+    old_groups = [(g.name, g.clique_names, g.min_available)
+                  for g in o.pod_clique_scaling_groups or ()]
+    if groups != old_groups:
+        errs.append((f"{_T}.podCliqueScalingGroups", "scaling groups' names, cliqueNames and "
+                                                     "minAvailable are immutable"))
+
+
+# --- wiring into MemoryCluster ----------------------------------------------------------------
+
+_INSTALLED: weakref.WeakKeyDictionary[Any, BackendRegistry] = weakref.WeakKeyDictionary()
+
+
+def check_all(pcs: PodCliqueSet, old: PodCliqueSet | None,
+              registry: BackendRegistry | None) -> FieldErrors:
+    """Phalanx's validation plus the scheduler backend's (unknown or mixed schedulerNames,
+    features the backend rejects)."""
+    errs = validate_podcliqueset(pcs, old)
+    if registry is not None and check_podcliqueset is not None and not errs:
+        check = check_podcliqueset(pcs, old, registry)
+        errs.extend((e.field, e.message) for e in check.errors)
+    return errs
+
+
+def install_admission(cluster: Any, registry: BackendRegistry | None) -> None:
+    """Run PodCliqueSet defaulting and validation on every create and update in `cluster`
+    (anything with `register_admission`, i.e. a MemoryCluster). Idempotent per cluster."""
+    if cluster in _INSTALLED:
+        _INSTALLED[cluster] = registry or _INSTALLED[cluster]
+        return
+    _INSTALLED[cluster] = registry  # type: ignore[assignment]
+
+    def mutate(obj: PodCliqueSet, old: PodCliqueSet | None) -> PodCliqueSet:
+        return default_podcliqueset(obj)
+
+    def validate(obj: PodCliqueSet, old: PodCliqueSet | None) -> None:
+        errs = check_all(obj, old, _INSTALLED.get(cluster))
+        if errs:
+            detail = "; ".join(f"{field}: {message}" for field, message in errs)
+            raise Invalid(f'PodCliqueSet "{obj.name}" is invalid: {detail}',
+                          kind=PodCliqueSet.KIND, name=obj.name, field=errs[0][0])
+
+    cluster.register_admission(PodCliqueSet, mutate=mutate, validate=validate)

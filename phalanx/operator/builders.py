@@ -1,0 +1,192 @@
+"""Desired objects: PodGang, PodClique, PodCliqueScalingGroup and Pod, built from the plan.
+
+Everything a controller compares or writes later is set here, at creation, so steady state
+costs no extra writes (labels, owner references, the backend finalizer, the scheduling gate).
+"""
+
+from __future__ import annotations
+
+from phalanx.api import labels as L
+from phalanx.api.base import ObjectMeta, OwnerReference
+from phalanx.api.core import Pod, PodSpec
+from phalanx.api.grove import (
+    PodClique,
+    PodCliqueScalingGroup,
+    PodCliqueScalingGroupConfig,
+    PodCliqueScalingGroupSpec,
+    PodCliqueSet,
+    PodGang,
+    PodGangGroup,
+    PodGangSpec,
+    TopologyConstraintGroupConfig,
+)
+
+from . import naming
+from .plan import CliquePlan, DomainKey, GangPlan, min_available, pack_constraint, template_replicas
+
+
+def _owner(obj: PodCliqueSet | PodCliqueScalingGroup | PodClique) -> list[OwnerReference]:
+    return [obj.owner_reference(controller=True, block=True)]
+
+
+def podgang_groups(plan: GangPlan, key_of: DomainKey | None) -> list[PodGangGroup]:
+    return [
+        PodGangGroup(name=c.name, min_replicas=c.min_available,
+                     topology_constraint=pack_constraint(c.template.topology_constraint, key_of))
+        for c in plan.cliques
+    ]
+
+
+def build_podgang(pcs: PodCliqueSet, plan: GangPlan, scheduler: str,
+                  key_of: DomainKey | None = None, topology_name: str | None = None) -> PodGang:
+    """A new PodGang: groups with empty pod references (filled once every pod exists)."""
+    meta_labels = {
+        **naming.replica_labels(pcs.name, plan.replica),
+        L.LABEL_COMPONENT: L.COMPONENT_PODGANG,
+        L.LABEL_SCHEDULER_NAME: scheduler,
+    }
+    if plan.group is not None:
+        meta_labels.update(naming.scaling_group_labels(plan.group, plan.group_replica or 0,
+                                                       plan.base_podgang))
+    annotations = {L.ANNOTATION_TOPOLOGY_NAME: topology_name} if topology_name else {}
+    return PodGang(
+        metadata=ObjectMeta(
+            name=plan.name, namespace=pcs.namespace, labels=meta_labels,
+            annotations=annotations, owner_references=_owner(pcs),
+            # The backend controller's finalizer, set now to save a write per PodGang.
+            finalizers=[L.FINALIZER_SCHEDULER_BACKEND],
+        ),
+        spec=podgang_spec(pcs, plan, key_of),
+    )
+
+
+def podgang_spec(pcs: PodCliqueSet, plan: GangPlan, key_of: DomainKey | None) -> PodGangSpec:
+    configs = [
+        TopologyConstraintGroupConfig(name=name, pod_group_names=names, topology_constraint=tc)
+        for name, names, tc in plan.group_topologies
+    ]
+    return PodGangSpec(
+        pod_groups=podgang_groups(plan, key_of),
+        topology_constraint=plan.topology,
+        topology_constraint_group_configs=configs or None,
+        priority_class_name=pcs.spec.template.priority_class_name,
+    )
+
+
+def podclique_labels(pcs: PodCliqueSet, plan: CliquePlan) -> dict[str, str]:
+    out = dict(plan.template.labels or {})
+    out.update(naming.replica_labels(pcs.name, plan.replica))
+    out[L.LABEL_APP_NAME] = plan.name
+    out[L.LABEL_PODGANG] = plan.podgang
+    if plan.group is None:
+        out[L.LABEL_COMPONENT] = L.COMPONENT_PCS_PODCLIQUE
+    else:
+        out[L.LABEL_COMPONENT] = L.COMPONENT_PCSG_PODCLIQUE
+        out.update(naming.scaling_group_labels(plan.group, plan.group_replica or 0,
+                                               plan.base_podgang))
+    return out
+
+
+def build_podclique(pcs: PodCliqueSet, plan: CliquePlan,
+                    owner: PodCliqueSet | PodCliqueScalingGroup,
+                    replicas: int | None = None) -> PodClique:
+    spec = plan.template.spec.model_copy(deep=True)
+    if spec.min_available is None:
+        spec.min_available = spec.replicas
+    if replicas is not None:
+        spec.replicas = replicas
+    spec.starts_after = [name for name, _ in plan.starts_after] or None
+    annotations = dict(plan.template.annotations or {})
+    if plan.starts_after:
+        annotations[naming.ANNOTATION_STARTS_AFTER] = naming.format_starts_after(
+            list(plan.starts_after))
+    return PodClique(
+        metadata=ObjectMeta(name=plan.name, namespace=pcs.namespace,
+                            labels=podclique_labels(pcs, plan), annotations=annotations,
+                            owner_references=_owner(owner)),
+        spec=spec,
+    )
+
+
+def build_scaling_group(pcs: PodCliqueSet, replica: int,
+                        cfg: PodCliqueScalingGroupConfig) -> PodCliqueScalingGroup:
+    name = naming.scaling_group_name(pcs.name, replica, cfg.name)
+    meta_labels = {
+        **naming.replica_labels(pcs.name, replica),
+        L.LABEL_APP_NAME: name,
+        L.LABEL_COMPONENT: L.COMPONENT_PCSG,
+    }
+    return PodCliqueScalingGroup(
+        metadata=ObjectMeta(name=name, namespace=pcs.namespace, labels=meta_labels,
+                            annotations=dict(cfg.annotations or {}),
+                            owner_references=_owner(pcs)),
+        spec=PodCliqueScalingGroupSpec(replicas=template_replicas(cfg),
+                                       min_available=min_available(cfg),
+                                       clique_names=list(cfg.clique_names)),
+    )
+
+
+class PodFactory:
+    """Pods of one PodClique: the pod template is prepared once (labels, env, the gate) and
+    each pod is validated from it, which is much cheaper than deep-copying a PodSpec per pod.
+
+    `group_pods`: pods per scaling group replica (GROVE_PCSG_TEMPLATE_NUM_PODS), when the
+    clique is in a scaling group. The backend's `prepare_pod` runs on each pod afterwards.
+    """
+
+    def __init__(self, pclq: PodClique, *, group_pods: int | None = None) -> None:
+        m = pclq.metadata
+        self.pclq = pclq
+        self.pcs = naming.pcs_of(m.labels) or ""
+        self.replica = naming.replica_of(m.labels) or 0
+        labels = dict(m.labels)
+        labels[L.LABEL_PODCLIQUE] = pclq.name
+        labels.pop(L.LABEL_APP_NAME, None)  # names the PodClique, not the pod
+        self.labels = labels
+        self.annotations = dict(m.annotations)
+        self.owner = _owner(pclq)
+        spec = pclq.spec.pod_spec.model_dump(by_alias=True, exclude_none=True, round_trip=True)
+        gates = [g for g in spec.get("schedulingGates", ())
+                 if g["name"] != L.GATE_PODGANG_PENDING_CREATION]
+        spec["schedulingGates"] = [*gates, {"name": L.GATE_PODGANG_PENDING_CREATION}]
+        spec["subdomain"] = naming.base_podgang_name(self.pcs, self.replica)  # headless svc
+        env = [
+            {"name": L.ENV_PCS_NAME, "value": self.pcs},
+            {"name": L.ENV_PCS_INDEX, "value": str(self.replica)},
+            {"name": L.ENV_PCLQ_NAME, "value": pclq.name},
+            # From the pod's own label, so every pod of the clique shares one template.
+            {"name": L.ENV_PCLQ_POD_INDEX, "valueFrom": {"fieldRef": {
+                "fieldPath": f"metadata.labels['{L.LABEL_PODCLIQUE_POD_INDEX}']"}}},
+            {"name": L.ENV_HEADLESS_SERVICE,
+             "value": f"{spec['subdomain']}.{pclq.namespace}.svc.cluster.local"},
+        ]
+        pcsg = m.labels.get(L.LABEL_PODCLIQUESCALINGGROUP)
+        if pcsg is not None:
+            env.append({"name": L.ENV_PCSG_NAME, "value": pcsg})
+            env.append({"name": L.ENV_PCSG_INDEX,
+                        "value": m.labels.get(L.LABEL_PODCLIQUESCALINGGROUP_REPLICA_INDEX, "0")})
+            if group_pods is not None:
+                env.append({"name": L.ENV_PCSG_TEMPLATE_NUM_PODS, "value": str(group_pods)})
+        for key in ("containers", "initContainers"):
+            for container in spec.get(key, ()):
+                have = {e["name"] for e in container.get("env", ())}
+                container["env"] = [*container.get("env", ()),
+                                    *(e for e in env if e["name"] not in have)]
+        self.spec = spec
+
+    def __call__(self, index: int) -> Pod:
+        name = naming.pod_name(self.pclq.name, index)
+        labels = dict(self.labels)
+        labels[L.LABEL_PODCLIQUE_POD_INDEX] = str(index)
+        spec = PodSpec.model_validate({**self.spec, "hostname": name})
+        return Pod(
+            metadata=ObjectMeta(name=name, namespace=self.pclq.namespace, labels=labels,
+                                annotations=dict(self.annotations),
+                                owner_references=list(self.owner)),
+            spec=spec,
+        )
+
+
+def build_pod(pclq: PodClique, index: int, *, group_pods: int | None = None) -> Pod:
+    """Pod `index` of a PodClique, gated until its PodGang is initialized."""
+    return PodFactory(pclq, group_pods=group_pods)(index)

@@ -1,0 +1,202 @@
+"""What every operator controller shares: the client, informer caches with their indexes,
+the backend registry, the event recorder and a few knobs.
+
+Indexes (all values are `namespace/name` keys):
+    PodCliqueSet-owned objects   "pcs"          by the `app.kubernetes.io/part-of` label
+    PodClique                    "owner"        by controller owner (`Kind:ns/name`)
+    PodClique                    "podgang"      by the `grove.io/podgang` label
+    PodClique                    "base-podgang" by the `grove.io/base-podgang` label
+    Pod                          "podclique"    by the `grove.io/podclique` label
+    Pod                          "podgang"      by the `grove.io/podgang` label
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from phalanx.api import labels as L
+from phalanx.api.base import KubeModel, Resource
+from phalanx.api.core import Pod
+from phalanx.api.grove import (
+    ClusterTopology,
+    PodClique,
+    PodCliqueScalingGroup,
+    PodCliqueSet,
+    PodGang,
+)
+from phalanx.backends.base import Backend
+from phalanx.backends.registry import BackendRegistry
+from phalanx.cluster.client import Client, Conflict
+from phalanx.cluster.controller import Controller, Manager, Result
+from phalanx.cluster.events import EventRecorder
+from phalanx.cluster.informer import Informer
+from phalanx.cluster.objects import object_key
+
+from . import naming
+from .plan import DomainKey, uses_topology
+
+T = TypeVar("T")
+S = TypeVar("S", bound=KubeModel)
+
+IDX_PCS = "pcs"
+IDX_OWNER = "owner"
+IDX_PODGANG = "podgang"
+IDX_BASE_PODGANG = "base-podgang"
+IDX_PODCLIQUE = "podclique"
+
+COMPONENT = "phalanx-operator"
+
+
+def _label_index(label: str) -> Callable[[Resource], str | None]:
+    def index(obj: Resource) -> str | None:
+        value = obj.metadata.labels.get(label)
+        return object_key(obj.metadata.namespace, value) if value else None
+
+    return index
+
+
+def _owner_index(obj: Resource) -> str | None:
+    ref = obj.metadata.controller_ref()
+    return f"{ref.kind}:{object_key(obj.metadata.namespace, ref.name)}" if ref else None
+
+
+def owner_key(owner: Resource) -> str:
+    return f"{owner.KIND}:{owner.key}"
+
+
+@dataclass
+class Tunables:
+    # Pod creations / gate removals in flight per reconcile (bounded so a real API server
+    # is not flooded; MemoryCluster does not care).
+    write_concurrency: int = 32
+    # Pod events are folded into one status write per object per batch period, as the
+    # Job controller's syncJobBatchPeriod does: status writes per pod stay well below one.
+    status_batch_period: float = 0.05
+
+
+@dataclass
+class OperatorContext:
+    client: Client
+    manager: Manager
+    registry: BackendRegistry
+    recorder: EventRecorder
+    tunables: Tunables = field(default_factory=Tunables)
+    topology_aware: bool = False
+
+    def __post_init__(self) -> None:
+        mgr = self.manager
+        self.pcs: Informer[PodCliqueSet] = mgr.informer(PodCliqueSet)
+        self.pcsgs: Informer[PodCliqueScalingGroup] = mgr.informer(PodCliqueScalingGroup)
+        self.cliques: Informer[PodClique] = mgr.informer(PodClique)
+        self.gangs: Informer[PodGang] = mgr.informer(PodGang)
+        self.pods: Informer[Pod] = mgr.informer(Pod)
+        self.topologies: Informer[ClusterTopology] | None = (
+            mgr.informer(ClusterTopology) if self.topology_aware else None)
+        by_pcs = _label_index(L.LABEL_PART_OF)
+        for inf in (self.pcsgs, self.cliques, self.gangs):
+            inf.add_index(IDX_PCS, by_pcs)
+        self.cliques.add_index(IDX_OWNER, _owner_index)
+        self.cliques.add_index(IDX_PODGANG, _label_index(L.LABEL_PODGANG))
+        self.cliques.add_index(IDX_BASE_PODGANG, _label_index(L.LABEL_BASE_PODGANG))
+        self.pods.add_index(IDX_PODCLIQUE, _label_index(L.LABEL_PODCLIQUE))
+        self.pods.add_index(IDX_PODGANG, _label_index(L.LABEL_PODGANG))
+
+    # ------------------------------------------------------------------ lookups
+
+    def pcs_of(self, obj: Resource) -> PodCliqueSet | None:
+        name = naming.pcs_of(obj.metadata.labels)
+        return self.pcs.get(object_key(obj.metadata.namespace, name)) if name else None
+
+    def pods_of(self, pclq_key: str) -> list[Pod]:
+        return self.pods.by_index(IDX_PODCLIQUE, pclq_key)
+
+    def backend_for(self, pcs: PodCliqueSet) -> Backend:
+        """The backend the PodCliqueSet's pods name (admission made them all agree)."""
+        return self.registry.get_or_default(pcs.spec.template.cliques[0].spec.pod_spec.scheduler_name)
+
+    def topology_for(self, pcs: PodCliqueSet) -> tuple[DomainKey | None, str | None]:
+        """(domain -> node-label key, ClusterTopology name) for a PodCliqueSet's constraints;
+        (None, None) when topology-aware scheduling is off or no topology can be resolved."""
+        if self.topologies is None or not uses_topology(pcs):
+            return None, None
+        names = {tc.topology_name for tc in _constraints(pcs) if tc.topology_name}
+        if len(names) == 1:
+            ct = self.topologies.get(next(iter(names)))
+        else:
+            found = self.topologies.list()
+            ct = found[0] if len(found) == 1 else None
+        if ct is None:
+            return None, None
+        return ct.key_for, ct.name
+
+
+def _constraints(pcs: PodCliqueSet) -> Iterable[Any]:
+    t = pcs.spec.template
+    for tc in (t.topology_constraint, *(c.topology_constraint for c in t.cliques),
+               *(g.topology_constraint for g in t.pod_clique_scaling_groups or ())):
+        if tc is not None:
+            yield tc
+
+
+def copy_status(status: S) -> S:
+    """A copy of a status that `set_condition` and counter assignments may change without
+    touching the cached object: conditions are copied one by one, the rest is shallow
+    (a deep copy costs ~0.5 ms per status, mostly copying datetimes)."""
+    conditions = getattr(status, "conditions", None)
+    if conditions is None:
+        return status.model_copy()
+    return status.model_copy(update={"conditions": [c.model_copy() for c in conditions]})
+
+
+def requeue_on_conflict(reconcile: Callable[[str], Awaitable[Result | None]]
+                        ) -> Callable[[str], Awaitable[Result | None]]:
+    """Optimistic concurrency losing a race is routine, not an error: retry with backoff
+    (without the controller logging a traceback)."""
+
+    async def wrapped(key: str) -> Result | None:
+        try:
+            return await reconcile(key)
+        except Conflict:
+            return Result(requeue=True)
+
+    wrapped.__qualname__ = getattr(reconcile, "__qualname__", "reconcile")
+    return wrapped
+
+
+def enqueue_batched(controller: Controller, informer: Informer[Any],
+                    mapper: Callable[[Any], Iterable[str]], delay: float,
+                    predicate: Callable[[Any, Any], bool] | None = None) -> None:
+    """Like `controller.watch`, but each key is queued `delay` seconds after the first event
+    (later events in that window fold into the same reconcile)."""
+    queue = controller.queue
+
+    def add(obj: Any) -> None:
+        for key in mapper(obj):
+            queue.add_after(key, delay)
+
+    def update(old: Any, new: Any) -> None:
+        if predicate is None or predicate(old, new):
+            add(new)
+
+    informer.add_handler(add, update, add)
+
+
+async def bounded(jobs: Iterable[Callable[[], Awaitable[T]]], limit: int) -> list[T | BaseException]:
+    """Run the jobs with at most `limit` in flight; results (or exceptions) in order."""
+    sem = asyncio.Semaphore(limit)
+
+    async def run(job: Callable[[], Awaitable[T]]) -> T:
+        async with sem:
+            return await job()
+
+    return await asyncio.gather(*(run(j) for j in jobs), return_exceptions=True)
+
+
+def first_error(results: Iterable[object]) -> BaseException | None:
+    for r in results:
+        if isinstance(r, BaseException):
+            return r
+    return None

@@ -1,0 +1,117 @@
+"""OperatorManager: every operator controller, in-process, on one event loop.
+
+    op = OperatorManager(client, config)      # config: OperatorConfiguration (None = defaults)
+    await op.start()      # admission (MemoryCluster), backend init_all, caches, workers
+    await op.wait_idle()  # tests / simulations: everything settled
+    await op.stop()
+
+Controllers (one module each; workers from `config.controllers`):
+    podcliqueset          PodGangs first, then PodCliques and scaling groups  (spec, delete)
+    podcliqueset-status   availableReplicas, SchedulerCompatible                 (status)
+    podcliquescalinggroup a scaling group's PodCliques, its status
+    podclique             pods, scheduling gates                                  (spec)
+    podclique-status      replicas / ready / scheduled / gated, MinAvailableBreached
+    podgang               pod references, Initialized, Scheduled / Ready / phase
+    podgang-backend       finalizer, sync_podgang, on_podgang_delete (GREP-375)
+    gang-termination      recreates a replica that stayed below minAvailable
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from phalanx.api.config import OperatorConfiguration, default_operator_config
+from phalanx.backends.registry import BackendRegistry
+from phalanx.cluster.client import Client
+from phalanx.cluster.controller import Controller, Manager
+from phalanx.cluster.events import EventRecorder
+
+from .admission import install_admission
+from .context import COMPONENT, OperatorContext, Tunables
+from .gangtermination import GangTerminationController
+from .podclique import PodCliqueController
+from .podclique_status import PodCliqueStatusController
+from .podcliqueset import PodCliqueSetController
+from .podcliqueset_status import PodCliqueSetStatusController
+from .podgang import PodGangController
+from .podgang_backend import PodGangBackendController
+from .scalinggroup import ScalingGroupController
+
+log = logging.getLogger(__name__)
+
+
+class OperatorManager:
+    def __init__(
+        self,
+        client: Client,
+        config: OperatorConfiguration | None = None,
+        *,
+        registry: BackendRegistry | None = None,
+        tunables: Tunables | None = None,
+        admission: bool = True,
+    ) -> None:
+        import phalanx.backends  # noqa: F401  (registers every backend module)
+
+        cfg = default_operator_config((config or OperatorConfiguration()).model_copy(deep=True))
+        self.client = client
+        self.config = cfg
+        self.registry = registry or BackendRegistry.from_config(cfg)
+        self.tunables = tunables or Tunables()
+        self.install_admission = admission
+        self.manager = Manager(client)
+        self.recorder = EventRecorder(client, COMPONENT)
+        self.ctx = OperatorContext(client, self.manager, self.registry, self.recorder,
+                                   self.tunables,
+                                   topology_aware=cfg.topology_aware_scheduling.enabled)
+        workers = cfg.controllers
+        ctx = self.ctx
+        self.podcliqueset = PodCliqueSetController(ctx, workers.pod_clique_set.concurrent_syncs)
+        self.podcliqueset_status = PodCliqueSetStatusController(ctx)
+        self.scalinggroup = ScalingGroupController(
+            ctx, workers.pod_clique_scaling_group.concurrent_syncs)
+        self.podclique = PodCliqueController(ctx, workers.pod_clique.concurrent_syncs)
+        self.podclique_status = PodCliqueStatusController(ctx, workers.pod_clique.concurrent_syncs)
+        self.podgang = PodGangController(ctx, workers.pod_gang.concurrent_syncs)
+        self.backend = PodGangBackendController(ctx, workers.pod_gang.concurrent_syncs)
+        self.gang_termination = GangTerminationController(ctx)
+        for c in self.controllers:
+            self.manager.add(c)
+
+    @property
+    def controllers(self) -> list[Controller]:
+        return [x.controller for x in (
+            self.podcliqueset, self.podcliqueset_status, self.scalinggroup, self.podclique,
+            self.podclique_status, self.podgang, self.backend, self.gang_termination)]
+
+    async def start(self) -> None:
+        if self.install_admission and hasattr(self.client, "register_admission"):
+            install_admission(self.client, self.registry)
+        await self.registry.init_all(self.client)
+        await self.manager.start()
+        log.info("operator started: %d controllers, scheduler backends %s",
+                 len(self.controllers), ", ".join(self.registry.names()))
+
+    async def stop(self) -> None:
+        await self.manager.stop()
+        await self.recorder.flush()
+
+    async def __aenter__(self) -> OperatorManager:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    async def wait_idle(self, timeout: float | None = None) -> None:
+        """Return when the operator has nothing left to do now, counting status updates
+        that are only waiting out their batch period (timers further out, such as a gang
+        termination delay, do not count)."""
+        loop = asyncio.get_running_loop()
+        horizon = 2 * self.tunables.status_batch_period
+        while True:
+            await self.manager.wait_idle(until=loop.time() + horizon, timeout=timeout)
+            soon = loop.time() + horizon
+            if not any((t := c.queue.next_delayed()) is not None and t <= soon
+                       for c in self.controllers):
+                return

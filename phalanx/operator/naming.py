@@ -1,0 +1,114 @@
+"""Names and labels of everything a PodCliqueSet owns (Grove's scheme).
+
+    PodClique (standalone)        <pcs>-<i>-<clique>
+    PodCliqueScalingGroup         <pcs>-<i>-<group>
+    PodClique (in a group)        <pcs>-<i>-<group>-<j>-<clique>
+    base PodGang                  <pcs>-<i>
+    scaled PodGang                <pcs>-<i>-<group>-<j>        (j >= the group's minAvailable)
+    Pod                           <podclique>-<k>
+
+Every name is deterministic, so a create that raced a restart answers AlreadyExists instead
+of making a duplicate, and a pod's name is its stable hostname (as in a StatefulSet).
+Grove names a scaled PodGang by its offset above minAvailable; Phalanx uses the scaling
+group replica index j itself, so a PodGang and its PodCliques share the `<pcs>-<i>-<group>-<j>`
+prefix (DESIGN.md).
+"""
+
+from __future__ import annotations
+
+from phalanx.api import labels as L
+
+# Pod annotation read by the simulated kubelet (and by anything that replaces Grove's
+# grove-initc init container): "<podclique>:<minAvailable>,..." -- the pod must not start
+# until each named PodClique has at least that many Ready pods.
+ANNOTATION_STARTS_AFTER = "grove.io/starts-after"
+
+# Longest `<pcs>` + `<clique or group>` name, so generated pod names stay DNS labels
+# (a pod's name is its hostname): Grove's budget.
+MAX_COMBINED_NAME_LENGTH = 45
+
+
+def podclique_name(pcs: str, replica: int, clique: str) -> str:
+    return f"{pcs}-{replica}-{clique}"
+
+
+def scaling_group_name(pcs: str, replica: int, group: str) -> str:
+    return f"{pcs}-{replica}-{group}"
+
+
+def group_podclique_name(pcsg: str, group_replica: int, clique: str) -> str:
+    return f"{pcsg}-{group_replica}-{clique}"
+
+
+def base_podgang_name(pcs: str, replica: int) -> str:
+    return f"{pcs}-{replica}"
+
+
+def scaled_podgang_name(pcsg: str, group_replica: int) -> str:
+    return f"{pcsg}-{group_replica}"
+
+
+def pod_name(podclique: str, index: int) -> str:
+    return f"{podclique}-{index}"
+
+
+def pod_index(name: str, podclique: str) -> int | None:
+    """The k of `<podclique>-<k>`, or None when `name` is not such a pod name."""
+    prefix = podclique + "-"
+    if not name.startswith(prefix):
+        return None
+    tail = name[len(prefix):]
+    return int(tail) if tail.isdigit() else None
+
+
+def group_config_name(pcsg_name: str, pcs: str, replica: int) -> str:
+    """The scaling group's name in the PodCliqueSet template, from its object name."""
+    prefix = f"{pcs}-{replica}-"
+    return pcsg_name[len(prefix):] if pcsg_name.startswith(prefix) else pcsg_name
+
+
+# --- labels -----------------------------------------------------------------------------------
+
+
+def managed_labels(pcs: str) -> dict[str, str]:
+    """On every object a PodCliqueSet owns: how to find them all."""
+    return {L.LABEL_MANAGED_BY: L.MANAGED_BY_VALUE, L.LABEL_PART_OF: pcs}
+
+
+def replica_labels(pcs: str, replica: int) -> dict[str, str]:
+    return {**managed_labels(pcs), L.LABEL_PODCLIQUESET_REPLICA_INDEX: str(replica)}
+
+
+def scaling_group_labels(pcsg: str, group_replica: int, base_podgang: str | None) -> dict[str, str]:
+    """On the PodCliques (and their pods) of one scaling group replica. `base_podgang` is
+    set for replicas in a scaled PodGang: they wait for that base PodGang."""
+    out = {
+        L.LABEL_PODCLIQUESCALINGGROUP: pcsg,
+        L.LABEL_PODCLIQUESCALINGGROUP_REPLICA_INDEX: str(group_replica),
+    }
+    if base_podgang is not None:
+        out[L.LABEL_BASE_PODGANG] = base_podgang
+    return out
+
+
+def pcs_of(meta_labels: dict[str, str]) -> str | None:
+    return meta_labels.get(L.LABEL_PART_OF)
+
+
+def replica_of(meta_labels: dict[str, str]) -> int | None:
+    raw = meta_labels.get(L.LABEL_PODCLIQUESET_REPLICA_INDEX)
+    return int(raw) if raw is not None and raw.isdigit() else None
+
+
+def format_starts_after(deps: list[tuple[str, int]]) -> str:
+    return ",".join(f"{name}:{minimum}" for name, minimum in deps)
+
+
+def parse_starts_after(value: str | None) -> list[tuple[str, int]]:
+    """Inverse of `format_starts_after`; malformed entries are skipped."""
+    out: list[tuple[str, int]] = []
+    for part in (value or "").split(","):
+        name, sep, raw = part.strip().rpartition(":")
+        if sep and name and raw.isdigit():
+            out.append((name, int(raw)))
+    return out

@@ -1,0 +1,215 @@
+"""PodClique controller: the pods of a clique and the lifting of Phalanx's scheduling gate.
+
+Pods `<podclique>-<k>` for k < replicas are created (bounded concurrency) only once the
+clique's PodGang exists, each with the gate `grove.io/podgang-pending-creation`, the
+PodClique's labels (`grove.io/podgang` among them: set at creation, never patched later) and
+the backend's `prepare_pod` applied. Scaling in deletes the highest indexes first. Failed pods
+are left alone: they count against minAvailable, and gang termination decides what happens.
+
+The gate is removed -- only Phalanx's gate, never one another controller added -- when:
+1. the PodGang is `Initialized` (every pod exists and is referenced), and the pod is among
+   its references;
+2. the backend controller has synced the PodGang (`BackendSynced`): the scheduler's objects
+   exist before any pod can be scheduled;
+3. for a scaled PodGang, its base PodGang is scheduled: every base PodClique has at least
+   minAvailable pods scheduled (Grove's rule).
+That is one write per pod (a merge patch with a resourceVersion precondition): Kubernetes
+offers no bulk gate removal, so this is the floor for gates.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from phalanx.api import labels as L
+from phalanx.api.core import Pod
+from phalanx.api.grove import PodClique, PodGang
+from phalanx.cluster.client import AlreadyExists, NotFound
+from phalanx.cluster.controller import Controller, Result, map_from_label
+from phalanx.cluster.objects import object_key
+
+from . import builders, naming
+from .conditions import BACKEND_SYNCED
+from .context import IDX_BASE_PODGANG, OperatorContext, bounded, first_error, requeue_on_conflict
+
+log = logging.getLogger(__name__)
+
+
+def owned_pods(ctx: OperatorContext, pclq: PodClique) -> dict[int, Pod]:
+    """This incarnation's pods by index (a recreated PodClique must not adopt the pods of
+    the one before it, which the garbage collector is about to remove)."""
+    out: dict[int, Pod] = {}
+    uid = pclq.metadata.uid
+    for pod in ctx.pods_of(pclq.key):
+        ref = pod.metadata.controller_ref()
+        if ref is None or ref.uid != uid:
+            continue
+        k = naming.pod_index(pod.name, pclq.name)
+        if k is not None:
+            out[k] = pod
+    return out
+
+
+def gang_ready_for_pods(gang: PodGang) -> bool:
+    return gang.is_initialized and gang.is_condition_true(BACKEND_SYNCED)
+
+
+def _pclq_spec_changed(old: PodClique, new: PodClique) -> bool:
+    return (old.metadata.generation != new.metadata.generation
+            or old.metadata.deletion_timestamp != new.metadata.deletion_timestamp)
+
+
+def _scheduled_changed(old: PodClique, new: PodClique) -> bool:
+    return old.status.scheduled_replicas != new.status.scheduled_replicas
+
+
+def _pod_changed(old: Pod, new: Pod) -> bool:
+    return (old.metadata.deletion_timestamp != new.metadata.deletion_timestamp
+            or old.spec.scheduling_gates != new.spec.scheduling_gates)
+
+
+def _gang_changed(old: PodGang, new: PodGang) -> bool:
+    return (old.metadata.generation != new.metadata.generation
+            or old.metadata.deletion_timestamp != new.metadata.deletion_timestamp
+            or old.is_initialized != new.is_initialized
+            or old.is_condition_true(BACKEND_SYNCED) != new.is_condition_true(BACKEND_SYNCED))
+
+
+class PodCliqueController:
+    def __init__(self, ctx: OperatorContext, workers: int = 4) -> None:
+        self.ctx = ctx
+        self.controller = Controller("podclique", requeue_on_conflict(self.reconcile),
+                                     workers=workers)
+        c = self.controller
+        c.watch(ctx.cliques, predicate=_pclq_spec_changed)
+        c.watch(ctx.pods, map_from_label(L.LABEL_PODCLIQUE), predicate=_pod_changed)
+        c.watch(ctx.gangs, self._cliques_of_gang, predicate=_gang_changed)
+        # A base PodGang getting scheduled releases the cliques of its scaled PodGangs.
+        c.watch(ctx.cliques, self._dependents_of_clique, predicate=_scheduled_changed)
+
+    def _cliques_of_gang(self, gang: PodGang) -> list[str]:
+        ns = gang.metadata.namespace
+        return [object_key(ns, g.name) for g in gang.spec.pod_groups]
+
+    def _dependents_of_clique(self, pclq: PodClique) -> list[str]:
+        gang = pclq.metadata.labels.get(L.LABEL_PODGANG)
+        if not gang:
+            return []
+        return self.ctx.cliques.keys_by_index(IDX_BASE_PODGANG,
+                                             object_key(pclq.metadata.namespace, gang))
+
+    async def reconcile(self, key: str) -> Result | None:
+        ctx = self.ctx
+        pclq = ctx.cliques.get(key)
+        if pclq is None or pclq.metadata.deletion_timestamp is not None:
+            return None
+        gang_name = pclq.metadata.labels.get(L.LABEL_PODGANG)
+        gang = ctx.gangs.get(object_key(pclq.namespace, gang_name)) if gang_name else None
+        if gang is None or gang.metadata.deletion_timestamp is not None:
+            return None  # PodGang first: its creation event brings us back
+        pods = owned_pods(ctx, pclq)
+        errors = [await self._create_missing(pclq, pods), await self._delete_excess(pclq, pods)]
+        errors.append(await self._lift_gates(pclq, gang, pods))
+        err = next((e for e in errors if e is not None), None)
+        if err is not None:
+            raise err
+        return None
+
+    async def _create_missing(self, pclq: PodClique, pods: dict[int, Pod]
+                              ) -> BaseException | None:
+        missing = [k for k in range(pclq.spec.replicas) if k not in pods]
+        if not missing:
+            return None
+        ctx = self.ctx
+        backend = ctx.registry.get_or_default(pclq.spec.pod_spec.scheduler_name)
+        factory = builders.PodFactory(pclq, group_pods=self._group_pods(pclq))
+
+        async def create(k: int) -> None:
+            pod = factory(k)
+            backend.prepare_pod(pod)
+            try:
+                await ctx.client.create(pod)
+            except AlreadyExists:
+                pass  # an earlier incarnation's pod still going, or our cache lags: next event
+
+        results = await bounded([lambda k=k: create(k) for k in missing],
+                                ctx.tunables.write_concurrency)
+        err = first_error(results)
+        if err is not None:
+            ctx.recorder.warning(pclq, "PodCreateFailed", f"creating pods failed: {err}")
+        return err
+
+    def _group_pods(self, pclq: PodClique) -> int | None:
+        if L.LABEL_PODCLIQUESCALINGGROUP not in pclq.metadata.labels:
+            return None
+        pcs = self.ctx.pcs_of(pclq)
+        group = pcs.scaling_group_of(_clique_name(pclq, pcs.name)) if pcs else None
+        if pcs is None or group is None:
+            return None
+        return sum(c.spec.replicas for c in pcs.spec.template.cliques
+                   if c.name in group.clique_names)
+
+    async def _delete_excess(self, pclq: PodClique, pods: dict[int, Pod]
+                             ) -> BaseException | None:
+        doomed = [pods[k].name for k in sorted(pods, reverse=True)
+                  if k >= pclq.spec.replicas and pods[k].metadata.deletion_timestamp is None]
+        if not doomed:
+            return None
+
+        async def delete(name: str) -> None:
+            try:
+                await self.ctx.client.delete(Pod, name, pclq.namespace)
+            except NotFound:
+                pass
+
+        return first_error(await bounded([lambda n=n: delete(n) for n in doomed],
+                                         self.ctx.tunables.write_concurrency))
+
+    async def _lift_gates(self, pclq: PodClique, gang: PodGang, pods: dict[int, Pod]
+                          ) -> BaseException | None:
+        gated = [p for p in pods.values() if p.metadata.deletion_timestamp is None
+                 and p.has_gate(L.GATE_PODGANG_PENDING_CREATION)]
+        if not gated or not gang_ready_for_pods(gang):
+            return None
+        group = gang.group(pclq.name)
+        referenced = {r.name for r in group.pod_references} if group else set()
+        base = pclq.metadata.labels.get(L.LABEL_BASE_PODGANG)
+        if base is not None and not self._base_scheduled(pclq.namespace, base):
+            return None
+        ready = [p for p in gated if p.name in referenced]
+        if not ready:
+            return None
+
+        async def lift(pod: Pod) -> None:
+            gates = [g.to_dict() for g in pod.spec.scheduling_gates
+                     if g.name != L.GATE_PODGANG_PENDING_CREATION]
+            patch = {"metadata": {"resourceVersion": pod.metadata.resource_version},
+                     "spec": {"schedulingGates": gates or None}}
+            try:
+                await self.ctx.client.patch(Pod, pod.name, patch, pod.namespace)
+            except NotFound:
+                pass
+
+        return first_error(await bounded([lambda p=p: lift(p) for p in ready],
+                                         self.ctx.tunables.write_concurrency))
+
+    def _base_scheduled(self, namespace: str | None, base_name: str) -> bool:
+        base = self.ctx.gangs.get(object_key(namespace, base_name))
+        if base is None or not base.spec.pod_groups:
+            return False
+        for g in base.spec.pod_groups:
+            member = self.ctx.cliques.get(object_key(namespace, g.name))
+            if member is None or member.status.scheduled_replicas < g.min_replicas:
+                return False
+        return True
+
+
+def _clique_name(pclq: PodClique, pcs_name: str) -> str:
+    """The template clique name of a PodClique (its name's last segment after the prefix)."""
+    pcsg = pclq.metadata.labels.get(L.LABEL_PODCLIQUESCALINGGROUP)
+    j = pclq.metadata.labels.get(L.LABEL_PODCLIQUESCALINGGROUP_REPLICA_INDEX)
+    if pcsg and j is not None:
+        prefix = f"{pcsg}-{j}-"
+    else:
+        prefix = f"{pcs_name}-{naming.replica_of(pclq.metadata.labels)}-"
+    return pclq.name[len(prefix):] if pclq.name.startswith(prefix) else pclq.name

@@ -1,0 +1,236 @@
+"""PodCliqueSet controller, spec flow: PodGangs, standalone PodCliques and scaling groups.
+
+For each replica i, in this order:
+1. the PodGangs (base, then scaled), created with empty pod references and, right after,
+   status `Initialized=False` (reason PodsPending) -- GREP-375's "PodGang first";
+2. the standalone PodCliques `<pcs>-<i>-<clique>`, each only once its PodGang exists and is
+   not being deleted (a gang-terminated replica waits for its old PodGang to go);
+3. the PodCliqueScalingGroups `<pcs>-<i>-<group>` (their controller makes their PodCliques).
+Then whatever the spec no longer asks for (replicas scaled in, scaled PodGangs above a
+group's replicas) is deleted; owner references garbage-collect the rest, including on
+PodCliqueSet deletion (the delete flow has nothing else to do).
+
+Replicas: a clique (or scaling group) with an autoscaling config owns its replicas on the
+PodClique (PodCliqueScalingGroup) object, as an HPA writes them; otherwise the template is
+authoritative and edits to the child are put back, as a Deployment does with a ReplicaSet.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from phalanx.api import labels as L
+from phalanx.api.base import set_condition
+from phalanx.api.grove import (
+    PODGANG_INITIALIZED,
+    REASON_PODS_PENDING,
+    PodClique,
+    PodCliqueScalingGroup,
+    PodCliqueScalingGroupConfig,
+    PodCliqueSet,
+    PodGang,
+)
+from phalanx.cluster.client import AlreadyExists, NotFound
+from phalanx.cluster.controller import Controller, Result, map_from_label
+from phalanx.cluster.objects import object_key
+
+from . import builders, naming
+from .context import IDX_OWNER, IDX_PCS, OperatorContext, bounded, first_error, owner_key, requeue_on_conflict
+from .plan import CliquePlan, DomainKey, GangPlan, min_available, replica_gangs, template_replicas
+
+log = logging.getLogger(__name__)
+
+
+def _spec_or_deletion(old: PodCliqueSet, new: PodCliqueSet) -> bool:
+    return (old.metadata.generation != new.metadata.generation
+            or old.metadata.deletion_timestamp != new.metadata.deletion_timestamp)
+
+
+def _child_changed(old: object, new: object) -> bool:
+    """Children matter to the spec flow when they appear, go, start deleting, or their
+    spec changes (a scaling group's replicas decide the scaled PodGangs)."""
+    om, nm = old.metadata, new.metadata  # type: ignore[attr-defined]
+    return om.deletion_timestamp != nm.deletion_timestamp or om.generation != nm.generation
+
+
+def clique_drifted(existing: PodClique, plan: CliquePlan, replicas: int) -> bool:
+    """Whether a PodClique's spec or our labels differ from the plan (compared in place:
+    building a fresh PodClique per check would copy a pod template each time)."""
+    spec, want = existing.spec, plan.template.spec
+    want_min = want.min_available if want.min_available is not None else want.replicas
+    return (spec.replicas != replicas or spec.min_available != want_min
+            or spec.pod_spec != want.pod_spec
+            or (spec.starts_after or []) != [n for n, _ in plan.starts_after]
+            or spec.auto_scaling_config != want.auto_scaling_config
+            or spec.role_name != want.role_name
+            or existing.metadata.labels.get(L.LABEL_PODGANG) != plan.podgang)
+
+
+class PodCliqueSetController:
+    def __init__(self, ctx: OperatorContext, workers: int = 2) -> None:
+        self.ctx = ctx
+        self.controller = Controller("podcliqueset", requeue_on_conflict(self.reconcile),
+                                     workers=workers)
+        c = self.controller
+        c.watch(ctx.pcs, predicate=_spec_or_deletion)
+        by_pcs = map_from_label(L.LABEL_PART_OF)
+        for inf in (ctx.cliques, ctx.pcsgs, ctx.gangs):
+            c.watch(inf, by_pcs, predicate=_child_changed)
+
+    async def reconcile(self, key: str) -> Result | None:
+        ctx = self.ctx
+        pcs = ctx.pcs.get(key)
+        if pcs is None or pcs.metadata.deletion_timestamp is not None:
+            return None  # delete flow: owner references garbage-collect every child
+        key_of, topology_name = ctx.topology_for(pcs)
+        backend = ctx.backend_for(pcs)
+
+        gangs = {g.name: g for g in ctx.gangs.by_index(IDX_PCS, key)}
+        cliques = {c.name: c for c in ctx.cliques.by_index(IDX_OWNER, owner_key(pcs))}
+        groups = {g.name: g for g in ctx.pcsgs.by_index(IDX_PCS, key)}
+        planned_gangs: set[str] = set()
+        planned_cliques: set[str] = set()
+        planned_groups: set[str] = set()
+        jobs = []
+        for i in range(pcs.spec.replicas):
+            plans = replica_gangs(pcs, i, self._group_replicas(pcs, i, groups), key_of)
+            planned_gangs.update(p.name for p in plans)
+            planned_cliques.update(c.name for c in plans[0].cliques if c.group is None)
+            for cfg in pcs.spec.template.pod_clique_scaling_groups or ():
+                planned_groups.add(naming.scaling_group_name(pcs.name, i, cfg.name))
+            jobs.append(lambda i=i, plans=plans: self._sync_replica(
+                pcs, i, plans, gangs, cliques, groups, backend.name, key_of, topology_name))
+        errors = [first_error(await bounded(jobs, ctx.tunables.write_concurrency))]
+        errors.append(await self._delete_excess(pcs, gangs, planned_gangs, PodGang))
+        errors.append(await self._delete_excess(pcs, cliques, planned_cliques, PodClique))
+        errors.append(await self._delete_excess(pcs, groups, planned_groups,
+                                                PodCliqueScalingGroup))
+        err = next((e for e in errors if e is not None), None)
+        if err is not None:
+            raise err
+        return None
+
+    def _group_replicas(self, pcs: PodCliqueSet, i: int,
+                        groups: dict[str, PodCliqueScalingGroup]):  # noqa: ANN202
+        def replicas(cfg: PodCliqueScalingGroupConfig) -> int:
+            existing = groups.get(naming.scaling_group_name(pcs.name, i, cfg.name))
+            if cfg.scale_config is not None and existing is not None:
+                return max(existing.spec.replicas, min_available(cfg))
+            return template_replicas(cfg)
+
+        return replicas
+
+    async def _sync_replica(self, pcs: PodCliqueSet, i: int, plans: list[GangPlan],
+                            gangs: dict[str, PodGang], cliques: dict[str, PodClique],
+                            groups: dict[str, PodCliqueScalingGroup], scheduler: str,
+                            key_of: DomainKey | None, topology_name: str | None) -> None:
+        ready_gangs: set[str] = set()
+        for plan in plans:
+            if await self._ensure_gang(pcs, plan, gangs.get(plan.name), scheduler, key_of,
+                                       topology_name):
+                ready_gangs.add(plan.name)
+        for plan in plans[0].cliques:
+            if plan.group is None and plan.podgang in ready_gangs:
+                await self._ensure_clique(pcs, plan, cliques.get(plan.name))
+        for cfg in pcs.spec.template.pod_clique_scaling_groups or ():
+            await self._ensure_group(pcs, i, cfg, groups.get(
+                naming.scaling_group_name(pcs.name, i, cfg.name)))
+
+    # ------------------------------------------------------------------ PodGangs
+
+    async def _ensure_gang(self, pcs: PodCliqueSet, plan: GangPlan, existing: PodGang | None,
+                           scheduler: str, key_of: DomainKey | None,
+                           topology_name: str | None) -> bool:
+        """Create or update one PodGang; True when it exists and is not being deleted."""
+        client = self.ctx.client
+        if existing is not None:
+            if existing.metadata.deletion_timestamp is not None:
+                return False  # the old incarnation is still going; its delete event requeues us
+            want = builders.podgang_spec(pcs, plan, key_of)
+            refs = {g.name: g.pod_references for g in existing.spec.pod_groups}
+            for g in want.pod_groups:
+                g.pod_references = list(refs.get(g.name, ()))
+            if want != existing.spec:
+                updated = existing.copy_deep()
+                updated.spec = want
+                await client.update(updated)
+            return True
+        gang = builders.build_podgang(pcs, plan, scheduler, key_of, topology_name)
+        try:
+            created = await client.create(gang)
+        except AlreadyExists:
+            return True  # our cache lags a create (e.g. before a restart); it exists
+        total = sum(c.template.spec.replicas for c in plan.cliques)
+        set_condition(created.status.conditions, PODGANG_INITIALIZED, False, REASON_PODS_PENDING,
+                      f"0/{total} pods created", now=client.clock.now_dt())
+        created.status.phase = "Pending"
+        try:
+            await client.update_status(created)
+        except NotFound:
+            return False
+        return True
+
+    # ------------------------------------------------------------------ PodCliques and groups
+
+    async def _ensure_clique(self, pcs: PodCliqueSet, plan: CliquePlan,
+                             existing: PodClique | None) -> None:
+        client = self.ctx.client
+        if existing is None:
+            try:
+                await client.create(builders.build_podclique(pcs, plan, pcs))
+            except AlreadyExists:
+                pass
+            return
+        if existing.metadata.deletion_timestamp is not None:
+            return
+        autoscaled = plan.template.spec.auto_scaling_config is not None
+        replicas = existing.spec.replicas if autoscaled else plan.template.spec.replicas
+        if clique_drifted(existing, plan, replicas):
+            want = builders.build_podclique(pcs, plan, pcs, replicas)
+            updated = existing.copy_deep()
+            updated.spec = want.spec
+            updated.metadata.labels.update(want.metadata.labels)
+            updated.metadata.annotations.update(want.metadata.annotations)
+            await client.update(updated)
+
+    async def _ensure_group(self, pcs: PodCliqueSet, i: int, cfg: PodCliqueScalingGroupConfig,
+                            existing: PodCliqueScalingGroup | None) -> None:
+        client = self.ctx.client
+        want = builders.build_scaling_group(pcs, i, cfg)
+        if existing is None:
+            try:
+                await client.create(want)
+            except AlreadyExists:
+                pass
+            return
+        if existing.metadata.deletion_timestamp is not None:
+            return
+        if cfg.scale_config is not None:  # an autoscaler owns replicas
+            want.spec.replicas = max(existing.spec.replicas, want.spec.min_available or 1)
+        if want.spec != existing.spec:
+            updated = existing.copy_deep()
+            updated.spec = want.spec
+            await client.update(updated)
+
+    async def _delete_excess(self, pcs: PodCliqueSet, existing: dict, planned: set[str],
+                             kind: type) -> BaseException | None:
+        doomed = sorted(name for name, obj in existing.items()
+                        if name not in planned and obj.metadata.deletion_timestamp is None)
+        if not doomed:
+            return None
+        log.info("%s: deleting %d %s no longer in the spec", pcs.key, len(doomed), kind.KIND)
+
+        async def delete(name: str) -> None:
+            try:
+                await self.ctx.client.delete(kind, name, pcs.namespace)
+            except NotFound:
+                pass
+
+        results = await bounded([lambda n=n: delete(n) for n in doomed],
+                                self.ctx.tunables.write_concurrency)
+        return first_error(results)
+
+
+def pcs_key_of(obj: PodClique | PodGang | PodCliqueScalingGroup) -> str | None:
+    name = naming.pcs_of(obj.metadata.labels)
+    return object_key(obj.metadata.namespace, name) if name else None

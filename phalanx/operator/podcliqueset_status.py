@@ -1,0 +1,96 @@
+"""PodCliqueSet status controller: replicas, availableReplicas, the HPA selector and the
+`SchedulerCompatible` condition.
+
+A replica is available when each of its standalone PodCliques has at least minAvailable
+Ready pods and each of its scaling groups has at least minAvailable available replicas.
+`SchedulerCompatible` comes from the backends' admission check: True (AllFeaturesSupported),
+or False (UnsupportedFeaturesIgnored) naming each feature the backend ignores and its field.
+PodClique and scaling group status changes are batched into one write.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from phalanx.api import labels as L
+from phalanx.api.base import set_condition
+from phalanx.api.grove import PodClique, PodCliqueScalingGroup, PodCliqueSet
+from phalanx.cluster.controller import Controller, Result, map_from_label
+
+from . import naming
+from .context import copy_status, IDX_PCS, OperatorContext, enqueue_batched, requeue_on_conflict
+from .plan import min_available
+
+log = logging.getLogger(__name__)
+
+CONDITION_SCHEDULER_COMPATIBLE = "SchedulerCompatible"
+
+try:  # the backends team's admission helper (phalanx.backends.admission)
+    from phalanx.backends.admission import check_podcliqueset
+except ImportError:  # pragma: no cover - only while that module is not in the tree
+    check_podcliqueset = None  # type: ignore[assignment]
+
+
+def _status_changed(old: PodClique | PodCliqueScalingGroup,
+                    new: PodClique | PodCliqueScalingGroup) -> bool:
+    return old.status != new.status
+
+
+class PodCliqueSetStatusController:
+    def __init__(self, ctx: OperatorContext, workers: int = 2) -> None:
+        self.ctx = ctx
+        self.controller = Controller("podcliqueset-status", requeue_on_conflict(self.reconcile),
+                                     workers=workers)
+        c = self.controller
+        c.watch(ctx.pcs, predicate=lambda o, n: o.metadata.generation != n.metadata.generation)
+        period = ctx.tunables.status_batch_period
+        by_pcs = map_from_label(L.LABEL_PART_OF)
+        enqueue_batched(c, ctx.cliques, by_pcs, period, _status_changed)
+        enqueue_batched(c, ctx.pcsgs, by_pcs, period, _status_changed)
+
+    def available_replicas(self, pcs: PodCliqueSet) -> int:
+        ctx = self.ctx
+        cliques = {c.name: c for c in ctx.cliques.by_index(IDX_PCS, pcs.key)}
+        groups = {g.name: g for g in ctx.pcsgs.by_index(IDX_PCS, pcs.key)}
+        standalone = [c.name for c in pcs.standalone_cliques()]
+        available = 0
+        for i in range(pcs.spec.replicas):
+            ok = True
+            for name in standalone:
+                c = cliques.get(naming.podclique_name(pcs.name, i, name))
+                if c is None or c.status.ready_replicas < (c.spec.min_available or 0):
+                    ok = False
+                    break
+            for cfg in pcs.spec.template.pod_clique_scaling_groups or ():
+                g = groups.get(naming.scaling_group_name(pcs.name, i, cfg.name))
+                if g is None or g.status.available_replicas < min_available(cfg):
+                    ok = False
+            available += ok
+        return available
+
+    async def reconcile(self, key: str) -> Result | None:
+        ctx = self.ctx
+        pcs = ctx.pcs.get(key)
+        if pcs is None or pcs.metadata.deletion_timestamp is not None:
+            return None
+        status = copy_status(pcs.status)
+        status.observed_generation = pcs.metadata.generation
+        status.replicas = pcs.spec.replicas
+        status.available_replicas = self.available_replicas(pcs)
+        status.hpa_pod_selector = ",".join(
+            f"{k}={v}" for k, v in sorted(naming.managed_labels(pcs.name).items()))
+        if check_podcliqueset is not None:
+            check = check_podcliqueset(pcs, None, ctx.registry)
+            if check.errors:  # admitted elsewhere (no webhook on a real server, say)
+                ok, reason, message = False, "SchedulerIncompatible", check.error_message()
+            else:
+                ok, reason, message = check.condition()
+            set_condition(status.conditions, CONDITION_SCHEDULER_COMPATIBLE, ok, reason, message,
+                          now=ctx.client.clock.now_dt(),
+                          observed_generation=pcs.metadata.generation)
+        if status == pcs.status:
+            return None
+        updated = pcs.model_copy(update={"status": status})
+        updated.metadata = pcs.metadata.model_copy()
+        await ctx.client.update_status(updated)
+        return None

@@ -1,0 +1,182 @@
+"""PodGang controller: pod references, `Initialized`, and the gang's scheduling status.
+
+Initialization (GREP-375): a PodGang is created with empty references and
+`Initialized=False` (PodsPending). Once every group's PodClique exists and has all its pods,
+each carrying the `grove.io/podgang` label of this gang, the references are written (one
+spec update) and `Initialized=True` (Ready) is set; that is what lets the PodClique
+controller lift the gates. Afterwards the references follow the pods (scale out/in).
+
+Status: per group, pods bound (not failed) and pods Ready against minReplicas give
+`Scheduled`, `Ready` and the phase -- Pending (not every group has minReplicas scheduled),
+Starting (scheduled, not yet ready), Running (every group has minReplicas ready).
+Pod events are batched (one status write per burst).
+"""
+
+from __future__ import annotations
+
+from phalanx.api import labels as L
+from phalanx.api.base import get_condition, set_condition
+from phalanx.api.core import Pod
+from phalanx.api.grove import (
+    PODGANG_INITIALIZED,
+    PODGANG_READY,
+    PODGANG_SCHEDULED,
+    REASON_PODS_PENDING,
+    REASON_READY,
+    NamespacedName,
+    PodClique,
+    PodGang,
+    PodGangStatus,
+)
+from phalanx.cluster.client import NotFound
+from phalanx.cluster.controller import Controller, Result, map_from_label
+from phalanx.cluster.objects import object_key
+
+from . import naming
+from .conditions import (
+    REASON_PODS_NOT_READY,
+    REASON_PODS_READY,
+    REASON_PODS_SCHEDULED,
+    REASON_PODS_UNSCHEDULED,
+)
+from .context import copy_status, OperatorContext, enqueue_batched, requeue_on_conflict
+from .podclique import owned_pods
+
+
+def _new_or_spec(old: PodGang, new: PodGang) -> bool:
+    return old.metadata.generation != new.metadata.generation
+
+
+class GroupView:
+    """One PodGang group: its PodClique and the pods that belong to this gang."""
+
+    __slots__ = ("name", "min_replicas", "clique", "pods")
+
+    def __init__(self, name: str, min_replicas: int, clique: PodClique | None,
+                 pods: list[Pod]) -> None:
+        self.name, self.min_replicas, self.clique, self.pods = name, min_replicas, clique, pods
+
+    @property
+    def wanted(self) -> int | None:
+        return self.clique.spec.replicas if self.clique is not None else None
+
+    @property
+    def complete(self) -> bool:
+        wanted = self.wanted
+        return wanted is not None and sum(
+            1 for p in self.pods if (naming.pod_index(p.name, self.name) or 0) < wanted
+        ) >= wanted
+
+    def references(self, namespace: str) -> list[NamespacedName]:
+        ordered = sorted(self.pods, key=lambda p: naming.pod_index(p.name, self.name) or 0)
+        return [NamespacedName(namespace=namespace, name=p.name) for p in ordered]
+
+
+class PodGangController:
+    def __init__(self, ctx: OperatorContext, workers: int = 4) -> None:
+        self.ctx = ctx
+        self.controller = Controller("podgang", requeue_on_conflict(self.reconcile),
+                                     workers=workers)
+        c = self.controller
+        c.watch(ctx.gangs, predicate=_new_or_spec)
+        period = ctx.tunables.status_batch_period
+        enqueue_batched(c, ctx.pods, map_from_label(L.LABEL_PODGANG), period)
+        enqueue_batched(c, ctx.cliques, map_from_label(L.LABEL_PODGANG), period,
+                        lambda o, n: o.metadata.generation != n.metadata.generation)
+
+    def _groups(self, gang: PodGang) -> list[GroupView]:
+        ns = gang.namespace
+        views = []
+        for g in gang.spec.pod_groups:
+            clique = self.ctx.cliques.get(object_key(ns, g.name))
+            pods: list[Pod] = []
+            if clique is not None and clique.metadata.deletion_timestamp is None:
+                pods = [p for p in owned_pods(self.ctx, clique).values()
+                        if p.metadata.deletion_timestamp is None
+                        and p.metadata.labels.get(L.LABEL_PODGANG) == gang.name]
+            else:
+                clique = None
+            views.append(GroupView(g.name, g.min_replicas, clique, pods))
+        return views
+
+    async def reconcile(self, key: str) -> Result | None:
+        ctx = self.ctx
+        gang = ctx.gangs.get(key)
+        if gang is None or gang.metadata.deletion_timestamp is not None:
+            return None
+        views = self._groups(gang)
+        complete = bool(views) and all(v.complete for v in views)
+        initialized = gang.is_initialized
+        if complete or initialized:
+            gang = await self._sync_references(gang, views)
+            if gang is None:
+                return None
+        status = self._status(gang, views, complete or initialized)
+        if status != gang.status:
+            updated = gang.model_copy(update={"status": status})
+            updated.metadata = gang.metadata.model_copy()
+            try:
+                await ctx.client.update_status(updated)
+            except NotFound:
+                pass
+        return None
+
+    async def _sync_references(self, gang: PodGang, views: list[GroupView]) -> PodGang | None:
+        ns = gang.namespace or "default"
+        want = {v.name: v.references(ns) for v in views}
+        if all(g.pod_references == want[g.name] for g in gang.spec.pod_groups):
+            return gang
+        updated = gang.copy_deep()
+        for g in updated.spec.pod_groups:
+            g.pod_references = want[g.name]
+        try:
+            return await self.ctx.client.update(updated)
+        except NotFound:
+            return None
+
+    def _status(self, gang: PodGang, views: list[GroupView], initialized: bool) -> PodGangStatus:
+        status = copy_status(gang.status)
+        now = self.ctx.client.clock.now_dt()
+        created = sum(min(len(v.pods), v.wanted or 0) for v in views)
+        wanted = sum(v.wanted or 0 for v in views)
+        if initialized:
+            set_condition(status.conditions, PODGANG_INITIALIZED, True, REASON_READY,
+                          "every pod exists and is referenced", now=now)
+        else:
+            set_condition(status.conditions, PODGANG_INITIALIZED, False, REASON_PODS_PENDING,
+                          f"{created}/{wanted} pods created", now=now)
+        if not initialized:
+            # Scheduling conditions mean something once the gang can be scheduled.
+            status.phase = "Pending"
+            return status
+        short_sched = [(v, n) for v in views
+                       if (n := sum(1 for p in v.pods if p.spec.node_name
+                                    and p.status.phase != "Failed")) < v.min_replicas]
+        short_ready = [(v, n) for v in views
+                       if (n := sum(1 for p in v.pods if p.is_ready)) < v.min_replicas]
+        if short_sched:
+            msg = "; ".join(f"{v.name}: {n}/{v.min_replicas} scheduled" for v, n in short_sched)
+            set_condition(status.conditions, PODGANG_SCHEDULED, False, REASON_PODS_UNSCHEDULED,
+                          msg, now=now)
+        else:
+            if not gang.is_scheduled:
+                status.last_scheduled = now
+            set_condition(status.conditions, PODGANG_SCHEDULED, True, REASON_PODS_SCHEDULED,
+                          "every group has minReplicas pods scheduled", now=now)
+        if short_ready or short_sched:
+            msg = "; ".join(f"{v.name}: {n}/{v.min_replicas} ready" for v, n in short_ready)
+            set_condition(status.conditions, PODGANG_READY, False, REASON_PODS_NOT_READY,
+                          msg or "not every group is scheduled yet", now=now)
+        else:
+            ready = get_condition(gang.status.conditions, PODGANG_READY)
+            if ready is None or ready.status != "True":
+                status.last_ready = now
+            set_condition(status.conditions, PODGANG_READY, True, REASON_PODS_READY,
+                          "every group has minReplicas pods ready", now=now)
+        if short_sched:
+            status.phase = "Pending"
+        elif short_ready:
+            status.phase = "Starting"
+        else:
+            status.phase = "Running"
+        return status

@@ -1,0 +1,132 @@
+"""PodGang backend controller (GREP-375): hands each PodGang to its scheduler backend.
+
+- The backend is the one named by the PodGang's `grove.io/scheduler-name` label (a profile
+  name or a schedulerName; the PodCliqueSet controller sets it), the default profile when
+  the label is missing.
+- Finalizer `grove.io/scheduler-backend` (set at creation by the PodCliqueSet controller, added
+  here when missing) guarantees `on_podgang_delete` runs before the PodGang goes.
+- `sync_podgang` runs whenever the PodGang's metadata.generation is one this process has not
+  synced (so once per spec change, and once per PodGang after a restart: it is idempotent).
+  The first success sets the PodGang condition `BackendSynced=True`; the PodClique controller
+  lifts pod gates only after that, so the scheduler's objects exist before any pod can be
+  scheduled. A backend raising `SyncPending` is retried after its hint.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from phalanx.api import labels as L
+from phalanx.api.base import set_condition
+from phalanx.api.grove import PodGang
+from phalanx.backends.base import Backend, SyncPending
+from phalanx.backends.registry import UnknownBackend
+from phalanx.cluster.client import Conflict, NotFound
+from phalanx.cluster.controller import Controller, Result
+
+from .conditions import (
+    BACKEND_SYNCED,
+    REASON_SYNC_FAILED,
+    REASON_SYNC_PENDING,
+    REASON_SYNCED,
+    REASON_UNKNOWN_BACKEND,
+)
+from .context import copy_status, OperatorContext, requeue_on_conflict
+
+log = logging.getLogger(__name__)
+
+
+def _needs_backend(old: PodGang, new: PodGang) -> bool:
+    om, nm = old.metadata, new.metadata
+    return (om.generation != nm.generation or om.deletion_timestamp != nm.deletion_timestamp
+            or om.finalizers != nm.finalizers
+            or om.labels.get(L.LABEL_SCHEDULER_NAME) != nm.labels.get(L.LABEL_SCHEDULER_NAME))
+
+
+class PodGangBackendController:
+    def __init__(self, ctx: OperatorContext, workers: int = 4) -> None:
+        self.ctx = ctx
+        self.controller = Controller("podgang-backend", requeue_on_conflict(self.reconcile),
+                                     workers=workers)
+        self.controller.watch(ctx.gangs, predicate=_needs_backend)
+        # uid -> metadata.generation last synced by this process.
+        self._synced: dict[str, int] = {}
+        self.syncs = 0  # sync_podgang calls that succeeded (tests, reports)
+
+    def backend_of(self, gang: PodGang) -> Backend:
+        name = gang.metadata.labels.get(L.LABEL_SCHEDULER_NAME)
+        return self.ctx.registry.get_or_default(name)
+
+    async def reconcile(self, key: str) -> Result | None:
+        gang = self.ctx.gangs.get(key)
+        if gang is None:
+            return None
+        uid = gang.metadata.uid or ""
+        try:
+            backend = self.backend_of(gang)
+        except UnknownBackend as err:
+            if gang.metadata.deletion_timestamp is not None:
+                await self._drop_finalizer(gang)  # nothing we could clean up
+                return None
+            self.ctx.recorder.warning(gang, REASON_UNKNOWN_BACKEND, str(err))
+            await self._set_synced(gang, False, REASON_UNKNOWN_BACKEND, str(err))
+            return None
+        if gang.metadata.deletion_timestamp is not None:
+            return await self._delete(gang, backend)
+        if L.FINALIZER_SCHEDULER_BACKEND not in gang.metadata.finalizers:
+            updated = gang.copy_deep()
+            updated.metadata.finalizers.append(L.FINALIZER_SCHEDULER_BACKEND)
+            gang = await self.ctx.client.update(updated)
+        generation = gang.metadata.generation or 0
+        if self._synced.get(uid) != generation:
+            try:
+                await backend.sync_podgang(gang.copy_deep())
+            except SyncPending as pending:
+                await self._set_synced(gang, False, REASON_SYNC_PENDING, str(pending))
+                return Result(requeue_after=pending.after)
+            except (Conflict, NotFound):
+                raise  # plain retry: something moved under the backend
+            except Exception as err:
+                self.ctx.recorder.warning(gang, "BackendSyncFailed",
+                                          f"{backend.name}: sync_podgang failed: {err}")
+                await self._set_synced(gang, False, REASON_SYNC_FAILED,
+                                       f"{backend.name}: {err}")
+                raise
+            self._synced[uid] = generation
+            self.syncs += 1
+        await self._set_synced(gang, True, REASON_SYNCED,
+                               f"{backend.name} scheduler objects are in place")
+        return None
+
+    async def _delete(self, gang: PodGang, backend: Backend) -> Result | None:
+        if L.FINALIZER_SCHEDULER_BACKEND in gang.metadata.finalizers:
+            try:
+                await backend.on_podgang_delete(gang.copy_deep())
+            except SyncPending as pending:
+                return Result(requeue_after=pending.after)
+            await self._drop_finalizer(gang)
+        self._synced.pop(gang.metadata.uid or "", None)
+        return None
+
+    async def _drop_finalizer(self, gang: PodGang) -> None:
+        kept = [f for f in gang.metadata.finalizers if f != L.FINALIZER_SCHEDULER_BACKEND]
+        if kept == gang.metadata.finalizers:
+            return
+        patch = {"metadata": {"resourceVersion": gang.metadata.resource_version,
+                              "finalizers": kept or None}}
+        try:
+            await self.ctx.client.patch(PodGang, gang.name, patch, gang.namespace)
+        except NotFound:
+            pass
+
+    async def _set_synced(self, gang: PodGang, ok: bool, reason: str, message: str) -> None:
+        status = copy_status(gang.status)
+        if not set_condition(status.conditions, BACKEND_SYNCED, ok, reason, message,
+                             now=self.ctx.client.clock.now_dt()):
+            return
+        updated = gang.model_copy(update={"status": status})
+        updated.metadata = gang.metadata.model_copy()
+        try:
+            await self.ctx.client.update_status(updated)
+        except NotFound:
+            pass

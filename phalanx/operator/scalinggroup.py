@@ -1,0 +1,166 @@
+"""PodCliqueScalingGroup controller: the PodCliques of each scaling group replica, and status.
+
+Spec flow: replica j of group `<pcs>-<i>-<group>` is one PodClique per clique name,
+`<pcs>-<i>-<group>-<j>-<clique>`; replicas below minAvailable belong to the base PodGang,
+the others each to their scaled PodGang `<pcs>-<i>-<group>-<j>`. A PodClique is created only
+once its PodGang exists (the PodCliqueSet controller creates PodGangs first). Scaling in
+deletes the highest replicas' PodCliques.
+
+Status flow: `replicas` (group replicas whose PodCliques all exist), `scheduledReplicas` /
+`availableReplicas` (every PodClique of the replica has minAvailable pods scheduled / ready),
+and `MinAvailableBreached`: True when fewer than minAvailable replicas are healthy while the
+group has been fully scheduled (a group that never started is not "breached"), which makes the
+gang termination controller recreate the whole PodCliqueSet replica after terminationDelay.
+"""
+
+from __future__ import annotations
+
+from phalanx.api import labels as L
+from phalanx.api.base import set_condition
+from phalanx.api.grove import PodClique, PodCliqueScalingGroup, PodCliqueSet
+from phalanx.cluster.client import AlreadyExists, NotFound
+from phalanx.cluster.controller import Controller, Result, map_to_owner
+from phalanx.cluster.objects import object_key
+
+from . import builders, naming
+from .conditions import (
+    MIN_AVAILABLE_BREACHED,
+    REASON_INSUFFICIENT_READY,
+    REASON_INSUFFICIENT_SCHEDULED,
+    REASON_SUFFICIENT_READY,
+    is_breached,
+)
+from .context import copy_status, IDX_OWNER, IDX_PCS, OperatorContext, enqueue_batched, owner_key, requeue_on_conflict
+from .plan import group_clique_plans
+from .podcliqueset import clique_drifted
+
+
+def _spec_or_deletion(old: PodCliqueScalingGroup, new: PodCliqueScalingGroup) -> bool:
+    return (old.metadata.generation != new.metadata.generation
+            or old.metadata.deletion_timestamp != new.metadata.deletion_timestamp)
+
+
+def _clique_status_changed(old: PodClique, new: PodClique) -> bool:
+    return old.status != new.status or old.metadata.deletion_timestamp != \
+        new.metadata.deletion_timestamp or old.metadata.generation != new.metadata.generation
+
+
+class ScalingGroupController:
+    def __init__(self, ctx: OperatorContext, workers: int = 2) -> None:
+        self.ctx = ctx
+        self.controller = Controller("podcliquescalinggroup", requeue_on_conflict(self.reconcile),
+                                     workers=workers)
+        c = self.controller
+        c.watch(ctx.pcsgs, predicate=_spec_or_deletion)
+        # Status follows its PodCliques; batched like every pod-driven status.
+        enqueue_batched(c, ctx.cliques, map_to_owner(PodCliqueScalingGroup),
+                        ctx.tunables.status_batch_period, _clique_status_changed)
+        # A new PodGang may unblock PodCliques waiting for it: every group of that replica.
+        c.watch(ctx.gangs, self._groups_of_gang, predicate=lambda o, n: False)
+
+    def _groups_of_gang(self, gang: object) -> list[str]:
+        m = gang.metadata  # type: ignore[attr-defined]
+        replica = m.labels.get(L.LABEL_PODCLIQUESET_REPLICA_INDEX)
+        pcs_name = m.labels.get(L.LABEL_PART_OF)
+        if replica is None or pcs_name is None:
+            return []
+        return [g.key for g in self.ctx.pcsgs.by_index(IDX_PCS, object_key(m.namespace, pcs_name))
+                if g.metadata.labels.get(L.LABEL_PODCLIQUESET_REPLICA_INDEX) == replica]
+
+    async def reconcile(self, key: str) -> Result | None:
+        ctx = self.ctx
+        pcsg = ctx.pcsgs.get(key)
+        if pcsg is None or pcsg.metadata.deletion_timestamp is not None:
+            return None
+        pcs = ctx.pcs_of(pcsg)
+        replica = naming.replica_of(pcsg.metadata.labels)
+        if pcs is None or replica is None or pcs.metadata.deletion_timestamp is not None:
+            return None
+        cfg_name = naming.group_config_name(pcsg.name, pcs.name, replica)
+        cfg = next((g for g in pcs.spec.template.pod_clique_scaling_groups or ()
+                    if g.name == cfg_name), None)
+        if cfg is None:
+            return None  # the PodCliqueSet controller deletes groups it no longer plans
+        existing = {c.name: c for c in ctx.cliques.by_index(IDX_OWNER, owner_key(pcsg))}
+        await self._sync_cliques(pcs, pcsg, replica, cfg, existing)
+        return await self._sync_status(pcs, pcsg, existing)
+
+    async def _sync_cliques(self, pcs: PodCliqueSet, pcsg: PodCliqueScalingGroup, replica: int,
+                            cfg: object, existing: dict[str, PodClique]) -> None:
+        client = self.ctx.client
+        planned: set[str] = set()
+        for j in range(pcsg.spec.replicas):
+            for plan in group_clique_plans(pcs, replica, cfg, j):  # type: ignore[arg-type]
+                planned.add(plan.name)
+                current = existing.get(plan.name)
+                gang = self.ctx.gangs.get(object_key(pcs.namespace, plan.podgang))
+                if current is None:
+                    if gang is None or gang.metadata.deletion_timestamp is not None:
+                        continue  # PodGang first; its creation event brings us back
+                    try:
+                        await client.create(builders.build_podclique(pcs, plan, pcsg))
+                    except AlreadyExists:
+                        pass
+                elif current.metadata.deletion_timestamp is None and \
+                        clique_drifted(current, plan, plan.template.spec.replicas):
+                    want = builders.build_podclique(pcs, plan, pcsg)
+                    updated = current.copy_deep()
+                    updated.spec = want.spec
+                    updated.metadata.labels.update(want.metadata.labels)
+                    updated.metadata.annotations.update(want.metadata.annotations)
+                    await client.update(updated)
+        for name in sorted(existing, reverse=True):
+            if name not in planned and existing[name].metadata.deletion_timestamp is None:
+                try:
+                    await client.delete(PodClique, name, pcs.namespace)
+                except NotFound:
+                    pass
+
+    async def _sync_status(self, pcs: PodCliqueSet, pcsg: PodCliqueScalingGroup,
+                           existing: dict[str, PodClique]) -> Result | None:
+        per_replica: dict[int, list[PodClique]] = {}
+        for c in existing.values():
+            raw = c.metadata.labels.get(L.LABEL_PODCLIQUESCALINGGROUP_REPLICA_INDEX, "")
+            if raw.isdigit() and c.metadata.deletion_timestamp is None:
+                per_replica.setdefault(int(raw), []).append(c)
+        want_cliques = len(pcsg.spec.clique_names)
+        created = scheduled = available = breached = 0
+        for j in range(pcsg.spec.replicas):
+            members = per_replica.get(j, [])
+            if len(members) < want_cliques:
+                continue
+            created += 1
+            if all(c.status.scheduled_replicas >= (c.spec.min_available or 0) for c in members):
+                scheduled += 1
+            if all(c.status.ready_replicas >= (c.spec.min_available or 0) for c in members):
+                available += 1
+            if any(is_breached(c) for c in members):
+                breached += 1
+        floor = pcsg.spec.min_available if pcsg.spec.min_available is not None else 1
+        status = copy_status(pcsg.status)
+        status.replicas, status.scheduled_replicas = created, scheduled
+        status.available_replicas = available
+        status.observed_generation = pcsg.metadata.generation
+        status.selector = ",".join(f"{k}={v}" for k, v in sorted({
+            **naming.managed_labels(pcs.name),
+            L.LABEL_PODCLIQUESCALINGGROUP: pcsg.name}.items()))
+        healthy = created - breached
+        now = self.ctx.client.clock.now_dt()
+        if breached and healthy < floor:
+            set_condition(status.conditions, MIN_AVAILABLE_BREACHED, True,
+                          REASON_INSUFFICIENT_READY,
+                          f"{healthy} healthy replicas, need at least {floor}", now=now)
+        elif scheduled < floor:
+            # Never (or not yet again) fully scheduled: startup, not a regression.
+            set_condition(status.conditions, MIN_AVAILABLE_BREACHED, False,
+                          REASON_INSUFFICIENT_SCHEDULED,
+                          f"{scheduled}/{floor} replicas scheduled", now=now)
+        else:
+            set_condition(status.conditions, MIN_AVAILABLE_BREACHED, False,
+                          REASON_SUFFICIENT_READY,
+                          f"{healthy} healthy replicas, need at least {floor}", now=now)
+        if status != pcsg.status:
+            updated = pcsg.copy_deep()
+            updated.status = status
+            await self.ctx.client.update_status(updated)
+        return None

@@ -1,0 +1,129 @@
+"""Admission: defaulting and validation (pure functions a webhook can call), and the same
+checks run by MemoryCluster on create and update."""
+
+from __future__ import annotations
+
+import pytest
+from op_harness import NS, make_pcs
+
+from phalanx.api.grove import PodCliqueSet
+from phalanx.backends.registry import BackendRegistry
+from phalanx.cluster.client import Invalid
+from phalanx.cluster.clock import run_virtual
+from phalanx.cluster.memory import MemoryCluster
+from phalanx.operator import default_podcliqueset, install_admission, validate_podcliqueset
+
+
+def errors(pcs: PodCliqueSet, old: PodCliqueSet | None = None) -> dict[str, str]:
+    return dict(validate_podcliqueset(default_podcliqueset(pcs), old))
+
+
+def test_defaults() -> None:
+    pcs = default_podcliqueset(make_pcs("d", [("a", 3), ("b", 2, 1)],
+                                        groups=[("g", ["b"], None, None)]))  # type: ignore[list-item]
+    t = pcs.spec.template
+    assert t.clique_startup_type == "CliqueStartupTypeAnyOrder"
+    assert t.termination_delay == "4h"
+    assert pcs.termination_delay_seconds() == 4 * 3600
+    assert [c.spec.min_available for c in t.cliques] == [3, 1]
+    group = t.pod_clique_scaling_groups[0]
+    assert (group.replicas, group.min_available) == (1, 1)
+    assert t.cliques[0].spec.pod_spec.restart_policy == "Always"
+    assert t.cliques[0].spec.pod_spec.termination_grace_period_seconds == 30
+    assert validate_podcliqueset(pcs, None) == []
+    assert default_podcliqueset(pcs.model_copy(deep=True)) == pcs  # idempotent
+
+
+@pytest.mark.parametrize(
+    ("pcs", "field", "words"),
+    [
+        (make_pcs("x", [("a", 2, 3)]), "spec.template.cliques[0].spec.minAvailable",
+         "minAvailable (3) must not exceed replicas (2)"),
+        (make_pcs("x", [("a", 1), ("a", 2)]), "spec.template.cliques[1].name",
+         "duplicate clique name 'a'"),
+        (make_pcs("x", [("a", 1), ("b", 1)], startup="CliqueStartupTypeExplicit",
+                  starts_after={"a": ["b"], "b": ["a"]}),
+         "spec.template.cliques[0].spec.startsAfter", "cycle: a -> b -> a"),
+        (make_pcs("x", [("a", 1)], startup="CliqueStartupTypeExplicit",
+                  starts_after={"a": ["zz"]}),
+         "spec.template.cliques[0].spec.startsAfter[0]", "unknown clique 'zz'"),
+        (make_pcs("x", [("a", 1)], startup="CliqueStartupTypeExplicit",
+                  starts_after={"a": ["a"]}),
+         "spec.template.cliques[0].spec.startsAfter[0]", "cannot start after itself"),
+        (make_pcs("x", [("a", 1), ("b", 1)], starts_after={"b": ["a"]}),
+         "spec.template.cliques[1].spec.startsAfter", "only allowed with cliqueStartupType"),
+        (make_pcs("x", [("a", 1)], groups=[("g", ["a", "nope"], 1, 1)]),
+         "spec.template.podCliqueScalingGroups[0].cliqueNames[1]",
+         "names clique 'nope', which is not in spec.template.cliques"),
+        (make_pcs("x", [("a", 1)], groups=[("g", ["a"], 1, 2)]),
+         "spec.template.podCliqueScalingGroups[0].minAvailable",
+         "minAvailable (2) must not exceed replicas (1)"),
+        (make_pcs("x", [("a", 1)], groups=[("g", ["a"], 1, 1), ("h", ["a"], 1, 1)]),
+         "spec.template.podCliqueScalingGroups[1].cliqueNames[0]",
+         "already in scaling group 'g'"),
+        (make_pcs("Bad_Name", [("a", 1)]), "metadata.name", "must be a DNS label"),
+        (make_pcs("x", [("Wrong", 1)]), "spec.template.cliques[0].name", "must be a DNS label"),
+        (make_pcs("x" * 40, [("clique-name", 1)]), "spec.template.cliques[0].name",
+         "at most 45 are allowed"),
+        (make_pcs("x", [("a", 0)]), "spec.template.cliques[0].spec.replicas", "must be >= 1"),
+        (make_pcs("x", [("a", 1)], termination_delay="0s"),
+         "spec.template.terminationDelay", "positive"),
+    ],
+)
+def test_validation_messages(pcs: PodCliqueSet, field: str, words: str) -> None:
+    errs = errors(pcs)
+    assert field in errs, errs
+    assert words in errs[field], errs[field]
+
+
+def test_negative_replicas() -> None:
+    pcs = make_pcs("x", [("a", 1)])
+    pcs.spec.replicas = -1  # models do not validate on assignment; a webhook may see this
+    assert "must be >= 0" in errors(pcs)["spec.replicas"]
+
+
+def test_immutable_fields_on_update() -> None:
+    old = default_podcliqueset(make_pcs("x", [("a", 1), ("b", 1)],
+                                        groups=[("g", ["b"], 1, 1)]))
+    new = old.model_copy(deep=True)
+    new.spec.template.cliques.reverse()
+    assert "cannot be added, removed, renamed or reordered" in \
+        errors(new, old)["spec.template.cliques"]
+    new = old.model_copy(deep=True)
+    new.spec.template.pod_clique_scaling_groups[0].min_available = 2
+    new.spec.template.pod_clique_scaling_groups[0].replicas = 2
+    assert "spec.template.podCliqueScalingGroups" in errors(new, old)
+    new = old.model_copy(deep=True)
+    new.spec.replicas = 5
+    new.spec.template.cliques[0].spec.replicas = 4
+    assert errors(new, old) == {}
+
+
+def test_memory_cluster_runs_admission() -> None:
+    async def main() -> None:
+        import phalanx.backends  # noqa: F401
+
+        cluster = MemoryCluster()
+        install_admission(cluster, BackendRegistry.from_profiles([], "default-scheduler"))
+        install_admission(cluster, None)  # idempotent: one set of hooks
+        created = await cluster.create(make_pcs("ok", [("a", 2)]))
+        assert created.spec.template.cliques[0].spec.min_available == 2  # defaulted
+        assert created.spec.template.termination_delay == "4h"
+        with pytest.raises(Invalid) as err:
+            await cluster.create(make_pcs("bad", [("a", 2, 5)]))
+        assert err.value.field == "spec.template.cliques[0].spec.minAvailable"
+        assert 'PodCliqueSet "bad" is invalid' in str(err.value)
+        # Backend checks: an unknown scheduler is rejected, naming the enabled ones.
+        with pytest.raises(Invalid) as err:
+            await cluster.create(make_pcs("sched", [("a", 1)], scheduler="volcano"))
+        assert err.value.field == "spec.template.cliques[0].spec.podSpec.schedulerName"
+        assert "not enabled" in str(err.value)
+        # On update too.
+        with pytest.raises(Invalid):
+            await cluster.patch(PodCliqueSet, "ok", {"spec": {"template": {"cliques": [
+                {"name": "a", "spec": {"replicas": 1, "minAvailable": 2,
+                                       "podSpec": {"containers": [{"name": "c"}]}}}]}}}, NS)
+        assert (await cluster.get(PodCliqueSet, "ok", NS)).spec.template.cliques[0].spec \
+            .replicas == 2
+
+    run_virtual(main)

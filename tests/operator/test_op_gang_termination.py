@@ -1,0 +1,113 @@
+"""Gang termination: a PodClique below minAvailable for longer than terminationDelay gets
+its whole PodCliqueSet replica recreated; shorter or milder trouble does not."""
+
+from __future__ import annotations
+
+import asyncio
+
+from op_harness import Env, make_pcs, run
+
+from phalanx.api.grove import PodCliqueScalingGroup
+from phalanx.operator.conditions import MIN_AVAILABLE_BREACHED
+
+
+async def uids(env: Env, prefix: str) -> dict[str, str]:
+    return {p.name: p.metadata.uid or "" for p in await env.pods() if p.name.startswith(prefix)}
+
+
+def test_breached_replica_is_recreated_after_termination_delay() -> None:
+    async def scenario(env: Env) -> None:
+        assert env.kubelet is not None
+        await env.create(make_pcs("gt", [("a", 3, 2), ("b", 1)], replicas=2,
+                                  termination_delay="10m"))
+        await env.settle()
+        r0, r1 = await uids(env, "gt-0-"), await uids(env, "gt-1-")
+        gang0_uid = (await env.gangs())["gt-0"].metadata.uid
+
+        for name in ("gt-0-a-0", "gt-0-a-1"):
+            assert await env.kubelet.fail_pod(name)
+        await env.settle()
+        clique = (await env.cliques())["gt-0-a"]
+        cond = next(c for c in clique.status.conditions if c.type == MIN_AVAILABLE_BREACHED)
+        assert cond.status == "True" and cond.reason == "InsufficientReadyPods"
+        assert (await env.pcs("gt")).status.available_replicas == 1
+
+        await asyncio.sleep(9 * 60)  # not yet: the delay has not passed
+        await env.settle()
+        assert await uids(env, "gt-0-") == r0
+        assert env.op.gang_termination.terminations == 0
+
+        await asyncio.sleep(2 * 60)
+        await env.settle()
+        assert env.op.gang_termination.terminations == 1
+        after0 = await uids(env, "gt-0-")
+        assert sorted(after0) == sorted(r0)  # same names, all recreated
+        assert not set(after0.values()) & set(r0.values())
+        assert await uids(env, "gt-1-") == r1  # the healthy replica is untouched
+        gangs = await env.gangs()
+        assert gangs["gt-0"].metadata.uid != gang0_uid  # a new PodGang for the new gang
+        assert all(g.status.phase == "Running" for g in gangs.values())
+        assert (await env.pcs("gt")).status.available_replicas == 2
+
+        await asyncio.sleep(60 * 60)  # and it stays healthy: no termination loop
+        await env.settle()
+        assert env.op.gang_termination.terminations == 1
+
+    run(scenario)
+
+
+def test_failure_within_min_available_is_tolerated() -> None:
+    async def scenario(env: Env) -> None:
+        assert env.kubelet is not None
+        await env.create(make_pcs("ok", [("a", 3, 2)], termination_delay="1m"))
+        await env.settle()
+        before = await uids(env, "ok-")
+        assert await env.kubelet.fail_pod("ok-0-a-2")  # 2 of 3 still up, minAvailable 2
+        await asyncio.sleep(10 * 60)
+        await env.settle()
+        assert env.op.gang_termination.terminations == 0
+        assert await uids(env, "ok-") == before
+        clique = (await env.cliques())["ok-0-a"]
+        cond = next(c for c in clique.status.conditions if c.type == MIN_AVAILABLE_BREACHED)
+        assert cond.status == "False"
+
+    run(scenario)
+
+
+def test_never_scheduled_clique_is_not_breached() -> None:
+    async def scenario(env: Env) -> None:
+        assert env.binder is not None
+        env.binder.paused = True
+        await env.create(make_pcs("idle", [("a", 2)], termination_delay="1m"))
+        await asyncio.sleep(30 * 60)
+        await env.settle()
+        clique = (await env.cliques())["idle-0-a"]
+        cond = next(c for c in clique.status.conditions if c.type == MIN_AVAILABLE_BREACHED)
+        assert (cond.status, cond.reason) == ("False", "InsufficientScheduledPods")
+        assert env.op.gang_termination.terminations == 0
+
+    run(scenario)
+
+
+def test_scaling_group_breach_recreates_the_replica() -> None:
+    async def scenario(env: Env) -> None:
+        assert env.kubelet is not None
+        await env.create(make_pcs("sgt", [("leader", 1), ("worker", 2)],
+                                  groups=[("grp", ["leader", "worker"], 2, 2)],
+                                  termination_delay="5m"))
+        await env.settle()
+        before = await uids(env, "sgt-0-")
+        assert await env.kubelet.fail_pod("sgt-0-grp-1-leader-0")
+        await env.settle()
+        group = await env.cluster.get(PodCliqueScalingGroup, "sgt-0-grp", "default")
+        cond = next(c for c in group.status.conditions if c.type == MIN_AVAILABLE_BREACHED)
+        assert cond.status == "True"
+        await asyncio.sleep(6 * 60)
+        await env.settle()
+        assert env.op.gang_termination.terminations == 1
+        after = await uids(env, "sgt-0-")
+        assert sorted(after) == sorted(before)
+        assert not set(after.values()) & set(before.values())
+        assert all(g.status.phase == "Running" for g in (await env.gangs()).values())
+
+    run(scenario)
