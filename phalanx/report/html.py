@@ -25,10 +25,10 @@ main { max-width:1180px; margin:0 auto; padding:28px 24px 48px; }
 header h1 { font-size:22px; margin:0 0 4px; letter-spacing:-.01em; }
 header .sub { color:var(--muted); margin:0 0 18px; }
 header code { background:#eceef1; padding:1px 5px; border-radius:4px; font-size:12.5px; }
-.kpis { display:grid; grid-template-columns:repeat(auto-fit,minmax(150px,1fr)); gap:12px;
+.kpis { display:grid; grid-template-columns:repeat(auto-fit,minmax(160px,1fr)); gap:12px;
         margin-bottom:18px; }
 .kpi { background:#fff; border:1px solid var(--line); border-radius:10px; padding:12px 14px; }
-.kpi .v { font-size:22px; font-weight:650; }
+.kpi .v { font-size:20px; font-weight:650; white-space:nowrap; }
 .kpi .l { color:var(--muted); font-size:12px; text-transform:uppercase; letter-spacing:.04em; }
 .kpi.bad .v { color:var(--bad); } .kpi.ok .v { color:var(--ok); }
 section { background:#fff; border:1px solid var(--line); border-radius:12px;

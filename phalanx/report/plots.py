@@ -298,7 +298,8 @@ def placement_svg(record: RunRecord) -> str:
         ax.set_xlim(-0.3, per_line * 1.15)
         ax.set_ylim(-(len(lines) - 1) * 1.25 - 0.35, 1.1)
         ax.set_aspect("equal")
-        shown = sorted(used, key=lambda g: -used[g])[:16]
+        order = list(colours)  # creation order, as everywhere else in the report
+        shown = sorted(used, key=lambda g: order.index(g) if g in order else len(order))[:16]
         handles = [Patch(color=colours.get(g, "#999"), label=g) for g in shown]
         if len(used) > len(shown):
             handles.append(Patch(color="white", label=f"+{len(used) - len(shown)} more gangs"))

@@ -30,13 +30,42 @@ _PHASE_STYLE = {
 }
 
 
-def _table(*headers: str) -> Table:
-    # kubectl look: upper-case headers, no borders, two spaces between columns.
-    table = Table(box=None, pad_edge=False, padding=(0, 2, 0, 0), show_edge=False,
-                  header_style="bold")
-    for h in headers:
-        table.add_column(h.upper(), overflow="fold")
-    return table
+# Long values that may be cut (with an ellipsis) on a narrow terminal; other columns keep
+# their full width, so names are never cut.
+_ELIDE = {"placement", "domain"}
+_WRAP: set[str] = set()
+
+
+class _Rows:
+    """Collects rows, then builds a kubectl-looking table: upper-case headers, no borders,
+    two spaces between columns."""
+
+    def __init__(self, *headers: str) -> None:
+        self.headers = headers
+        self.rows: list[tuple[str | Text, ...]] = []
+
+    def add_row(self, *cells: str | Text) -> None:
+        self.rows.append(cells)
+
+    def table(self) -> Table:
+        table = Table(box=None, pad_edge=False, padding=(0, 2, 0, 0), show_edge=False,
+                      header_style="bold")
+        for i, h in enumerate(self.headers):
+            widest = max([len(h)] + [len(str(r[i])) for r in self.rows])
+            if h in _WRAP:
+                table.add_column(h.upper(), overflow="fold", min_width=20)
+            elif h in _ELIDE:
+                table.add_column(h.upper(), no_wrap=True, overflow="ellipsis",
+                                 min_width=min(widest, 12))
+            else:
+                table.add_column(h.upper(), no_wrap=True, min_width=widest)
+        for r in self.rows:
+            table.add_row(*r)
+        return table
+
+
+def _table(*headers: str) -> _Rows:
+    return _Rows(*headers)
 
 
 def _phase(text: str) -> Text:
@@ -51,7 +80,7 @@ def print_tables(record: RunRecord, console: Console, summary: Summary | None = 
             t.add_row(r.name, r.scheduler or "-", str(r.replicas),
                       f"{r.gangs_scheduled}/{r.gangs_total}", f"{r.pods_running}/{r.pods_total}",
                       _phase(r.status))
-        console.print(t)
+        console.print(t.table())
         for r in summary.podcliquesets:
             for c in r.conditions:
                 if "=False" in c or "=Unknown" in c:
@@ -65,7 +94,7 @@ def print_tables(record: RunRecord, console: Console, summary: Summary | None = 
                       (f"{g.priority_class} ({g.priority})" if g.priority_class
                        else str(g.priority)) + (f", preempted x{g.preemptions}"
                                                 if g.preemptions else ""))
-        console.print(t)
+        console.print(t.table())
         console.print()
     if summary.pending:
         console.print("[bold yellow]Pending gangs[/bold yellow]")
@@ -74,21 +103,25 @@ def print_tables(record: RunRecord, console: Console, summary: Summary | None = 
                           f"{p.explanation}", highlight=False)
         console.print()
     if summary.events:
-        t = _table("t", "type", "reason", "object", "message")
+        # One event per line, message last and free to wrap: readable at any width.
+        hidden = f", {summary.events_hidden} earlier not shown" if summary.events_hidden else ""
+        console.print(f"[bold]Events[/bold][dim] (warnings and notable ones{hidden})[/dim]")
+        w_t = max(len(fmt_duration(e.t)) for e in summary.events)
+        w_reason = max(len(e.reason) for e in summary.events)
         for e in summary.events:
             count = f" (x{e.count})" if e.count > 1 else ""
-            t.add_row(fmt_duration(e.t), Text(e.type, style="red" if e.type == "Warning"
-                                               else ""), e.reason, e.object, e.message + count)
-        if summary.events_hidden:
-            console.print(f"[dim]Events ({summary.events_hidden} earlier not shown):[/dim]")
-        console.print(t)
+            line = Text(f"  {fmt_duration(e.t):>{w_t}}  ")
+            line.append(f"{e.type:<7}", style="red" if e.type == "Warning" else "")
+            line.append(f"  {e.reason:<{w_reason}}  {e.object}: {e.message}{count}")
+            console.print(line, soft_wrap=True)
         console.print()
     failed = [s for s in record.steps if not s.ok]
     for s in failed:
         console.print(f"[red]step at {fmt_duration(s.t)} failed:[/red] {s.description}: "
                       f"{s.error}", highlight=False)
     style = "green" if record.meta.settled and not summary.pending else "yellow"
-    console.print(f"[{style}]{headline(record, summary)}[/{style}]", highlight=False)
+    console.print(f"[{style}]{headline(record, summary)}[/{style}]", highlight=False,
+                  soft_wrap=True)
 
 
 def machine_output(record: RunRecord, fmt: Literal["json", "yaml"]) -> str:

@@ -228,6 +228,7 @@ class Simulation:
         explain_state.apply_explanations(record, explanations)
         record.steps = list(self.steps)
         record.objects = objects
+        _fill_priorities(record)
         record.meta = RunMeta(
             inputs=list(self.workload.sources),
             cluster=self.cluster_spec.name or self.cluster_source,
@@ -262,6 +263,15 @@ class Simulation:
             # Fine steps early (short runs read well), coarser later (long runs stay fast).
             tick = 1.0 if now < 600 else 5.0
             await asyncio.sleep(min(tick, max(limit - now, 0.001)))
+
+
+def _fill_priorities(record: RunRecord) -> None:
+    """Gangs whose pods carry no resolved priority get their PriorityClass's value."""
+    values = {o["metadata"]["name"]: int(o.get("value", 0))
+              for o in record.objects.get("PriorityClass", [])}
+    for g in record.gangs:
+        if not g.priority and g.priority_class in values:
+            g.priority = values[g.priority_class]
 
 
 async def _dump_objects(client: MemoryCluster) -> dict[str, list[dict[str, Any]]]:
