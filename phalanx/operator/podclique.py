@@ -4,7 +4,8 @@ Pods `<podclique>-<k>` for k < replicas are created (bounded concurrency) only o
 clique's PodGang exists, each with the gate `grove.io/podgang-pending-creation`, the
 PodClique's labels (`grove.io/podgang` among them: set at creation, never patched later) and
 the backend's `prepare_pod` applied. Scaling in deletes the highest indexes first. Failed pods
-are left alone: they count against minAvailable, and gang termination decides what happens.
+are replaced while the clique keeps minAvailable pods up; below that they are left for gang
+termination, which recreates the whole replica.
 
 The gate is removed -- only Phalanx's gate, never one another controller added -- when:
 1. the PodGang is `Initialized` (every pod exists and is referenced), and the pod is among
@@ -65,7 +66,8 @@ def _scheduled_changed(old: PodClique, new: PodClique) -> bool:
 
 def _pod_changed(old: Pod, new: Pod) -> bool:
     return (old.metadata.deletion_timestamp != new.metadata.deletion_timestamp
-            or old.spec.scheduling_gates != new.spec.scheduling_gates)
+            or old.spec.scheduling_gates != new.spec.scheduling_gates
+            or (new.status.phase == "Failed") != (old.status.phase == "Failed"))
 
 
 def _gang_changed(old: PodGang, new: PodGang) -> bool:
@@ -108,7 +110,8 @@ class PodCliqueController:
         if gang is None or gang.metadata.deletion_timestamp is not None:
             return None  # PodGang first: its creation event brings us back
         pods = owned_pods(ctx, pclq)
-        errors = [await self._create_missing(pclq, pods), await self._delete_excess(pclq, pods)]
+        errors = [await self._create_missing(pclq, pods), await self._delete_excess(pclq, pods),
+                  await self._replace_failed(pclq, pods)]
         errors.append(await self._lift_gates(pclq, gang, pods))
         err = next((e for e in errors if e is not None), None)
         if err is not None:
@@ -163,6 +166,31 @@ class PodCliqueController:
                 pass
 
         return first_error(await bounded([lambda n=n: delete(n) for n in doomed],
+                                         self.ctx.tunables.write_concurrency))
+
+    async def _replace_failed(self, pclq: PodClique, pods: dict[int, Pod]
+                              ) -> BaseException | None:
+        """Failed pods of a clique that still has minAvailable others are deleted, to be
+        recreated (as a ReplicaSet would). Below minAvailable they stay: the whole replica is
+        gang-terminated after terminationDelay instead of patching a half-dead gang."""
+        live = [p for k, p in pods.items() if k < pclq.spec.replicas
+                and p.metadata.deletion_timestamp is None]
+        failed = [p for p in live if p.status.phase == "Failed"]
+        need = pclq.spec.min_available if pclq.spec.min_available is not None \
+            else pclq.spec.replicas
+        if not failed or len(live) - len(failed) < need:
+            return None
+        self.ctx.recorder.normal(pclq, "ReplacingFailedPods", f"replacing {len(failed)} failed "
+                                 f"pod(s); {len(live) - len(failed)}/{need} needed are up")
+
+        async def delete(pod: Pod) -> None:
+            try:
+                await self.ctx.client.delete(Pod, pod.name, pod.namespace,
+                                             uid=pod.metadata.uid)
+            except NotFound:
+                pass
+
+        return first_error(await bounded([lambda p=p: delete(p) for p in failed],
                                          self.ctx.tunables.write_concurrency))
 
     async def _lift_gates(self, pclq: PodClique, gang: PodGang, pods: dict[int, Pod]

@@ -32,11 +32,18 @@ from phalanx.api.grove import (
 )
 from phalanx.cluster.client import AlreadyExists, NotFound
 from phalanx.cluster.controller import Controller, Result, map_from_label
-from phalanx.cluster.objects import object_key
 
 from . import builders, naming
 from .context import IDX_OWNER, IDX_PCS, OperatorContext, bounded, first_error, owner_key, requeue_on_conflict
-from .plan import CliquePlan, DomainKey, GangPlan, min_available, replica_gangs, template_replicas
+from .plan import (
+    CliquePlan,
+    DomainKey,
+    GangPlan,
+    min_available,
+    replica_gangs,
+    template_replicas,
+    uses_topology,
+)
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +76,7 @@ def clique_drifted(existing: PodClique, plan: CliquePlan, replicas: int) -> bool
 class PodCliqueSetController:
     def __init__(self, ctx: OperatorContext, workers: int = 2) -> None:
         self.ctx = ctx
+        self._topology_warned: dict[str, int] = {}
         self.controller = Controller("podcliqueset", requeue_on_conflict(self.reconcile),
                                      workers=workers)
         c = self.controller
@@ -83,6 +91,8 @@ class PodCliqueSetController:
         if pcs is None or pcs.metadata.deletion_timestamp is not None:
             return None  # delete flow: owner references garbage-collect every child
         key_of, topology_name = ctx.topology_for(pcs)
+        if key_of is None and uses_topology(pcs):
+            self._warn_topology_ignored(pcs)
         backend = ctx.backend_for(pcs)
 
         gangs = {g.name: g for g in ctx.gangs.by_index(IDX_PCS, key)}
@@ -109,6 +119,17 @@ class PodCliqueSetController:
         if err is not None:
             raise err
         return None
+
+    def _warn_topology_ignored(self, pcs: PodCliqueSet) -> None:
+        seen = (pcs.metadata.uid or "", pcs.metadata.generation or 0)
+        if self._topology_warned.get(seen[0]) == seen[1]:
+            return  # once per spec generation, not once per reconcile
+        self._topology_warned[seen[0]] = seen[1]
+        why = ("topology-aware scheduling is disabled in the OperatorConfiguration"
+               if self.ctx.topologies is None else
+               "no ClusterTopology matches (name one with topologyName, or create exactly one)")
+        self.ctx.recorder.warning(pcs, "TopologyConstraintIgnored",
+                                  f"topology constraints are not passed to the PodGangs: {why}")
 
     def _group_replicas(self, pcs: PodCliqueSet, i: int,
                         groups: dict[str, PodCliqueScalingGroup]):  # noqa: ANN202
@@ -230,7 +251,3 @@ class PodCliqueSetController:
                                 self.ctx.tunables.write_concurrency)
         return first_error(results)
 
-
-def pcs_key_of(obj: PodClique | PodGang | PodCliqueScalingGroup) -> str | None:
-    name = naming.pcs_of(obj.metadata.labels)
-    return object_key(obj.metadata.namespace, name) if name else None
