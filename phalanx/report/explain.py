@@ -67,14 +67,37 @@ def _domains(record: RunRecord, nodes: list[str]) -> list[str]:
     return out
 
 
+def _pack_verdict(record: RunRecord, g: GangRecord, nodes: list[str]) -> str:
+    """Whether the gang's pack constraint ("required rack") holds for where its pods are."""
+    strength, _, level = g.pack_constraint.partition(" ")
+    values = sorted({record.topology_domain_of(n, level) for n in nodes} - {""})
+    if len(values) == 1:
+        return f"The {g.pack_constraint} constraint holds: every pod is in {level} {values[0]}."
+    if not values:
+        return f"The {g.pack_constraint} constraint cannot be checked: no node has a {level}."
+    if strength == "required":
+        return (f"The {g.pack_constraint} constraint is VIOLATED: the pods span {len(values)} "
+                f"{level}s ({', '.join(values)}).")
+    return (f"The preference to pack into one {level} could not be met: the pods span "
+            f"{len(values)} {level}s ({', '.join(values)}).")
+
+
 def _events(record: RunRecord, kind: str, names: list[str], limit: int = 12) -> list[str]:
+    """The latest events on these objects; the same event on several objects is one line."""
     wanted = set(names)
-    events = [e for e in record.events if e.kind == kind and e.name in wanted]
+    folded: dict[tuple[str, str, str], list[Any]] = {}
+    for e in record.events:
+        if e.kind == kind and e.name in wanted:
+            entry = folded.setdefault((e.type, e.reason, e.message), [e.t, [], 0])
+            entry[0] = max(entry[0], e.t)
+            entry[1].append(e.name)
+            entry[2] += e.count
+    rows = sorted(folded.items(), key=lambda kv: kv[1][0])[-limit:]
     lines = []
-    for e in events[-limit:]:
-        count = f" (x{e.count})" if e.count > 1 else ""
-        lines.append(f"{fmt_duration(e.t):>7}  {e.type:<7}  {e.reason}  {kind}/{e.name}: "
-                     f"{e.message}{count}")
+    for (type_, reason, message), (t, objs, count) in rows:
+        who = f"{kind}/{objs[0]}" + (f" (+{len(objs) - 1} more)" if len(objs) > 1 else "")
+        times = f" (x{count})" if count > 1 else ""
+        lines.append(f"{fmt_duration(t):>7}  {type_:<7}  {reason}  {who}: {message}{times}")
     return lines
 
 
@@ -104,8 +127,8 @@ def explain_podgang(record: RunRecord, name: str) -> str:
         )
         lines.append(f"  nodes: {hostlist(p.node for p in bound)}")
         lines += [f"  {d}" for d in _domains(record, [p.node for p in bound])]
-        if g.pack_constraint and g.domain:
-            lines.append(f"  The {g.pack_constraint} constraint holds: every pod is in {g.domain}.")
+        if g.pack_constraint:
+            lines.append("  " + _pack_verdict(record, g, [p.node for p in bound]))
         if g.preempted:
             lines.append(f"  It was preempted {len(g.preempted)} time(s) and rescheduled.")
     elif g.deleted is not None:
