@@ -34,6 +34,9 @@ from phalanx.scheduler.framework.types import (
 
 ACTIVE, BACKOFF, UNSCHEDULABLE, IN_FLIGHT = "active", "backoff", "unschedulable", "inFlight"
 _ANY_PLUGIN = ""  # index bucket for pods rejected without a plugin (errors): any event helps
+# asyncio runs a timer up to its clock resolution early; treat anything that close as due,
+# or a wait of 1e-12s would spin forever without the (virtual) clock moving.
+_EPSILON = 1e-6
 
 
 class SchedulingQueue:
@@ -144,7 +147,8 @@ class SchedulingQueue:
     def _to_unschedulable(self, qpi: QueuedPodInfo) -> None:
         self._detach(qpi.key)
         self._where[qpi.key] = UNSCHEDULABLE
-        self._unsched_since[qpi.key] = self._now()
+        if not qpi.gated:  # gated pods wait for their gate, never for a timeout
+            self._unsched_since[qpi.key] = self._now()
         buckets = self._index_keys(qpi)
         self._unsched_index[qpi.key] = buckets
         for plugin in buckets:
@@ -169,12 +173,10 @@ class SchedulingQueue:
 
     def _requeue(self, qpi: QueuedPodInfo) -> None:
         """After an event helped: backoffQ while still backing off, else activeQ."""
-        if qpi.gated:
-            self._gate_or_activate(qpi)
-        elif qpi.attempts and qpi.backoff_expiry > self._now():
+        if qpi.attempts and qpi.backoff_expiry > self._now() and not qpi.gated:
             self._to_backoff(qpi)
         else:
-            self._to_active(qpi)
+            self._gate_or_activate(qpi)
 
     # --- informer-facing ----------------------------------------------------------------
 
@@ -213,17 +215,23 @@ class SchedulingQueue:
     # --- scheduler-facing ---------------------------------------------------------------
 
     def _flush_backoff(self) -> None:
-        now = self._now()
+        now = self._now() + _EPSILON
         while self._backoff and self._backoff[0][0] <= now:
             _, entry, key = heapq.heappop(self._backoff)
             if self._backoff_entry.get(key) == entry:
-                self._to_active(self._pods[key])
+                # PreEnqueue runs on every move to activeQ, as in kube-scheduler: a gang
+                # member released from Permit waits gated behind its representative.
+                self._gate_or_activate(self._pods[key])
 
     def _flush_unschedulable_timeouts(self) -> None:
         if not self._unsched_since:
             return
-        cutoff = self._now() - self.max_in_unschedulable
-        old = [k for k, t in self._unsched_since.items() if t <= cutoff and not self._pods[k].gated]
+        cutoff = self._now() + _EPSILON - self.max_in_unschedulable
+        old: list[str] = []
+        for k, t in self._unsched_since.items():  # insertion order is time order
+            if t > cutoff:
+                break
+            old.append(k)
         for key in old:
             self.moves += 1
             self._requeue(self._pods[key])
@@ -256,7 +264,8 @@ class SchedulingQueue:
             if self._backoff:
                 timeout = max(0.0, self._backoff[0][0] - self._now())
             if self._unsched_since:
-                nxt = min(self._unsched_since.values()) + self.max_in_unschedulable - self._now()
+                oldest = next(iter(self._unsched_since.values()))  # insertion order is time order
+                nxt = oldest + self.max_in_unschedulable - self._now()
                 timeout = max(0.0, nxt) if timeout is None else min(timeout, max(0.0, nxt))
             try:
                 await asyncio.wait_for(self._wakeup.wait(), timeout)
@@ -293,17 +302,14 @@ class SchedulingQueue:
             where = self._where.get(key)
             if qpi is None or where in (None, ACTIVE, IN_FLIGHT):
                 continue
-            if qpi.gated:
-                moved += self._gate_or_activate(qpi)
-            else:
+            if not qpi.gated:
                 qpi.backoff_expiry = 0.0
-                self._to_active(qpi)
-                moved += 1
+            moved += self._gate_or_activate(qpi)
         return moved
 
     def on_event(self, event: ClusterEvent, old: Any = None, new: Any = None) -> int:
         """Move pods that `event` may help (per their rejecting plugins' registrations)."""
-        if not self._unsched_since:
+        if not self._unsched_index:
             return 0
         candidates: dict[str, None] = {}
         forced = event is EVENT_FORCE_ACTIVATE or event is EVENT_UNSCHEDULABLE_TIMEOUT
