@@ -137,6 +137,8 @@ class Snapshot:
 
     def label_value_id(self, key: str, value: str, *, create: bool = False) -> int:
         """The id of `value` in label `key`'s column, -1 if no node carries it (and not create)."""
+        if not create and key not in self._label_cols:
+            self.label_column(key)  # interns the values nodes carry
         values = self._label_values.setdefault(key, {})
         vid = values.get(value)
         if vid is None:

@@ -1,0 +1,120 @@
+"""Snapshot columns, row reuse, and the per-signature filter cache staying exact."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from phalanx.api.core import Toleration
+from phalanx.cluster.memory import MemoryCluster
+from phalanx.scheduler import Scheduler
+from phalanx.scheduler.framework import CycleState, PodInfo
+from phalanx.scheduler.snapshot import Snapshot
+
+from .helpers import node, pod
+
+
+def test_rows_columns_and_versions():
+    s = Snapshot(capacity=2)
+    for i in range(5):  # grows past the initial capacity
+        s.set_node(node(f"n{i}", cpu=4, gpu=i, labels={"zone": "a" if i % 2 else "b"}))
+    assert len(s) == 5 and list(s.valid_rows()) == [0, 1, 2, 3, 4]
+    gpu = s.resource_index["nvidia.com/gpu"]
+    assert list(s.allocatable[:5, gpu]) == [0, 1, 2, 3, 4]
+    assert list(s.allocatable[:5, s.resource_index["cpu"]]) == [4000.0] * 5
+    zone = s.label_column("zone")[:5]
+    assert list(zone == s.label_value_id("zone", "a")) == [False, True, False, True, False]
+    v = s.row_version.copy()
+    s.add_pod(PodInfo(pod("p", cpu="500m", gpu=1)), "n2")
+    assert (s.row_version[:5] != v[:5]).tolist() == [False, False, True, False, False]
+    assert s.requested[2, gpu] == 1 and s.requested[2, s.resource_index["pods"]] == 1
+    removed = s.remove_node("n1")
+    assert removed == [] and list(s.valid_rows()) == [0, 2, 3, 4]
+    row = s.set_node(node("new", labels={"zone": "c"}))
+    assert row == 1  # the freed row is reused
+    assert s.label_column("zone")[1] == s.label_value_id("zone", "c")
+    assert s.pod_row("default/p") == 2
+    s.remove_pod("default/p")
+    assert s.requested[2].sum() == 0
+
+
+def test_new_resource_column_keeps_existing_pods_consistent():
+    s = Snapshot()
+    s.set_node(node("n"))
+    s.add_pod(PodInfo(pod("a", cpu="1")), "n")
+    s.add_pod(PodInfo(pod("b", extra={"example.com/fpga": "2"})), "n")  # adds a column
+    s.set_node(node("n", extra={"example.com/fpga": "4"}))
+    fpga = s.resource_index["example.com/fpga"]
+    assert s.requested[0, fpga] == 2 and s.allocatable[0, fpga] == 4
+    s.remove_pod("default/a")
+    s.remove_pod("default/b")
+    assert np.allclose(s.requested[0], 0)
+
+
+def test_taint_sets_are_interned():
+    s = Snapshot()
+    s.set_node(node("a", taints=[("k", "v", "NoSchedule")]))
+    s.set_node(node("b", taints=[("k", "v", "NoSchedule")]))
+    s.set_node(node("c"))
+    assert s.taint_set_ids[0] == s.taint_set_ids[1] != s.taint_set_ids[2] == 0
+    assert len(s.taint_sets) == 2
+
+
+# --- the filter cache against a fresh evaluation, under random changes ---------------------
+
+ZONES = ["a", "b", "c"]
+ops = st.lists(
+    st.one_of(
+        st.tuples(st.just("node"), st.integers(0, 11), st.integers(1, 8), st.sampled_from(ZONES), st.booleans()),
+        st.tuples(st.just("pod"), st.integers(0, 11), st.integers(0, 3), st.integers(0, 40)),
+        st.tuples(st.just("unpod"), st.integers(0, 40)),
+        st.tuples(st.just("unnode"), st.integers(0, 11)),
+        st.tuples(st.just("check"), st.integers(0, 3)),
+    ),
+    max_size=60,
+)
+
+TEMPLATES = [
+    pod("t0", cpu="2", memory=None),
+    pod("t1", cpu="1", gpu=1, node_selector={"zone": "a"}),
+    pod("t2", cpu="3", tolerations=[Toleration(key="dedicated", operator="Exists")]),
+    pod("t3", cpu="500m", gpu=2),
+]
+
+
+@settings(max_examples=60, deadline=None)
+@given(ops)
+def test_cached_filtering_equals_uncached(operations):
+    sched = Scheduler(MemoryCluster())
+    fw = sched.frameworks["phalanx-scheduler"]
+    cache = sched.cache
+    snap = cache.snapshot
+    for op in operations:
+        kind = op[0]
+        if kind == "node":
+            _, i, cpu, zone, tainted = op
+            cache.add_node(
+                node(f"n{i}", cpu=cpu, gpu=cpu % 3, labels={"zone": zone}, taints=[("dedicated", "x", "NoSchedule")] if tainted else None)
+            )
+        elif kind == "unnode":
+            if f"n{op[1]}" in snap.index:
+                cache.remove_node(node(f"n{op[1]}"))
+        elif kind == "pod":
+            _, i, t, k = op
+            p = TEMPLATES[t].model_copy(deep=True)
+            p.metadata.name = f"p{k}"
+            if f"n{i}" in snap.index:
+                cache.forget(f"default/p{k}")
+                cache.assume(PodInfo(p), f"n{i}")
+        elif kind == "unpod":
+            cache.forget(f"default/p{op[1]}")
+        else:
+            info = PodInfo(TEMPLATES[op[1]])
+            state = CycleState()
+            cached = fw.feasible_rows(state, info, snap, None)
+            fresh = snap.valid_rows()
+            fresh = fresh[fw.run_filter_plugins(state, info, snap, fresh).feasible]
+            assert cached.tolist() == fresh.tolist()
+            fit = fw.diagnose(state, info, snap, None, "")
+            assert (np.flatnonzero(fit.node_codes[: snap.n] == 0)).tolist() == fresh.tolist()
