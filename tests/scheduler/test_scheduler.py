@@ -1,0 +1,155 @@
+"""The Scheduler end to end on a MemoryCluster: informers, retries, events, profiles."""
+
+from __future__ import annotations
+
+from phalanx.api.core import Event, Node, Pod
+from phalanx.cluster.clock import wait_for_condition
+from phalanx.scheduler import Scheduler
+
+from .helpers import bound_nodes, node, pod, run_scheduler
+
+
+async def events_of(client, name: str) -> list[Event]:
+    return [e for e in (await client.list(Event, "default")).items if e.involved_object.name == name]
+
+
+def test_failed_scheduling_event_and_condition_carry_per_filter_counts():
+    nodes = [node(f"cpu{i}") for i in range(3)] + [
+        node("tainted", gpu=8, taints=[("nvidia.com/gpu", "present", "NoSchedule")]),
+        node("cordoned", gpu=8, unschedulable=True),
+    ]
+
+    async def body(client, sched):
+        assert await sched.wait_idle(timeout=30)
+        expected = (
+            "0/5 nodes are available: 3 Insufficient nvidia.com/gpu, 1 node(s) had untolerated taint "
+            "{nvidia.com/gpu: present}, 1 node(s) were unschedulable."
+        )
+        d = sched.diagnosis("default/train")
+        assert d.message() == expected
+        assert d.plugin_counts == {"NodeResourcesFit": 3, "TaintToleration": 1, "NodeUnschedulable": 1}
+        assert d.to_dict()["reasons"]["Insufficient nvidia.com/gpu"] == 3
+        evs = await events_of(client, "train")
+        assert [(e.reason, e.type, e.message) for e in evs] == [("FailedScheduling", "Warning", expected)]
+        p = await client.get(Pod, "train", "default")
+        cond = p.get_condition("PodScheduled")
+        assert (cond.status, cond.reason, cond.message) == ("False", "Unschedulable", expected)
+
+    run_scheduler(body, nodes=nodes, pods=[pod("train", gpu=1)])
+
+
+def test_scheduled_event_and_binding():
+    async def body(client, sched):
+        assert await sched.wait_idle(timeout=30)
+        assert await bound_nodes(client) == {"a": "n1"}
+        evs = await events_of(client, "a")
+        assert [(e.reason, e.message) for e in evs] == [("Scheduled", "Successfully assigned default/a to n1")]
+        assert sched.diagnosis("default/a") is None
+
+    run_scheduler(body, nodes=[node("n1")], pods=[pod("a")])
+
+
+def test_unschedulable_pod_is_scheduled_when_a_fitting_node_arrives():
+    async def body(client, sched):
+        assert await sched.wait_idle(timeout=30)
+        assert await bound_nodes(client) == {"big": None}
+        attempts = sched.attempts
+        await client.create(node("small-2", cpu=2))  # cannot help: the queueing hint skips it
+        assert await sched.wait_idle(timeout=30)
+        assert sched.attempts == attempts
+        await client.create(node("large", cpu=32))
+        assert await wait_for_condition(lambda: sched.scheduled == 1, timeout=30)
+        assert await bound_nodes(client) == {"big": "large"}
+
+    run_scheduler(body, nodes=[node("small", cpu=2)], pods=[pod("big", cpu="16")])
+
+
+def test_deleting_a_bound_pod_frees_room_for_a_pending_one():
+    async def body(client, sched):
+        assert await sched.wait_idle(timeout=30)
+        placed = await bound_nodes(client)
+        assert sorted(v is None for v in placed.values()) == [False, False, True]
+        waiting = next(k for k, v in placed.items() if v is None)
+        victim = next(k for k, v in placed.items() if v is not None)
+        await client.delete(Pod, victim, "default")
+        assert await wait_for_condition(lambda: sched.scheduled == 3, timeout=30)
+        assert (await bound_nodes(client))[waiting] == "n1"
+
+    run_scheduler(body, nodes=[node("n1", cpu=4)], pods=[pod(f"p{i}", cpu="2") for i in range(3)])
+
+
+def test_gated_pod_waits_for_gate_removal():
+    async def body(client, sched):
+        assert await sched.wait_idle(timeout=30)
+        assert await bound_nodes(client) == {"g": None}
+        assert sched.queue.counts()["gated"] == 1
+        assert sched.attempts == 0  # never entered a cycle
+        p = await client.get(Pod, "g", "default")
+        p.remove_gate("example.com/hold")
+        await client.update(p)
+        assert await wait_for_condition(lambda: sched.scheduled == 1, timeout=30)
+
+    run_scheduler(body, nodes=[node("n1")], pods=[pod("g", gates=["example.com/hold"])])
+
+
+def test_each_backend_scheduler_name_has_a_profile_and_others_are_ignored():
+    names = ["default-scheduler", "kai-scheduler", "volcano", "koord-scheduler", "phalanx-scheduler"]
+    pods = [pod(f"p-{n}", scheduler=n) for n in names] + [pod("foreign", scheduler="someone-else")]
+
+    async def body(client, sched):
+        assert sorted(sched.frameworks) == sorted(names)
+        assert await sched.wait_idle(timeout=30)
+        placed = await bound_nodes(client)
+        assert placed.pop("foreign") is None
+        assert all(placed.values())
+
+    run_scheduler(body, nodes=[node("n1"), node("n2")], pods=pods)
+
+
+def test_higher_priority_pods_are_scheduled_first():
+    # One slot; the high-priority pod created last must get it.
+    pods = [pod(f"low{i}", cpu="4", priority=1) for i in range(3)] + [pod("high", cpu="4", priority=100)]
+
+    async def body(client, sched):
+        assert await sched.wait_idle(timeout=30)
+        placed = await bound_nodes(client)
+        assert placed["high"] == "n1"
+        assert sum(v is not None for v in placed.values()) == 1
+
+
+    run_scheduler(body, nodes=[node("n1", cpu=4)], pods=pods)
+
+
+def test_node_removal_and_return():
+    async def body(client, sched):
+        assert await sched.wait_idle(timeout=30)
+        assert await bound_nodes(client) == {"a": "n1"}
+        await client.delete(Node, "n1")
+        assert await wait_for_condition(lambda: len(sched.cache.snapshot) == 0, timeout=5)
+        await client.create(pod("b"))
+        assert await sched.wait_idle(timeout=30)
+        assert (await bound_nodes(client))["b"] is None
+        assert sched.diagnosis("default/b").message() == "0/0 nodes are available."
+        await client.create(node("n2"))
+        assert await wait_for_condition(lambda: sched.scheduled == 2, timeout=30)
+        assert (await bound_nodes(client))["b"] == "n2"
+
+    run_scheduler(body, nodes=[node("n1")], pods=[pod("a")])
+
+
+def test_many_pods_fill_nodes_exactly_and_deterministically():
+    def run() -> dict[str, str | None]:
+        async def body(client, sched):
+            assert await sched.wait_idle(timeout=120)
+            return await bound_nodes(client)
+
+        return run_scheduler(body, nodes=[node(f"n{i}", cpu=4) for i in range(10)], pods=[pod(f"p{i:02}", cpu="1") for i in range(45)])
+
+    first = run()
+    assert sum(v is not None for v in first.values()) == 40
+    counts: dict[str, int] = {}
+    for v in first.values():
+        if v:
+            counts[v] = counts.get(v, 0) + 1
+    assert set(counts.values()) == {4}
+    assert run() == first
