@@ -18,9 +18,10 @@ authoritative and edits to the child are put back, as a Deployment does with a R
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from phalanx.api import labels as L
-from phalanx.api.base import set_condition
+from phalanx.api.base import Resource, set_condition
 from phalanx.api.grove import (
     PODGANG_INITIALIZED,
     REASON_PODS_PENDING,
@@ -39,6 +40,7 @@ from .plan import (
     CliquePlan,
     DomainKey,
     GangPlan,
+    GroupReplicas,
     min_available,
     replica_gangs,
     template_replicas,
@@ -132,7 +134,10 @@ class PodCliqueSetController:
                                   f"topology constraints are not passed to the PodGangs: {why}")
 
     def _group_replicas(self, pcs: PodCliqueSet, i: int,
-                        groups: dict[str, PodCliqueScalingGroup]):  # noqa: ANN202
+                        groups: dict[str, PodCliqueScalingGroup]) -> GroupReplicas:
+        """A scaling group's replicas in replica i: its object's when an autoscaler owns
+        them, else the template's."""
+
         def replicas(cfg: PodCliqueScalingGroupConfig) -> int:
             existing = groups.get(naming.scaling_group_name(pcs.name, i, cfg.name))
             if cfg.scale_config is not None and existing is not None:
@@ -233,8 +238,8 @@ class PodCliqueSetController:
             updated.spec = want.spec
             await client.update(updated)
 
-    async def _delete_excess(self, pcs: PodCliqueSet, existing: dict, planned: set[str],
-                             kind: type) -> BaseException | None:
+    async def _delete_excess(self, pcs: PodCliqueSet, existing: dict[str, Any],
+                             planned: set[str], kind: type[Resource]) -> BaseException | None:
         doomed = sorted(name for name, obj in existing.items()
                         if name not in planned and obj.metadata.deletion_timestamp is None)
         if not doomed:

@@ -17,7 +17,12 @@ from __future__ import annotations
 
 from phalanx.api import labels as L
 from phalanx.api.base import set_condition
-from phalanx.api.grove import PodClique, PodCliqueScalingGroup, PodCliqueSet
+from phalanx.api.grove import (
+    PodClique,
+    PodCliqueScalingGroup,
+    PodCliqueScalingGroupConfig,
+    PodCliqueSet,
+)
 from phalanx.cluster.client import AlreadyExists, NotFound
 from phalanx.cluster.controller import Controller, Result, map_to_owner
 from phalanx.cluster.objects import object_key
@@ -86,11 +91,12 @@ class ScalingGroupController:
         return await self._sync_status(pcs, pcsg, existing)
 
     async def _sync_cliques(self, pcs: PodCliqueSet, pcsg: PodCliqueScalingGroup, replica: int,
-                            cfg: object, existing: dict[str, PodClique]) -> None:
+                            cfg: PodCliqueScalingGroupConfig,
+                            existing: dict[str, PodClique]) -> None:
         client = self.ctx.client
         planned: set[str] = set()
         for j in range(pcsg.spec.replicas):
-            for plan in group_clique_plans(pcs, replica, cfg, j):  # type: ignore[arg-type]
+            for plan in group_clique_plans(pcs, replica, cfg, j):
                 planned.add(plan.name)
                 current = existing.get(plan.name)
                 gang = self.ctx.gangs.get(object_key(pcs.namespace, plan.podgang))

@@ -114,6 +114,7 @@ class Kubelet:
             self._startable_since.pop(key, None)
             return None
         if not pod.spec.node_name or pod.is_terminal or pod.metadata.deletion_timestamp:
+            self._startable_since.pop(key, None)
             return None
         node = self.nodes.get(pod.spec.node_name)
         if node is None or not node.is_ready:
@@ -127,8 +128,9 @@ class Kubelet:
                    parse_starts_after(pod.metadata.annotations.get(ANNOTATION_STARTS_AFTER))]
         waiting = [w for w in waiting if w[2] < w[1]]
         if waiting:
-            msg = "waiting for " + ", ".join(f"{name} ({have}/{need} ready)"
-                                             for name, need, have in waiting)
+            # Worded without live counts, so it is written once, not on every parent start.
+            msg = "waiting for " + ", ".join(f"{need} Ready pod(s) of {name}"
+                                             for name, need, _ in waiting)
             await self._write_waiting(pod, msg)
             return None
         now = self.client.clock.now()

@@ -75,7 +75,7 @@ def test_waiting_pod_reports_why() -> None:
         assert pod.status.phase == "Pending" and pod.spec.node_name
         cond = pod.get_condition("Initialized")
         assert cond is not None and cond.reason == "WaitingForStartupDependencies"
-        assert "w-0-a (0/1 ready)" in cond.message
+        assert cond.message == "waiting for 1 Ready pod(s) of w-0-a"
 
     run(scenario, start_delay=DELAY)
 

@@ -84,7 +84,7 @@ def test_starts_after_waits_for_ready_predecessors() -> None:
         assert w.status.phase == "Pending"
         cond = w.get_condition("Initialized")
         assert cond.reason == "WaitingForStartupDependencies"
-        assert cond.message == "waiting for leader (1/2 ready)"
+        assert cond.message == "waiting for 2 Ready pod(s) of leader"
         await cluster.bind("leader-1", NS, "n1")
         await asyncio.sleep(5)  # leader-1 starts; the worker's delay starts only then
         await kubelet.wait_idle()
