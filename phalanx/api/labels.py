@@ -60,3 +60,5 @@ ANNOTATION_KOORD_GANG_TOTAL_NUMBER = "gang.scheduling.koordinator.sh/total-numbe
 ANNOTATION_KOORD_GANG_MODE = "gang.scheduling.koordinator.sh/mode"
 ANNOTATION_KOORD_GANG_GROUPS = "gang.scheduling.koordinator.sh/groups"
 ANNOTATION_KOORD_GANG_WAITING_TIME = "gang.scheduling.koordinator.sh/waiting-time"
+# Koordinator network-topology-aware gang placement: {"gatherStrategy": [{layer, strategy}]}.
+ANNOTATION_KOORD_NETWORK_TOPOLOGY_SPEC = "gang.scheduling.koordinator.sh/network-topology-spec"

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
     from phalanx.api.core import Pod
@@ -44,17 +44,37 @@ class ValidationIssue:
 
     `feature` set: a capability mismatch, handled by the backend's mismatch policy.
     `feature` None: a plain validation error, always rejected.
+    `best_effort`: the PodCliqueSet only *prefers* the feature (e.g. a preferred pack
+    domain), so ignoring it keeps the spec's meaning: reported, never rejected.
     """
 
     field: str  # camelCase path, e.g. "spec.template.topologyConstraint.packDomain"
     message: str
     feature: Capability | None = None
+    best_effort: bool = False
 
 
 class BackendConfig(BaseModel):
-    """Base for a backend's profile `config`. Unknown keys are rejected."""
+    """Base for a backend's profile `config`. Unknown keys are rejected.
+
+    Every backend has a `mismatchPolicy`; subclasses re-declare the field to choose their
+    own default (and say why).
+    """
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    mismatch_policy: MismatchPolicy = Field(MismatchPolicy.REJECT, alias="mismatchPolicy")
+
+
+class SyncPending(Exception):
+    """`sync_podgang` / `on_podgang_delete` cannot finish yet; the caller retries later.
+
+    Not a failure: e.g. a protected PodGroup still has pods. `after` is a hint in seconds.
+    """
+
+    def __init__(self, message: str, after: float = 1.0) -> None:
+        super().__init__(message)
+        self.after = after
 
 
 @runtime_checkable
@@ -63,7 +83,9 @@ class Backend(Protocol):
     name: ClassVar[str]
     # The schedulerName pods carry for this scheduler (e.g. "koord-scheduler"); often == name.
     scheduler_name: ClassVar[str]
-    capabilities: ClassVar[frozenset[Capability]]
+    # What this backend's scheduler provides; may depend on the profile config (e.g.
+    # default-scheduler provides gangs only with gangScheduling: true).
+    capabilities: frozenset[Capability]
     mismatch_policy: MismatchPolicy
 
     async def init(self, client: Client) -> None:

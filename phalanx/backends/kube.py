@@ -1,82 +1,311 @@
 """`default-scheduler`: the Kubernetes kube-scheduler.
 
 Without `gangScheduling` the backend only points pods at kube-scheduler (schedulerName);
-kube-scheduler then places pods one by one, with no gang semantics. With
-`gangScheduling: true` it also writes the Workload API objects kube-scheduler's gang
-plugin reads (KEP-4671), in the API version the target server serves.
+kube-scheduler then places pods one by one, with no gang semantics (Grove's default).
+
+With `gangScheduling: true` it writes the Workload API objects kube-scheduler's
+GangScheduling plugin reads (KEP-4671), in the version the target server serves:
+
+| Kubernetes | API                         | objects per PodGang                                    | pod field                          |
+|------------|-----------------------------|--------------------------------------------------------|------------------------------------|
+| 1.35       | scheduling.k8s.io/v1alpha1  | Workload, `spec.podGroups[]` (one per PodGang group)   | `spec.workloadRef{name, podGroup}` |
+| 1.36       | scheduling.k8s.io/v1alpha2  | Workload (`podGroupTemplates[]`) + one PodGroup each   | `spec.schedulingGroup.podGroupName`|
+| 1.37       | scheduling.k8s.io/v1beta1   | as v1alpha2                                            | as v1alpha2                        |
+
+Each PodGang group becomes its own gang (policy `gang.minCount = minReplicas`; `basic` when
+minReplicas is 0). The Workload is named like the PodGang, and its groups / templates
+carry the PodGang group names (shortened to a DNS label when longer than 63 characters).
+Standalone PodGroups are named like the PodGang group (the PodClique), unique in the
+namespace. Creation order is Workload, then PodGroups, then pods (the operator creates
+pods only after `sync_podgang`); deletion runs in reverse.
+
+Limits, checked at admission: at most 8 groups per Workload; no topology-aware placement
+(see `topology.py`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar, Literal
+import logging
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from phalanx.api import labels
+from phalanx.api.pod import PodSchedulingGroup, WorkloadReference
+from phalanx.api.scheduling import (
+    WORKLOAD_MAX_POD_GROUPS,
+    BasicSchedulingPolicy,
+    GangSchedulingPolicy,
+    PodGroupPolicy,
+    TypedLocalObjectReference,
+    Workload,
+    WorkloadPodGroup,
+    WorkloadSpec,
+)
+from phalanx.api.workloads import (
+    V1ALPHA1,
+    WORKLOAD_API_VERSIONS,
+    WORKLOAD_KINDS,
+    PodGroupSpec,
+    PodGroupTemplate,
+    PodGroupTemplateReference,
+    WorkloadPodGroupTemplateReference,
+    WorkloadSpecV2,
+)
+from phalanx.cluster.client import NotFound
 
+from . import features
 from .base import (
     BackendConfig,
     BackendSpec,
     Capability,
     MismatchPolicy,
+    SyncPending,
     ValidationIssue,
     register_backend,
 )
+from .discovery import served_workload_versions
+from .objects import dns_label, ensure, ensure_deleted, owned_meta
+from .registry import BackendConfigError
 
 if TYPE_CHECKING:
-    from phalanx.api.core import Pod
-    from phalanx.api.grove import PodCliqueSet, PodGang
+    from phalanx.api.base import Resource
+    from phalanx.api.grove import PodCliqueSet, PodGang, PodGangGroup
+    from phalanx.api.pod import Pod
     from phalanx.cluster.client import Client
 
-WorkloadAPIVersion = Literal[
-    "scheduling.k8s.io/v1alpha1",  # Kubernetes 1.35
-    "scheduling.k8s.io/v1alpha2",  # 1.36
-    "scheduling.k8s.io/v1beta1",  # 1.37
-]
-NEWEST_WORKLOAD_API: WorkloadAPIVersion = "scheduling.k8s.io/v1beta1"
+log = logging.getLogger(__name__)
+
+NEWEST_WORKLOAD_API = WORKLOAD_API_VERSIONS[-1]
 
 
 class KubeBackendConfig(BackendConfig):
     """Profile config of `default-scheduler`.
 
-    mismatchPolicy defaults to `reject`: kube-scheduler has no topology-aware placement,
-    and silently ignoring a *required* pack constraint would surprise users.
+    `workloadAPIVersion` unset = the newest version the server serves (the newest Phalanx
+    knows when the client cannot tell). `mismatchPolicy` defaults to `reject`:
+    kube-scheduler has no topology-aware placement, and silently spreading a gang that
+    asked to be packed would surprise users.
     """
 
     gang_scheduling: bool = Field(False, alias="gangScheduling")
-    workload_api_version: WorkloadAPIVersion = Field(
-        NEWEST_WORKLOAD_API, alias="workloadAPIVersion"
-    )
+    workload_api_version: str | None = Field(None, alias="workloadAPIVersion")
     mismatch_policy: MismatchPolicy = Field(MismatchPolicy.REJECT, alias="mismatchPolicy")
+
+    @field_validator("workload_api_version")
+    @classmethod
+    def _known_version(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        full = value if "/" in value else f"scheduling.k8s.io/{value}"
+        if full not in WORKLOAD_API_VERSIONS:
+            raise ValueError(
+                f"unknown Workload API version {value!r}; known: "
+                + ", ".join(WORKLOAD_API_VERSIONS)
+            )
+        return full
+
+
+def _policy(group: PodGangGroup) -> PodGroupPolicy:
+    if group.min_replicas >= 1:
+        return PodGroupPolicy(gang=GangSchedulingPolicy(min_count=group.min_replicas))
+    return PodGroupPolicy(basic=BasicSchedulingPolicy())
+
+
+def _controller_ref(podgang: PodGang) -> TypedLocalObjectReference:
+    return TypedLocalObjectReference(
+        api_group=podgang.API_VERSION.rpartition("/")[0], kind=podgang.kind, name=podgang.name
+    )
+
+
+def workload_objects(podgang: PodGang, version: str) -> list[Resource]:
+    """The objects kube-scheduler needs for `podgang`, in creation order."""
+    groups = podgang.spec.pod_groups
+    if version == V1ALPHA1:
+        spec = WorkloadSpec(
+            controller_ref=_controller_ref(podgang),
+            pod_groups=[WorkloadPodGroup(name=dns_label(g.name), policy=_policy(g)) for g in groups],
+        )
+        return [Workload(metadata=owned_meta(podgang, podgang.name), spec=spec)]
+    workload_kind, podgroup_kind = WORKLOAD_KINDS[version]
+    assert podgroup_kind is not None
+    objects: list[Resource] = [
+        workload_kind(
+            metadata=owned_meta(podgang, podgang.name),
+            spec=WorkloadSpecV2(
+                controller_ref=_controller_ref(podgang),
+                pod_group_templates=[
+                    PodGroupTemplate(name=dns_label(g.name), scheduling_policy=_policy(g))
+                    for g in groups
+                ],
+            ),
+        )
+    ]
+    for g in groups:
+        meta = owned_meta(podgang, g.name)
+        # What the API server adds on create (KEP-5832); written here so the embedded
+        # cluster stores the same object a real 1.36+ server would.
+        meta.finalizers = [labels.FINALIZER_PODGROUP_PROTECTION]
+        ref = WorkloadPodGroupTemplateReference(
+            workload_name=podgang.name, pod_group_template_name=dns_label(g.name)
+        )
+        objects.append(
+            podgroup_kind(
+                metadata=meta,
+                spec=PodGroupSpec(
+                    pod_group_template_ref=PodGroupTemplateReference(workload=ref),
+                    scheduling_policy=_policy(g),
+                ),
+            )
+        )
+    return objects
+
+
+def _replace_if_spec_differs(existing: Any, desired: Any) -> bool | None:
+    # Workload pod groups / templates and PodGroup specs are immutable: re-create on change.
+    return None if existing.spec != desired.spec else False
 
 
 class KubeBackend:
     name: ClassVar[str] = "default-scheduler"
     scheduler_name: ClassVar[str] = labels.SCHEDULER_DEFAULT
-    capabilities: ClassVar[frozenset[Capability]] = frozenset()
 
     def __init__(self, config: KubeBackendConfig) -> None:
         self.config = config
         self.mismatch_policy = config.mismatch_policy
+        self.capabilities = (
+            frozenset({Capability.GANG}) if config.gang_scheduling else frozenset()
+        )
+        # Resolved by init() through discovery; until then the configured (or newest) one.
+        self.workload_api_version = config.workload_api_version or NEWEST_WORKLOAD_API
         self._client: Client | None = None
 
     async def init(self, client: Client) -> None:
         self._client = client
+        if not self.config.gang_scheduling:
+            return
+        served = await served_workload_versions(client)
+        wanted = self.config.workload_api_version
+        if served is None:
+            self.workload_api_version = wanted or NEWEST_WORKLOAD_API
+        elif wanted is not None:
+            if wanted not in served:
+                raise BackendConfigError(
+                    "config.workloadAPIVersion",
+                    f"{wanted} is not served by the API server (served: "
+                    f"{', '.join(served) or 'none'})",
+                )
+            self.workload_api_version = wanted
+        elif served:
+            self.workload_api_version = served[-1]
+        else:
+            raise BackendConfigError(
+                "config.gangScheduling",
+                "the API server serves no scheduling.k8s.io Workload API (1.35+ with the "
+                "GenericWorkload feature gate); disable gangScheduling or enable the API",
+            )
+        log.info("default-scheduler: gang scheduling via %s", self.workload_api_version)
+
+    def _need_client(self) -> Client:
+        if self._client is None:
+            raise RuntimeError("default-scheduler backend used before init(client)")
+        return self._client
 
     async def sync_podgang(self, podgang: PodGang) -> None:
-        # Non-gang mode writes nothing: kube-scheduler needs no extra object.
-        return None
+        if not self.config.gang_scheduling:
+            return  # kube-scheduler needs no extra object
+        client = self._need_client()
+        for obj in workload_objects(podgang, self.workload_api_version):
+            await ensure(client, obj, _replace_if_spec_differs)
 
     async def on_podgang_delete(self, podgang: PodGang) -> None:
-        return None
+        if not self.config.gang_scheduling:
+            return
+        client = self._need_client()
+        objects = workload_objects(podgang, self.workload_api_version)
+        workload, podgroups = objects[0], objects[1:]
+        for pg in podgroups:
+            await self._release_podgroup(client, type(pg), pg.name, podgang)
+        await ensure_deleted(client, type(workload), workload.name, podgang)
+
+    async def _release_podgroup(
+        self, client: Client, kind: type[Resource], name: str, podgang: PodGang
+    ) -> None:
+        """Delete a PodGroup; drop its protection finalizer once no live pod uses it,
+        as kube-controller-manager's PodGroup protection does."""
+        live = await ensure_deleted(client, kind, name, podgang)
+        if live is None or labels.FINALIZER_PODGROUP_PROTECTION not in live.metadata.finalizers:
+            return
+        from phalanx.api.pod import Pod
+
+        pods = await client.list(
+            Pod, podgang.namespace, label_selector={labels.LABEL_PODCLIQUE: name}
+        )
+        users = [
+            p.name
+            for p in pods.items
+            if p.spec.scheduling_group is not None
+            and p.spec.scheduling_group.pod_group_name == name
+            and p.status.phase not in ("Succeeded", "Failed")
+        ]
+        if users:
+            raise SyncPending(
+                f"PodGroup {live.key} is still used by {len(users)} pod(s) "
+                f"({', '.join(sorted(users)[:3])}{', ...' if len(users) > 3 else ''})"
+            )
+        live.metadata.finalizers = [
+            f for f in live.metadata.finalizers if f != labels.FINALIZER_PODGROUP_PROTECTION
+        ]
+        try:
+            await client.update(live)
+        except NotFound:
+            pass
 
     def prepare_pod(self, pod: Pod) -> None:
         pod.spec.scheduler_name = self.scheduler_name
+        if not self.config.gang_scheduling:
+            return
+        podgang = pod.metadata.labels.get(labels.LABEL_PODGANG)
+        group = pod.metadata.labels.get(labels.LABEL_PODCLIQUE)
+        if not podgang or not group:
+            raise ValueError(
+                f"pod {pod.name}: labels {labels.LABEL_PODGANG} and {labels.LABEL_PODCLIQUE} "
+                "must be set before prepare_pod"
+            )
+        if self.workload_api_version == V1ALPHA1:
+            pod.spec.workload_ref = WorkloadReference(name=podgang, pod_group=dns_label(group))
+        else:
+            pod.spec.scheduling_group = PodSchedulingGroup(pod_group_name=group)
 
     def validate_podcliqueset(self, pcs: PodCliqueSet) -> list[ValidationIssue]:
-        return []
+        issues = features.capability_issues(pcs, self.capabilities, self.name)
+        if self.config.gang_scheduling:
+            count = features.base_podgang_group_count(pcs)
+            if count > WORKLOAD_MAX_POD_GROUPS:
+                issues.append(
+                    ValidationIssue(
+                        field="spec.template.cliques",
+                        message=(
+                            f"the base PodGang would have {count} groups (standalone cliques "
+                            "plus scaling-group cliques below minAvailable); a kube-scheduler "
+                            f"Workload holds at most {WORKLOAD_MAX_POD_GROUPS}"
+                        ),
+                    )
+                )
+        return issues
 
 
 SPEC = register_backend(
-    BackendSpec(name=KubeBackend.name, config_model=KubeBackendConfig, factory=KubeBackend)
+    BackendSpec(
+        name=KubeBackend.name,
+        config_model=KubeBackendConfig,
+        factory=KubeBackend,
+        rbac=(
+            (
+                "scheduling.k8s.io",
+                ("workloads", "podgroups"),
+                ("get", "list", "watch", "create", "update", "patch", "delete"),
+            ),
+        ),
+    )
 )

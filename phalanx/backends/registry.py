@@ -26,6 +26,7 @@ class BackendConfigError(ValueError):
     def __init__(self, field: str, message: str) -> None:
         super().__init__(f"{field}: {message}")
         self.field = field
+        self.reason = message
 
 
 class UnknownBackend(KeyError):
@@ -51,7 +52,12 @@ def _format_pydantic(err: ValidationError) -> str:
 
 
 class BackendRegistry:
-    def __init__(self, backends: dict[str, Backend], default_name: str) -> None:
+    def __init__(
+        self,
+        backends: dict[str, Backend],
+        default_name: str,
+        paths: dict[str, str] | None = None,
+    ) -> None:
         if default_name not in backends:
             raise BackendConfigError(
                 "scheduler.defaultProfileName",
@@ -59,6 +65,8 @@ class BackendRegistry:
             )
         self._backends = backends
         self._default = default_name
+        # Where each profile sits in OperatorConfiguration, to name fields in errors.
+        self._paths = paths or {}
         # Pods name a scheduler by schedulerName, which may differ from the profile name.
         self._by_scheduler_name = {
             getattr(b, "scheduler_name", n) or n: b for n, b in backends.items()
@@ -70,8 +78,10 @@ class BackendRegistry:
     ) -> BackendRegistry:
         specs = known_backends()
         backends: dict[str, Backend] = {}
+        paths: dict[str, str] = {}
         for i, (name, raw) in enumerate(profiles):
             where = f"scheduler.profiles[{i}]"
+            paths[name] = where
             spec: BackendSpec | None = specs.get(name)
             if spec is None:
                 raise BackendConfigError(
@@ -89,7 +99,7 @@ class BackendRegistry:
             # default-scheduler is always enabled, even when a config lists only others.
             spec = specs[DEFAULT_SCHEDULER]
             backends[DEFAULT_SCHEDULER] = spec.factory(spec.config_model())
-        return cls(backends, default_name)
+        return cls(backends, default_name, paths)
 
     @classmethod
     def from_config(cls, config: Any) -> BackendRegistry:
@@ -118,6 +128,15 @@ class BackendRegistry:
     def names(self) -> list[str]:
         return list(self._backends)
 
+    def spec_of(self, name: str) -> BackendSpec:
+        return known_backends()[self.get(name).name]
+
     async def init_all(self, client: Client) -> None:
-        for backend in self._backends.values():
-            await backend.init(client)
+        """Initialise every enabled backend (API discovery, clients). A backend's
+        BackendConfigError names a field inside its profile; re-raised with the full path."""
+        for name, backend in self._backends.items():
+            try:
+                await backend.init(client)
+            except BackendConfigError as e:
+                where = self._paths.get(name, f"scheduler.profiles (implicit {name!r})")
+                raise BackendConfigError(f"{where}.{e.field}", e.reason) from None

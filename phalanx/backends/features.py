@@ -1,0 +1,156 @@
+"""Which scheduler features a PodCliqueSet asks for, and where it asks for them.
+
+Admission compares these against a backend's declared capabilities (GREP-375 "scheduler
+capability mismatch"). Each use carries the camelCase field path that asks for it, so an
+admission error or a `SchedulerCompatible` condition can name the exact field.
+
+What counts as a request:
+- `TopologyAwarePlacement`: a pack constraint on the PodCliqueSet template, a clique or a
+  scaling group. A *required* domain is a hard request; a *preferred* one is best-effort:
+  a scheduler that ignores it still honours the spec, so it is never rejected, only reported.
+- `HierarchicalSubGroups`: a pack constraint on a scaling group, which constrains a strict
+  subset of a PodGang's groups (one scaling-group replica) and so needs nested sub-groups.
+- `Queues`: a queue label (`kai.scheduler/queue`, `volcano.sh/queue-name`) on the PodCliqueSet.
+Gang scheduling itself is not flagged: Grove's default (default-scheduler without the
+Workload API) schedules pods one by one, and GREP-375 keeps that a valid configuration.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from phalanx.api import labels
+
+from .base import Capability, ValidationIssue
+
+if TYPE_CHECKING:
+    from phalanx.api.grove import PodCliqueSet, TopologyConstraint
+
+# Queue labels a PodCliqueSet may carry, in the order backends look them up.
+QUEUE_LABELS = (labels.LABEL_KAI_QUEUE, labels.LABEL_VOLCANO_QUEUE)
+
+
+@dataclass(frozen=True, slots=True)
+class FeatureUse:
+    capability: Capability
+    field: str  # camelCase path in the PodCliqueSet
+    detail: str  # what is asked for, for humans ("required pack domain 'rack'")
+    best_effort: bool = False  # a preference: may be ignored without breaking the spec
+
+
+def _constraint_uses(
+    tc: TopologyConstraint | None, path: str, *, subgroup: bool
+) -> list[FeatureUse]:
+    if tc is None:
+        return []
+    uses: list[FeatureUse] = []
+    required = tc.required_domain
+    if required:
+        field = f"{path}.pack.required" if tc.pack and tc.pack.required else f"{path}.packDomain"
+        uses.append(
+            FeatureUse(Capability.TOPOLOGY, field, f"required pack domain {required!r}")
+        )
+        if subgroup:
+            uses.append(
+                FeatureUse(
+                    Capability.SUBGROUPS,
+                    field,
+                    f"pack domain {required!r} for a subset of the gang's groups",
+                )
+            )
+    preferred = tc.preferred_domain
+    if preferred:
+        uses.append(
+            FeatureUse(
+                Capability.TOPOLOGY,
+                f"{path}.pack.preferred",
+                f"preferred pack domain {preferred!r}",
+                best_effort=True,
+            )
+        )
+    return uses
+
+
+def requested_features(pcs: PodCliqueSet) -> list[FeatureUse]:
+    """Every feature the PodCliqueSet asks for, in field order (deterministic)."""
+    t = pcs.spec.template
+    uses = _constraint_uses(t.topology_constraint, "spec.template.topologyConstraint", subgroup=False)
+    for i, clique in enumerate(t.cliques):
+        uses += _constraint_uses(
+            clique.topology_constraint,
+            f"spec.template.cliques[{i}].topologyConstraint",
+            subgroup=False,
+        )
+    for j, group in enumerate(t.pod_clique_scaling_groups or ()):
+        uses += _constraint_uses(
+            group.topology_constraint,
+            f"spec.template.podCliqueScalingGroups[{j}].topologyConstraint",
+            subgroup=True,
+        )
+    for key in QUEUE_LABELS:
+        value = pcs.metadata.labels.get(key)
+        if value:
+            uses.append(FeatureUse(Capability.QUEUES, f"metadata.labels[{key}]", f"queue {value!r}"))
+    return uses
+
+
+def capability_issues(
+    pcs: PodCliqueSet,
+    capabilities: Iterable[Capability],
+    scheduler: str,
+    *,
+    gang_wide_topology_only: bool = False,
+) -> list[ValidationIssue]:
+    """One issue per requested feature the scheduler does not provide.
+
+    `gang_wide_topology_only`: the scheduler can pack a whole gang but has no per-group
+    constraint (Volcano's and Koordinator's network topology), so a clique-level pack
+    constraint is a mismatch even though topology is supported.
+    """
+    have = frozenset(capabilities)
+    issues = []
+    for use in requested_features(pcs):
+        if use.capability not in have:
+            why = f"needs {use.capability.value}, which {scheduler} does not support"
+        elif (
+            gang_wide_topology_only
+            and use.capability is Capability.TOPOLOGY
+            and use.field.startswith("spec.template.cliques[")
+        ):
+            why = f"is per clique; {scheduler} can only pack a whole gang"
+        else:
+            continue
+        issues.append(
+            ValidationIssue(
+                field=use.field,
+                message=f"{use.detail} {why}",
+                feature=use.capability,
+                best_effort=use.best_effort,
+            )
+        )
+    return issues
+
+
+def pcs_queue(pcs: PodCliqueSet, *keys: str) -> str | None:
+    """The first non-empty queue label among `keys` (default: every known queue label)."""
+    for key in keys or QUEUE_LABELS:
+        value = pcs.metadata.labels.get(key)
+        if value:
+            return value
+    return None
+
+
+def base_podgang_group_count(pcs: PodCliqueSet) -> int:
+    """How many groups the largest PodGang of this PodCliqueSet has (the base PodGang).
+
+    The base PodGang holds every standalone clique plus, for each scaling group, the
+    cliques of its replicas below minAvailable (Grove's PodGang layout).
+    """
+    t = pcs.spec.template
+    count = len(pcs.standalone_cliques())
+    for group in t.pod_clique_scaling_groups or ():
+        min_available = group.min_available if group.min_available is not None else 1
+        count += min_available * len(group.clique_names)
+    return count

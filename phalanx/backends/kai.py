@@ -1,0 +1,206 @@
+"""`kai-scheduler`: NVIDIA KAI Scheduler.
+
+One `scheduling.run.ai/v2alpha2` PodGroup per PodGang, named like the PodGang and owned by it:
+
+    spec:
+      minMember: <sum of the groups' minReplicas>
+      queue: <kai.scheduler/queue label of the PodGang or its PodCliqueSet; else defaultQueue>
+      priorityClassName: <PodGang priorityClassName>
+      topologyConstraint: {topology: <ClusterTopology name>, requiredTopologyLevel: <key>,
+                           preferredTopologyLevel: <key>}          # PodGang-level pack
+      subGroups:
+      - {name: <scaling-group replica config>, topologyConstraint}  # topologyConstraintGroupConfigs
+      - {name: <PodGang group>, minMember: <minReplicas>, parent?, topologyConstraint?}
+
+Pods get `schedulerName: kai-scheduler`, the `pod-group-name` annotation and the
+`kai.scheduler/subgroup-name` label. Only the fields above are written on update; what KAI
+or an admin set elsewhere on the PodGroup (preemptibility, markUnschedulable, status...) is
+kept. KAI supports every feature a PodCliqueSet can ask for; it needs a queue, so a
+PodCliqueSet without one is rejected unless the profile sets `defaultQueue`.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, ClassVar
+
+from pydantic import Field
+
+from phalanx.api import labels
+from phalanx.api.scheduling import KaiPodGroup, KaiPodGroupSpec, KaiSubGroup, KaiTopologyConstraint
+
+from . import features, topology
+from .base import (
+    BackendConfig,
+    BackendSpec,
+    Capability,
+    MismatchPolicy,
+    ValidationIssue,
+    register_backend,
+)
+from .objects import ensure, ensure_deleted, owned_meta, owning_podcliqueset
+
+if TYPE_CHECKING:
+    from phalanx.api.grove import PodCliqueSet, PodGang, PodGangTopologyConstraint
+    from phalanx.api.pod import Pod
+    from phalanx.cluster.client import Client
+
+log = logging.getLogger(__name__)
+
+# The PodGroup fields this backend owns; everything else on the object is left alone.
+_MANAGED = ("min_member", "queue", "priority_class_name", "topology_constraint", "sub_groups")
+
+
+class KaiBackendConfig(BackendConfig):
+    """Profile config of `kai-scheduler`.
+
+    `mismatchPolicy` defaults to `reject`: KAI supports every feature Grove expresses, so
+    a mismatch can only be a plain error worth surfacing at admission.
+    """
+
+    default_queue: str | None = Field(None, alias="defaultQueue", min_length=1)
+    mismatch_policy: MismatchPolicy = Field(MismatchPolicy.REJECT, alias="mismatchPolicy")
+
+
+def _kai_constraint(
+    tc: PodGangTopologyConstraint | None, topology_name: str | None
+) -> KaiTopologyConstraint | None:
+    required, preferred = topology.pack_keys(tc)
+    encoded = topology.kai_topology_constraint(topology_name, required, preferred)
+    return KaiTopologyConstraint.model_validate(encoded) if encoded else None
+
+
+def kai_podgroup(podgang: PodGang, queue: str | None, topology_name: str | None) -> KaiPodGroup:
+    """The KAI PodGroup for `podgang` (pure: unit-tested field by field)."""
+    spec = podgang.spec
+    parent_of: dict[str, str] = {}
+    sub_groups: list[KaiSubGroup] = []
+    for cfg in spec.topology_constraint_group_configs or ():
+        if not cfg.pod_group_names:
+            continue
+        for member in cfg.pod_group_names:
+            parent_of[member] = cfg.name
+        sub_groups.append(
+            KaiSubGroup(
+                name=cfg.name,
+                topology_constraint=_kai_constraint(cfg.topology_constraint, topology_name),
+            )
+        )
+    for g in spec.pod_groups:
+        sub_groups.append(
+            KaiSubGroup(
+                name=g.name,
+                min_member=g.min_replicas,
+                parent=parent_of.get(g.name),
+                topology_constraint=_kai_constraint(g.topology_constraint, topology_name),
+            )
+        )
+    return KaiPodGroup(
+        metadata=owned_meta(podgang, podgang.name),
+        spec=KaiPodGroupSpec(
+            min_member=podgang.min_member(),
+            queue=queue,
+            priority_class_name=spec.priority_class_name,
+            topology_constraint=_kai_constraint(spec.topology_constraint, topology_name),
+            sub_groups=sub_groups or None,
+        ),
+    )
+
+
+def _merge_managed(existing: KaiPodGroup, desired: KaiPodGroup) -> bool:
+    changed = False
+    for name in _MANAGED:
+        value = getattr(desired.spec, name)
+        if getattr(existing.spec, name) != value:
+            setattr(existing.spec, name, value)
+            changed = True
+    return changed
+
+
+def _has_constraints(podgang: PodGang) -> bool:
+    spec = podgang.spec
+    return (
+        spec.topology_constraint is not None
+        or any(g.topology_constraint is not None for g in spec.pod_groups)
+        or any(c.topology_constraint is not None for c in spec.topology_constraint_group_configs or ())
+    )
+
+
+class KaiBackend:
+    name: ClassVar[str] = "kai-scheduler"
+    scheduler_name: ClassVar[str] = labels.SCHEDULER_KAI
+    capabilities: frozenset[Capability] = frozenset(Capability)
+
+    def __init__(self, config: KaiBackendConfig) -> None:
+        self.config = config
+        self.mismatch_policy = config.mismatch_policy
+        self._client: Client | None = None
+
+    async def init(self, client: Client) -> None:
+        self._client = client
+
+    def _need_client(self) -> Client:
+        if self._client is None:
+            raise RuntimeError("kai-scheduler backend used before init(client)")
+        return self._client
+
+    async def _queue(self, client: Client, podgang: PodGang) -> str | None:
+        queue = podgang.metadata.labels.get(labels.LABEL_KAI_QUEUE)
+        if not queue:
+            pcs = await owning_podcliqueset(client, podgang)
+            queue = features.pcs_queue(pcs, labels.LABEL_KAI_QUEUE) if pcs else None
+        return queue or self.config.default_queue
+
+    async def sync_podgang(self, podgang: PodGang) -> None:
+        client = self._need_client()
+        queue = await self._queue(client, podgang)
+        if queue is None:
+            log.warning("PodGang %s has no KAI queue; KAI will not schedule it", podgang.key)
+        topology_name = None
+        if _has_constraints(podgang):
+            levels = await topology.podgang_topology(client, podgang)
+            topology_name = levels.name if levels else None
+        await ensure(client, kai_podgroup(podgang, queue, topology_name), _merge_managed)
+
+    async def on_podgang_delete(self, podgang: PodGang) -> None:
+        await ensure_deleted(self._need_client(), KaiPodGroup, podgang.name, podgang)
+
+    def prepare_pod(self, pod: Pod) -> None:
+        pod.spec.scheduler_name = self.scheduler_name
+        podgang = pod.metadata.labels.get(labels.LABEL_PODGANG)
+        if not podgang:
+            raise ValueError(f"pod {pod.name}: label {labels.LABEL_PODGANG} must be set first")
+        pod.metadata.annotations[labels.ANNOTATION_KAI_POD_GROUP] = podgang
+        group = pod.metadata.labels.get(labels.LABEL_PODCLIQUE)
+        if group:
+            pod.metadata.labels[labels.LABEL_KAI_SUBGROUP] = group
+
+    def validate_podcliqueset(self, pcs: PodCliqueSet) -> list[ValidationIssue]:
+        issues = features.capability_issues(pcs, self.capabilities, self.name)
+        if not features.pcs_queue(pcs, labels.LABEL_KAI_QUEUE) and not self.config.default_queue:
+            issues.append(
+                ValidationIssue(
+                    field=f"metadata.labels[{labels.LABEL_KAI_QUEUE}]",
+                    message=(
+                        "kai-scheduler schedules only pods of a queue: set this label, or "
+                        "defaultQueue in the kai-scheduler profile config"
+                    ),
+                )
+            )
+        return issues
+
+
+SPEC = register_backend(
+    BackendSpec(
+        name=KaiBackend.name,
+        config_model=KaiBackendConfig,
+        factory=KaiBackend,
+        rbac=(
+            (
+                "scheduling.run.ai",
+                ("podgroups",),
+                ("get", "list", "watch", "create", "update", "patch", "delete"),
+            ),
+        ),
+    )
+)

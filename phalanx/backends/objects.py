@@ -1,0 +1,165 @@
+"""Helpers every backend uses to write the scheduler objects of a PodGang.
+
+- `owned_meta`: name, namespace, identifying labels and the ownerReference to the PodGang
+  (so deleting the PodGang also garbage-collects them);
+- `ensure`: create-or-update that keeps what others own (the scheduler's status, fields it
+  sets, foreign labels), retries on Conflict, and writes nothing when nothing changed;
+- `ensure_deleted`: idempotent delete of an object this PodGang owns;
+- `dns_label`: a name that fits where Kubernetes wants a DNS label (63 characters).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
+
+from phalanx.api import labels
+from phalanx.api.base import ObjectMeta, Resource
+from phalanx.cluster.client import AlreadyExists, Conflict, NotFound
+
+from .base import SyncPending
+
+if TYPE_CHECKING:
+    from phalanx.api.grove import PodCliqueSet, PodGang
+    from phalanx.cluster.client import Client
+
+T = TypeVar("T", bound=Resource)
+
+_CONFLICT_RETRIES = 5
+
+
+def dns_label(name: str, limit: int = 63) -> str:
+    """`name` if it fits, else a stable shortening: a prefix plus a hash of the whole name."""
+    if len(name) <= limit:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:10]
+    return f"{name[: limit - 11].rstrip('-.')}-{digest}"
+
+
+def owned_meta(podgang: PodGang, name: str) -> ObjectMeta:
+    """Metadata for an object that exists because of `podgang` (and dies with it)."""
+    meta_labels = {
+        labels.LABEL_MANAGED_BY: labels.MANAGED_BY_VALUE,
+        labels.LABEL_PODGANG: podgang.name,
+    }
+    part_of = podgang.metadata.labels.get(labels.LABEL_PART_OF)
+    if part_of:
+        meta_labels[labels.LABEL_PART_OF] = part_of
+    return ObjectMeta(
+        name=name,
+        namespace=podgang.namespace,
+        labels=meta_labels,
+        owner_references=[podgang.owner_reference(controller=True, block=True)],
+    )
+
+
+def owned_by(obj: Resource, podgang: PodGang) -> bool:
+    return any(ref.uid == podgang.metadata.uid for ref in obj.metadata.owner_references)
+
+
+def _adopt_metadata(existing: Resource, desired: Resource) -> bool:
+    """Add our labels and owner reference to `existing`, keeping everyone else's."""
+    changed = False
+    for key, value in desired.metadata.labels.items():
+        if existing.metadata.labels.get(key) != value:
+            existing.metadata.labels[key] = value
+            changed = True
+    for key, value in desired.metadata.annotations.items():
+        if existing.metadata.annotations.get(key) != value:
+            existing.metadata.annotations[key] = value
+            changed = True
+    have = {ref.uid for ref in existing.metadata.owner_references}
+    for ref in desired.metadata.owner_references:
+        if ref.uid not in have:
+            existing.metadata.owner_references.append(ref)
+            changed = True
+    for finalizer in desired.metadata.finalizers:
+        if finalizer not in existing.metadata.finalizers:
+            existing.metadata.finalizers.append(finalizer)
+            changed = True
+    return changed
+
+
+# merge(existing, desired) copies the fields the backend manages into `existing` (a private
+# copy) and returns whether anything changed. Returning None means "cannot be changed in
+# place" (immutable fields differ): the object is deleted and created again.
+Merge = Callable[[T, T], bool | None]
+
+
+async def ensure(client: Client, desired: T, merge: Merge[T]) -> T:
+    """Create `desired`, or bring the live object in line with it through `merge`."""
+    kind = type(desired)
+    for _ in range(_CONFLICT_RETRIES):
+        try:
+            existing = await client.get(kind, desired.name, desired.namespace)
+        except NotFound:
+            try:
+                return await client.create(desired)
+            except AlreadyExists:
+                continue  # raced with another writer: re-read and merge
+        if existing.metadata.deletion_timestamp is not None:
+            raise SyncPending(
+                f"{kind.KIND} {existing.key} is being deleted; it will be created again "
+                "once it is gone"
+            )
+        spec_changed = merge(existing, desired)
+        if spec_changed is None:
+            await _delete(client, existing)
+            try:
+                return await client.create(desired)
+            except AlreadyExists:
+                raise SyncPending(
+                    f"{kind.KIND} {existing.key} must be re-created (immutable fields changed) "
+                    "and is still terminating"
+                ) from None
+        meta_changed = _adopt_metadata(existing, desired)
+        if not (spec_changed or meta_changed):
+            return existing
+        try:
+            return await client.update(existing)
+        except Conflict:
+            continue
+    raise SyncPending(f"{kind.KIND} {desired.key}: too many conflicting writers; retrying")
+
+
+async def _delete(client: Client, obj: Resource) -> None:
+    try:
+        await client.delete(type(obj), obj.name, obj.namespace, uid=obj.metadata.uid)
+    except (NotFound, Conflict):
+        pass  # gone already, or replaced by someone else: not ours to delete
+
+
+async def ensure_deleted(
+    client: Client, kind: type[Resource], name: str, podgang: PodGang
+) -> Resource | None:
+    """Delete `name` if this PodGang owns it. Returns the object if it still exists
+    (e.g. held by a finalizer), None once it is gone. NotFound is success."""
+    try:
+        obj = await client.get(kind, name, podgang.namespace)
+    except NotFound:
+        return None
+    if not owned_by(obj, podgang):
+        return None  # someone else's object with the same name: leave it alone
+    if obj.metadata.deletion_timestamp is None:
+        await _delete(client, obj)
+    try:
+        return await client.get(kind, name, podgang.namespace)
+    except NotFound:
+        return None
+
+
+async def owning_podcliqueset(client: Client, podgang: PodGang) -> PodCliqueSet | None:
+    """The PodCliqueSet a PodGang belongs to (its owner, else its part-of label)."""
+    from phalanx.api.grove import PodCliqueSet
+
+    name = next(
+        (r.name for r in podgang.metadata.owner_references if r.kind == PodCliqueSet.KIND),
+        podgang.metadata.labels.get(labels.LABEL_PART_OF),
+    )
+    if not name:
+        return None
+    try:
+        return await client.get(PodCliqueSet, name, podgang.namespace)
+    except NotFound:
+        return None

@@ -1,0 +1,258 @@
+"""kai-scheduler, volcano, koordinator and phalanx-scheduler: objects field by field for the
+Grove multi-node disaggregated sample, pod preparation, updates and deletion."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from phalanx.api import labels
+from phalanx.api.scheduling import CoschedulingPodGroup, KaiPodGroup, VolcanoPodGroup
+from phalanx.backends.kai import KaiBackend, KaiBackendConfig
+from phalanx.backends.koordinator import KoordinatorBackend, KoordinatorBackendConfig
+from phalanx.backends.phalanx_scheduler import PhalanxBackend, PhalanxBackendConfig
+from phalanx.backends.volcano import VolcanoBackend, VolcanoBackendConfig
+from phalanx.cluster.client import NotFound
+from phalanx.cluster.clock import run_virtual
+from phalanx.cluster.memory import MemoryCluster
+
+from . import samples as s
+
+GROUPS = [g for g, _ in s.BASE_GROUPS]
+PREFILL, DECODE = f"{s.PCS_NAME}-0-prefill-0", f"{s.PCS_NAME}-0-decode-0"
+
+
+async def _cluster_with_pcs(queue: str | None = "team-a") -> MemoryCluster:
+    client = MemoryCluster()
+    await client.create(s.pcs("kai-scheduler", queue=queue))
+    await client.create(s.cluster_topology())
+    return client
+
+
+# --- KAI -----------------------------------------------------------------------------------
+
+
+def test_kai_podgroup_field_by_field_with_topology() -> None:
+    async def main() -> None:
+        client = await _cluster_with_pcs()
+        backend = KaiBackend(KaiBackendConfig())
+        await backend.init(client)
+        pg = await client.create(s.podgang(topology=True))
+        await backend.sync_podgang(pg)
+        obj = await client.get(KaiPodGroup, s.BASE_PODGANG, "default")
+        assert [(r.kind, r.name, r.uid) for r in obj.metadata.owner_references] == [
+            ("PodGang", s.BASE_PODGANG, pg.metadata.uid)
+        ]
+        topo = "grove-topology"
+        assert obj.to_dict()["spec"] == {
+            "minMember": 8,  # 1 + 4 + 1 + 2
+            "queue": "team-a",  # from the PodCliqueSet's kai.scheduler/queue label
+            "priorityClassName": "inference-high",
+            "topologyConstraint": {"topology": topo, "requiredTopologyLevel": s.ZONE},
+            "subGroups": [
+                {"name": PREFILL, "topologyConstraint": {"topology": topo, "requiredTopologyLevel": s.RACK}},
+                {"name": DECODE, "topologyConstraint": {"topology": topo, "requiredTopologyLevel": s.RACK}},
+                {"name": GROUPS[0], "minMember": 1, "parent": PREFILL},
+                {"name": GROUPS[1], "minMember": 4, "parent": PREFILL},
+                {"name": GROUPS[2], "minMember": 1, "parent": DECODE},
+                {"name": GROUPS[3], "minMember": 2, "parent": DECODE},
+            ],
+        }
+
+    run_virtual(main)
+
+
+def test_kai_update_keeps_fields_the_scheduler_owns() -> None:
+    async def main() -> None:
+        client = await _cluster_with_pcs()
+        backend = KaiBackend(KaiBackendConfig())
+        await backend.init(client)
+        pg = await client.create(s.podgang())
+        await backend.sync_podgang(pg)
+        live = await client.get(KaiPodGroup, s.BASE_PODGANG, "default")
+        live.spec.mark_unschedulable = True
+        live.spec.preemptibility = "non-preemptible"
+        live.metadata.labels["kai.scheduler/extra"] = "x"
+        live = await client.update(live)
+        live.status.phase = "Running"
+        await client.update_status(live)
+
+        pg.spec.pod_groups[1].min_replicas = 3  # scale-in of the gang's minimum
+        await backend.sync_podgang(pg)
+        after = await client.get(KaiPodGroup, s.BASE_PODGANG, "default")
+        assert after.metadata.uid == live.metadata.uid  # updated in place
+        assert after.spec.min_member == 7
+        assert after.spec.sub_groups is not None and after.spec.sub_groups[1].min_member == 3
+        assert after.spec.mark_unschedulable is True
+        assert after.spec.preemptibility == "non-preemptible"
+        assert after.metadata.labels["kai.scheduler/extra"] == "x"
+        assert after.status.phase == "Running"
+
+    run_virtual(main)
+
+
+def test_kai_queue_rules() -> None:
+    backend = KaiBackend(KaiBackendConfig())
+    issues = backend.validate_podcliqueset(s.pcs("kai-scheduler"))
+    assert [(i.field, i.feature) for i in issues] == [(f"metadata.labels[{labels.LABEL_KAI_QUEUE}]", None)]
+    assert backend.validate_podcliqueset(s.pcs("kai-scheduler", queue="q")) == []
+    with_default = KaiBackend(KaiBackendConfig.model_validate({"defaultQueue": "fallback"}))
+    assert with_default.validate_podcliqueset(s.pcs("kai-scheduler")) == []
+
+    async def main() -> None:
+        client = await _cluster_with_pcs(queue=None)
+        await with_default.init(client)
+        pg = await client.create(s.podgang())
+        await with_default.sync_podgang(pg)
+        assert (await client.get(KaiPodGroup, s.BASE_PODGANG, "default")).spec.queue == "fallback"
+
+    run_virtual(main)
+
+
+def test_kai_prepare_pod_and_delete() -> None:
+    async def main() -> None:
+        client = await _cluster_with_pcs()
+        backend = KaiBackend(KaiBackendConfig())
+        await backend.init(client)
+        pod = s.grove_pod(GROUPS[2])
+        backend.prepare_pod(pod)
+        assert pod.spec.scheduler_name == "kai-scheduler"
+        assert pod.metadata.annotations == {labels.ANNOTATION_KAI_POD_GROUP: s.BASE_PODGANG}
+        assert pod.metadata.labels[labels.LABEL_KAI_SUBGROUP] == GROUPS[2]
+
+        pg = await client.create(s.podgang())
+        await backend.sync_podgang(pg)
+        await backend.on_podgang_delete(pg)
+        with pytest.raises(NotFound):
+            await client.get(KaiPodGroup, s.BASE_PODGANG, "default")
+        await backend.on_podgang_delete(pg)  # idempotent
+
+    run_virtual(main)
+
+
+# --- Volcano -------------------------------------------------------------------------------
+
+
+def test_volcano_podgroup_field_by_field() -> None:
+    async def main() -> None:
+        client = await _cluster_with_pcs()
+        backend = VolcanoBackend(VolcanoBackendConfig())
+        await backend.init(client)
+        pg = await client.create(s.podgang(topology=True))
+        await backend.sync_podgang(pg)
+        obj = await client.get(VolcanoPodGroup, s.BASE_PODGANG, "default")
+        assert obj.metadata.owner_references[0].uid == pg.metadata.uid
+        assert obj.to_dict()["spec"] == {
+            "minMember": 8,
+            "minTaskMember": dict(s.BASE_GROUPS),
+            "queue": "default",  # Volcano's default queue; the PCS has only a KAI queue label
+            "priorityClassName": "inference-high",
+            # zone is the 3rd level above a node (rack=1, block=2, zone=3).
+            "networkTopology": {"mode": "hard", "highestTierAllowed": 3},
+        }
+        pod = s.grove_pod(GROUPS[1])
+        backend.prepare_pod(pod)
+        assert pod.spec.scheduler_name == "volcano"
+        assert pod.metadata.annotations == {
+            labels.ANNOTATION_VOLCANO_GROUP_NAME: s.BASE_PODGANG,
+            labels.ANNOTATION_VOLCANO_TASK_SPEC: GROUPS[1],
+        }
+        await backend.on_podgang_delete(pg)
+        with pytest.raises(NotFound):
+            await client.get(VolcanoPodGroup, s.BASE_PODGANG, "default")
+
+    run_virtual(main)
+
+
+def test_volcano_queue_from_label_and_config() -> None:
+    async def main() -> None:
+        client = MemoryCluster()
+        backend = VolcanoBackend(VolcanoBackendConfig.model_validate({"defaultQueue": "batch"}))
+        await backend.init(client)
+        pg = s.podgang()
+        pg.metadata.labels[labels.LABEL_VOLCANO_QUEUE] = "research"
+        pg = await client.create(pg)
+        await backend.sync_podgang(pg)
+        assert (await client.get(VolcanoPodGroup, s.BASE_PODGANG, "default")).spec.queue == "research"
+        other = await client.create(s.podgang(name="other-0"))
+        await backend.sync_podgang(other)
+        assert (await client.get(VolcanoPodGroup, "other-0", "default")).spec.queue == "batch"
+
+    run_virtual(main)
+
+
+# --- Koordinator ---------------------------------------------------------------------------
+
+
+def test_koordinator_podgroups_and_pod_annotations() -> None:
+    async def main() -> None:
+        client = await _cluster_with_pcs()
+        backend = KoordinatorBackend(
+            KoordinatorBackendConfig.model_validate({"mode": "NonStrict", "waitingTime": "10m"})
+        )
+        await backend.init(client)
+        pg = await client.create(s.podgang(topology=True, refs=True))
+        await backend.sync_podgang(pg)
+        gang_group = json.dumps([f"default/{g}" for g in GROUPS], separators=(",", ":"))
+        for g, n in s.BASE_GROUPS:
+            obj = await client.get(CoschedulingPodGroup, g, "default")
+            assert obj.metadata.owner_references[0].uid == pg.metadata.uid
+            assert obj.to_dict()["spec"] == {"minMember": n, "scheduleTimeoutSeconds": 600}
+            assert obj.metadata.annotations == {
+                labels.ANNOTATION_KOORD_GANG_MODE: "NonStrict",
+                labels.ANNOTATION_KOORD_GANG_GROUPS: gang_group,
+                labels.ANNOTATION_KOORD_GANG_WAITING_TIME: "10m",
+                labels.ANNOTATION_KOORD_NETWORK_TOPOLOGY_SPEC: (
+                    '{"gatherStrategy":[{"layer":"ZoneTopologyLayer","strategy":"MustGather"}]}'
+                ),
+            }  # no total-number: references == minReplicas here
+
+        pod = s.grove_pod(GROUPS[1])
+        backend.prepare_pod(pod)
+        assert pod.spec.scheduler_name == "koord-scheduler"
+        assert pod.metadata.labels[labels.LABEL_POD_GROUP] == GROUPS[1]
+        assert pod.metadata.annotations[labels.ANNOTATION_KOORD_GANG_NAME] == GROUPS[1]
+        assert pod.metadata.annotations[labels.ANNOTATION_KOORD_GANG_MIN_AVAILABLE] == "4"
+        assert pod.metadata.annotations[labels.ANNOTATION_KOORD_GANG_GROUPS] == gang_group
+
+        await backend.on_podgang_delete(pg)
+        for g in GROUPS:
+            with pytest.raises(NotFound):
+                await client.get(CoschedulingPodGroup, g, "default")
+        # After the gang is gone, a pod gets only the label (the CR form).
+        late = s.grove_pod(GROUPS[1])
+        backend.prepare_pod(late)
+        assert late.metadata.annotations == {}
+
+    run_virtual(main)
+
+
+def test_koordinator_config_errors_name_the_key() -> None:
+    with pytest.raises(ValueError, match="waitingTime"):
+        KoordinatorBackendConfig.model_validate({"waitingTime": "0s"})
+    with pytest.raises(ValueError, match="mode"):
+        KoordinatorBackendConfig.model_validate({"mode": "strict"})
+
+
+# --- phalanx-scheduler ---------------------------------------------------------------------
+
+
+def test_phalanx_backend_writes_nothing_and_supports_everything() -> None:
+    async def main() -> None:
+        client = s.RecordingClient(MemoryCluster())
+        backend = PhalanxBackend(PhalanxBackendConfig())
+        await backend.init(client)
+        pg = await client.create(s.podgang(topology=True))
+        client.writes.clear()
+        await backend.sync_podgang(pg)
+        await backend.on_podgang_delete(pg)
+        assert client.writes == []
+        pod = s.grove_pod(GROUPS[0])
+        backend.prepare_pod(pod)
+        assert pod.spec.scheduler_name == "phalanx-scheduler"
+        assert pod.metadata.labels[labels.LABEL_PODGANG] == s.BASE_PODGANG
+        topo = {"packDomain": "zone"}
+        assert backend.validate_podcliqueset(s.pcs("phalanx-scheduler", queue="q", topologyConstraint=topo)) == []
+
+    run_virtual(main)
