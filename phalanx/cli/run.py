@@ -113,7 +113,6 @@ def run(
     with the reason, and the Events that matter.
     """
     from phalanx.api.duration import parse_duration
-    from phalanx.report.html import render_html
     from phalanx.report.terminal import machine_output, print_tables
     from phalanx.sim.record import save_record, write_atomic
     from phalanx.sim.runner import RunFailed, RunOptions, Simulation
@@ -149,7 +148,11 @@ def run(
         err_console.print(f"[bold red]error:[/bold red] {e}", soft_wrap=True)
         raise typer.Exit(RunFailed.exit_code) from None
     # Everything rendered before anything is written: a failure leaves no partial files.
-    page = render_html(record) if report is not None else None
+    page = None
+    if report is not None:
+        from phalanx.report.html import render_html  # matplotlib: only when asked for
+
+        page = render_html(record)
     if not no_save:
         save_record(record, save)
     if report is not None and page is not None:
