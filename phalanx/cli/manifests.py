@@ -19,3 +19,34 @@ def crds() -> None:
     from phalanx.api.crds import crds_yaml
 
     typer.echo(crds_yaml(), nl=False)
+
+
+@manifests_app.command("all")
+def all_manifests(
+    namespace: str = typer.Option("phalanx-system", "--namespace", "-n",
+                                  help="Namespace to install the operator and scheduler in."),
+    image: str = typer.Option("", help="Container image for both (default: the release image)."),
+    config: str = typer.Option(
+        "", "--config", "-c", metavar="FILE",
+        help="OperatorConfiguration to install; its scheduler profiles decide which "
+        "backends' objects the operator may write (RBAC). Default: default-scheduler only."),
+    scheduler: bool = typer.Option(True, "--scheduler/--no-scheduler",
+                                   help="Also deploy the Phalanx gang scheduler."),
+    webhook: bool = typer.Option(True, "--webhook/--no-webhook",
+                                 help="Serve PodCliqueSet admission as a webhook."),
+    replicas: int = typer.Option(2, min=1, help="Replicas of each Deployment (leader-elected)."),
+) -> None:
+    """Print a complete install: namespace, CRDs, service accounts, least-privilege RBAC,
+    the default OperatorConfiguration, operator and scheduler Deployments, and the admission
+    webhook. Apply with: phalanx manifests all | kubectl apply -f -"""
+    from pathlib import Path
+
+    from phalanx.api.config import load_operator_config
+    from phalanx.manifests import InstallOptions, install_manifests, to_yaml
+    from phalanx.manifests.install import DEFAULT_IMAGE
+
+    cfg = load_operator_config(Path(config) if config else None)
+    opts = InstallOptions(namespace=namespace, image=image or DEFAULT_IMAGE, config=cfg,
+                          scheduler=scheduler, webhook=webhook, operator_replicas=replicas,
+                          scheduler_replicas=replicas)
+    typer.echo(to_yaml(install_manifests(opts)), nl=False)

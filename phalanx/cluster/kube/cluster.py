@@ -9,8 +9,9 @@ and fields our models do not describe are never overwritten (see convert.py).
 
 from __future__ import annotations
 
+import asyncio
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from typing import Any, Literal, TypeVar
 
 from phalanx.api.base import Resource
@@ -28,13 +29,14 @@ from .config import ConnectionConfig, load_connection
 from .convert import BaseCache, decode, merge_patch, prune
 from .paths import DEFAULT_NAMESPACE, collection_path, object_path, selector_string
 from .transport import Transport
-from .watch import watch_events
+from .watch import KubeWatchStream, watch_events
 
 T = TypeVar("T", bound=Resource)
 
 MERGE_PATCH = "application/merge-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"  # JSON is valid YAML
 LIST_PAGE_SIZE = 500
+WATCH_OPEN_WAIT = 10.0  # seconds a write waits for watches opened before it
 
 
 class KubeCluster:
@@ -53,6 +55,7 @@ class KubeCluster:
         self.default_namespace = default_namespace
         self._clock = clock or RealClock()
         self._bases = BaseCache()
+        self._opening: set[asyncio.Future[None]] = set()
 
     @classmethod
     async def connect(
@@ -165,14 +168,26 @@ class KubeCluster:
         resource_version: str | None = None,
         label_selector: Selector = None,
         field_selector: Selector = None,
-    ) -> AsyncIterator[WatchEvent[T]]:
-        return watch_events(
-            self, kind, namespace, resource_version, label_selector, field_selector
-        )
+    ) -> KubeWatchStream[T]:
+        """Opened at once (in the background); this client's later writes wait until the
+        server has registered it, so it sees them. See KubeWatchStream."""
+        established: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        source = watch_events(self, kind, namespace, resource_version, label_selector,
+                              field_selector, established=established)
+        self._opening.add(established)
+        established.add_done_callback(self._opening.discard)
+        return KubeWatchStream(source, established)
+
+    async def _after_opening_watches(self) -> None:
+        """Writes wait for watches opened before them (bounded, so a stuck open cannot
+        block writes for long)."""
+        if self._opening:
+            await asyncio.wait(list(self._opening), timeout=WATCH_OPEN_WAIT)
 
     # --- writes -----------------------------------------------------------------------
 
     async def create(self, obj: T) -> T:
+        await self._after_opening_watches()
         kind = type(obj)
         ns = self._ns(kind, obj.metadata.namespace)
         data = await self.transport.request(
@@ -211,6 +226,7 @@ class KubeCluster:
         return kind.model_validate(prune(kind, live)).to_dict()
 
     async def _patch_from(self, obj: T, part: Literal["main", "status"]) -> T:
+        await self._after_opening_watches()
         kind = type(obj)
         old = await self._base_for(obj)
         new = obj.to_dict()
@@ -252,6 +268,7 @@ class KubeCluster:
         *,
         subresource: Literal["status"] | None = None,
     ) -> T:
+        await self._after_opening_watches()
         sub = subresource if subresource and kind.HAS_STATUS else None
         data = await self.transport.request(
             "PATCH",
@@ -270,6 +287,7 @@ class KubeCluster:
         For objects Phalanx owns outright (CRDs, webhook configurations, backend CRs):
         the server merges by field ownership, so fields set by others are left alone.
         """
+        await self._after_opening_watches()
         kind = type(obj)
         query = [*self._write_query(), ("force", "true" if force else "false")]
         sub = "status" if status and kind.HAS_STATUS else None
@@ -293,6 +311,7 @@ class KubeCluster:
         propagation_policy: PropagationPolicy = "Background",
         uid: str | None = None,
     ) -> None:
+        await self._after_opening_watches()
         options: dict[str, Any] = {
             "apiVersion": "v1",
             "kind": "DeleteOptions",
@@ -310,6 +329,7 @@ class KubeCluster:
 
     async def bind(self, pod_name: str, namespace: str, node_name: str) -> None:
         """POST pods/NAME/binding: the API server sets spec.nodeName exactly once."""
+        await self._after_opening_watches()
         body = {
             "apiVersion": "v1",
             "kind": "Binding",

@@ -10,9 +10,10 @@ when the server cannot be reached (it then re-watches from the last version it s
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from phalanx.api.base import Resource
 from phalanx.cluster.client import Gone, Selector, ServiceUnavailable, WatchEvent
@@ -40,10 +41,19 @@ async def watch_events(
     field_selector: Selector = None,
     *,
     timeout_seconds: int | None = None,
+    established: asyncio.Future[None] | None = None,
 ) -> AsyncIterator[WatchEvent[T]]:
-    if not resource_version:
-        # "Every change after now": start from the current list version.
-        resource_version = await cluster.current_resource_version(kind, namespace)
+    def _established() -> None:
+        if established is not None and not established.done():
+            established.set_result(None)
+
+    try:
+        if not resource_version:
+            # "Every change after now": start from the current list version.
+            resource_version = await cluster.current_resource_version(kind, namespace)
+    except BaseException:
+        _established()
+        raise
     rv = resource_version
     path = collection_path(kind, namespace)
     selector = selector_string(label_selector)
@@ -70,6 +80,7 @@ async def watch_events(
                 path, query=query, read_timeout=seconds + 30
             ) as lines:
                 connected_once = True
+                _established()  # the server has registered the watch
                 async for raw in lines:
                     event_type = raw.get("type")
                     obj: dict[str, Any] = raw.get("object") or {}
@@ -87,7 +98,10 @@ async def watch_events(
                         continue
                     delivered = True
                     yield WatchEvent(type=event_type, object=cluster.decode(kind, obj))
-        except ServiceUnavailable:
+        except BaseException as err:
+            _established()  # never leave writers waiting on a watch that failed
+            if not isinstance(err, ServiceUnavailable):
+                raise
             # Unreachable on the first try: the caller's problem (it backs off). Unreachable
             # when resuming: end the stream; the caller re-watches from the last object it
             # saw (and gets Gone if that version is too old by then).
@@ -100,3 +114,73 @@ async def watch_events(
         quick_ends = quick_ends + 1 if quick else 0
         if quick_ends > 1:
             await asyncio.sleep(min(0.5 * quick_ends, 5.0))
+
+
+class KubeWatchStream(Generic[T]):
+    """What `KubeCluster.watch` returns: the watch is opened at once, in the background.
+
+    Like MemoryCluster's, a stream registers when `watch()` is called, not at the first
+    `__anext__`: the client holds its next write until the server has accepted the watch
+    (`established`), so a watch opened before a write always sees that write. Events are
+    buffered until read; `aclose()` (or dropping the stream) ends the request.
+    """
+
+    def __init__(self, source: AsyncIterator[WatchEvent[T]],
+                 established: asyncio.Future[None]) -> None:
+        self.established = established
+        self._queue: asyncio.Queue[WatchEvent[T] | BaseException | None] = asyncio.Queue()
+        self._task = asyncio.get_running_loop().create_task(self._pump(source))
+        self._done = False
+
+    async def _pump(self, source: AsyncIterator[WatchEvent[T]]) -> None:
+        try:
+            async for event in source:
+                self._queue.put_nowait(event)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as err:  # delivered to the reader, in order
+            self._queue.put_nowait(err)
+            return
+        finally:
+            if not self.established.done():
+                self.established.set_result(None)
+            aclose = getattr(source, "aclose", None)
+            if aclose is not None:
+                with contextlib.suppress(BaseException):
+                    await aclose()
+        self._queue.put_nowait(None)
+
+    def __aiter__(self) -> KubeWatchStream[T]:
+        return self
+
+    async def __anext__(self) -> WatchEvent[T]:
+        if self._done:
+            raise StopAsyncIteration
+        item = await self._queue.get()
+        if item is None:
+            self._done = True
+            raise StopAsyncIteration
+        if isinstance(item, BaseException):
+            self._done = True
+            raise item
+        return item
+
+    @property
+    def pending(self) -> int:
+        return self._queue.qsize()
+
+    def close(self) -> None:
+        self._done = True
+        self._task.cancel()
+
+    async def aclose(self) -> None:
+        self.close()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+
+    def __del__(self) -> None:
+        task = getattr(self, "_task", None)
+        if task is not None and not task.done():
+            loop = task.get_loop()
+            if not loop.is_closed():
+                task.cancel()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,7 +22,9 @@ import phalanx.api.core  # noqa: F401  (the kinds the facade serves)
 import phalanx.api.pod  # noqa: F401
 from phalanx.api.base import Resource
 from phalanx.cluster.client import ApiError, Invalid, NotFound
+from phalanx.cluster.kube import KubeCluster, connection_for
 from phalanx.cluster.memory import MemoryCluster
+from phalanx.cluster.objects import from_dict
 
 
 def _all_kinds() -> Iterator[type[Resource]]:
@@ -122,7 +125,7 @@ class Facade:
             body = await self._body(request)
             if ns:
                 body.setdefault("metadata", {}).setdefault("namespace", ns)
-            obj = cls.model_validate(body)
+            obj = from_dict(cls, body)
             created = await self.cluster.create(obj)
             return web.json_response(created.to_dict(), status=201)
         if request.method != "GET":
@@ -159,11 +162,13 @@ class Facade:
         rv = q.get("resourceVersion") or None
         timeout = float(q.get("timeoutSeconds") or 1800)
         bookmarks = q.get("allowWatchBookmarks") == "true" and self.bookmark_interval > 0
+        # Register first, then send headers: a client that saw the headers knows the
+        # watch is in place (as with kube-apiserver).
+        stream = self.cluster.watch(cls, ns, resource_version=rv,
+                                    label_selector=q.get("labelSelector") or None)
         resp = web.StreamResponse()
         resp.content_type = "application/json"
         await resp.prepare(request)
-        stream = self.cluster.watch(cls, ns, resource_version=rv,
-                                    label_selector=q.get("labelSelector") or None)
         last_rv = rv or self.cluster.resource_version
 
         async def send(kind: str, obj: dict[str, Any]) -> None:
@@ -235,12 +240,12 @@ class Facade:
                     obj = await self.cluster.patch(cls, name, body, ns,
                                                    subresource="status" if sub else None)
                 except NotFound:
-                    obj = await self.cluster.create(cls.model_validate(body))
+                    obj = await self.cluster.create(from_dict(cls, body))
             else:
                 return web.json_response({"message": f"unsupported {ctype}"}, status=415)
             return web.json_response(obj.to_dict())
         if method == "PUT":
-            obj = cls.model_validate(await self._body(request))
+            obj = from_dict(cls, await self._body(request))
             updated = await (self.cluster.update_status(obj) if sub else self.cluster.update(obj))
             return web.json_response(updated.to_dict())
         if method == "DELETE":
@@ -264,3 +269,32 @@ async def start_facade(
     await site.start()
     port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     return facade, runner, f"http://127.0.0.1:{port}"
+
+
+def facade_client() -> KubeCluster:
+    """A KubeCluster talking HTTP to a fresh facade, built synchronously inside a running
+    loop (as `client_factory()` is called). The listening socket is bound at once, so the
+    kernel queues connections until the server task, started here, begins accepting."""
+    mem = MemoryCluster()
+    facade = Facade(mem)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    sock.setblocking(False)
+    port = sock.getsockname()[1]
+
+    async def serve() -> None:
+        runner = web.AppRunner(facade.app, access_log=None)
+        await runner.setup()
+        await web.SockSite(runner, sock).start()
+        try:
+            await asyncio.Event().wait()  # until the test's loop cancels us
+        finally:
+            await kube.close()
+            await runner.cleanup()
+
+    kube = KubeCluster.from_connection(connection_for(f"http://127.0.0.1:{port}"))
+    kube._clock = mem.clock  # the facade's virtual clock, so timestamps compare equal
+    kube.facade = facade  # type: ignore[attr-defined]  # for tests that inspect requests
+    kube._serve_task = asyncio.get_running_loop().create_task(serve())  # type: ignore[attr-defined]
+    return kube

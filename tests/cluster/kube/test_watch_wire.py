@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -20,8 +21,10 @@ def cm_event(kind: str, name: str, rv: str) -> dict[str, Any]:
                                                   "resourceVersion": rv, "uid": name}}}
 
 
-async def serve(script: list[list[dict[str, Any]] | int]) -> tuple[web.AppRunner, str, list]:
-    """Each watch request gets the next scripted reply: a list of events, or an HTTP code."""
+async def serve(script: list[list[dict[str, Any]] | int],
+                hold: bool = False) -> tuple[web.AppRunner, str, list]:
+    """Each watch request gets the next scripted reply: a list of events, or an HTTP code.
+    `hold`: keep the last stream open after its events (until the server goes away)."""
     asked: list[dict[str, str]] = []
 
     async def handler(request: web.Request) -> web.StreamResponse:
@@ -34,6 +37,8 @@ async def serve(script: list[list[dict[str, Any]] | int]) -> tuple[web.AppRunner
         await resp.prepare(request)
         for event in reply:
             await resp.write(json.dumps(event).encode() + b"\n")
+        if hold and not script:
+            await asyncio.sleep(3600)
         return resp
 
     app = web.Application()
@@ -90,7 +95,7 @@ def test_http_410_at_start_is_gone() -> None:
 
 def test_unreachable_server_raises_first_then_ends_streams() -> None:
     async def main() -> None:
-        runner, url, _ = await serve([[cm_event("ADDED", "a", "5")]])
+        runner, url, _ = await serve([[cm_event("ADDED", "a", "5")]], hold=True)
         kube = KubeCluster.from_connection(connection_for(url))
         seen = []
         try:

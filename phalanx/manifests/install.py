@@ -1,0 +1,230 @@
+"""Everything `kubectl apply` needs to run Phalanx in a cluster, as plain dicts.
+
+    docs = install_manifests(InstallOptions(namespace="phalanx-system", image="..."))
+    print(to_yaml(docs))
+
+Order matters for a single `kubectl apply -f -`: namespace and CRDs first, then identities
+and RBAC, configuration, workloads, and webhook configurations last (so the API server
+does not call a webhook whose Service has no endpoints yet for longer than necessary).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from phalanx.api.config import OperatorConfiguration, load_operator_config
+
+from .rbac import namespaced_rules, operator_rules, scheduler_rules
+
+APP = "phalanx"
+DEFAULT_IMAGE = "ghcr.io/phalanx-dev/phalanx:0.1.0"
+OPERATOR, SCHEDULER = "phalanx-operator", "phalanx-scheduler"
+WEBHOOK_SERVICE = "phalanx-webhook"
+MUTATING, VALIDATING = "phalanx-mutating-webhook", "phalanx-validating-webhook"
+CONFIG_MAP, CONFIG_FILE = "phalanx-operator-config", "config.yaml"
+SCHEDULER_LEASE = "phalanx-scheduler-leader-election"
+
+
+@dataclass
+class InstallOptions:
+    namespace: str = "phalanx-system"
+    image: str = DEFAULT_IMAGE
+    config: OperatorConfiguration = field(default_factory=load_operator_config)
+    scheduler: bool = True  # also run the Phalanx gang scheduler
+    webhook: bool = True
+    operator_replicas: int = 2
+    scheduler_replicas: int = 2
+    image_pull_policy: str = "IfNotPresent"
+
+
+def _labels(component: str) -> dict[str, str]:
+    return {"app.kubernetes.io/name": APP, "app.kubernetes.io/component": component,
+            "app.kubernetes.io/part-of": APP}
+
+
+def _meta(name: str, component: str, namespace: str | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "labels": _labels(component)}
+    if namespace:
+        meta["namespace"] = namespace
+    return meta
+
+
+def _role_pair(name: str, component: str, ns: str, rules: list[dict],
+               *, cluster: bool) -> list[dict[str, Any]]:
+    role_kind = "ClusterRole" if cluster else "Role"
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": role_kind,
+            "metadata": _meta(name, component, None if cluster else ns), "rules": rules}
+    binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": f"{role_kind}Binding",
+        "metadata": _meta(name, component, None if cluster else ns),
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": name},
+        "subjects": [{"kind": "ServiceAccount", "name": component_account(component),
+                      "namespace": ns}],
+    }
+    return [role, binding]
+
+
+def component_account(component: str) -> str:
+    return OPERATOR if component == "operator" else SCHEDULER
+
+
+def _container(opts: InstallOptions, component: str, args: list[str],
+               ports: dict[str, int], probe_port: int) -> dict[str, Any]:
+    return {
+        "name": component,
+        "image": opts.image,
+        "imagePullPolicy": opts.image_pull_policy,
+        "args": args,
+        "env": [
+            {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+            {"name": "POD_NAMESPACE",
+             "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
+        ],
+        "ports": [{"name": n, "containerPort": p, "protocol": "TCP"} for n, p in ports.items()],
+        "livenessProbe": {"httpGet": {"path": "/healthz", "port": probe_port},
+                          "initialDelaySeconds": 15, "periodSeconds": 20},
+        "readinessProbe": {"httpGet": {"path": "/readyz", "port": probe_port},
+                           "initialDelaySeconds": 5, "periodSeconds": 10},
+        "resources": {"requests": {"cpu": "100m", "memory": "256Mi"},
+                      "limits": {"memory": "1Gi"}},
+        "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
+                            "runAsNonRoot": True, "capabilities": {"drop": ["ALL"]}},
+        "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
+    }
+
+
+def _deployment(opts: InstallOptions, component: str, replicas: int,
+                container: dict[str, Any], volumes: list[dict[str, Any]],
+                metrics_port: int) -> dict[str, Any]:
+    labels = _labels(component)
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": _meta(component_account(component), component, opts.namespace),
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels, "annotations": {
+                    "prometheus.io/scrape": "true", "prometheus.io/port": str(metrics_port)}},
+                "spec": {
+                    "serviceAccountName": component_account(component),
+                    "securityContext": {"runAsNonRoot": True, "runAsUser": 65532,
+                                        "seccompProfile": {"type": "RuntimeDefault"}},
+                    "containers": [container],
+                    "volumes": [{"name": "tmp", "emptyDir": {}}, *volumes],
+                    "terminationGracePeriodSeconds": 30,
+                    # Spread replicas so one node failure never takes both.
+                    "topologySpreadConstraints": [{
+                        "maxSkew": 1, "topologyKey": "kubernetes.io/hostname",
+                        "whenUnsatisfiable": "ScheduleAnyway",
+                        "labelSelector": {"matchLabels": labels}}],
+                },
+            },
+        },
+    }
+
+
+def _webhook_configs(opts: InstallOptions, kinds: list[tuple[str, str, str]]) -> list[dict]:
+    ns = opts.namespace
+
+    def hook(kind_name: str, path: str) -> dict[str, Any]:
+        return {
+            "name": f"{kind_name}.{path.strip('/')}.phalanx.dev",
+            "admissionReviewVersions": ["v1"],
+            "sideEffects": "None",
+            "failurePolicy": "Fail",
+            "timeoutSeconds": 10,
+            "clientConfig": {"service": {"name": WEBHOOK_SERVICE, "namespace": ns,
+                                         "path": path, "port": 443}},
+            "rules": [{"apiGroups": [g], "apiVersions": [v], "resources": [r],
+                       "operations": ["CREATE", "UPDATE"], "scope": "*"}
+                      for g, v, r in kinds if r.split(".")[0] == kind_name],
+        }
+
+    names = sorted({r for _, _, r in kinds})
+    return [
+        {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
+         "metadata": _meta(MUTATING, "operator"),
+         "webhooks": [hook(n, "/mutate") for n in names]},
+        {"apiVersion": "admissionregistration.k8s.io/v1",
+         "kind": "ValidatingWebhookConfiguration",
+         "metadata": _meta(VALIDATING, "operator"),
+         "webhooks": [hook(n, "/validate") for n in names]},
+    ]
+
+
+def install_manifests(opts: InstallOptions | None = None) -> list[dict[str, Any]]:
+    from phalanx.api.crds import GROVE_CRD_KINDS, crds
+    from phalanx.api.grove import ClusterTopology, PodCliqueSet
+    from phalanx.api.podgang import PodGang
+    from phalanx.backends.rbac import rbac_rules
+
+    opts = opts or InstallOptions()
+    ns, cfg = opts.namespace, opts.config
+    server = cfg.server
+    secret = server.webhooks.secret_name if (
+        opts.webhook and server.webhooks.cert_provision_mode == "auto") else None
+    docs: list[dict[str, Any]] = [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(ns, "namespace")},
+        *crds(),
+    ]
+    for component in ("operator", *(["scheduler"] if opts.scheduler else [])):
+        docs.append({"apiVersion": "v1", "kind": "ServiceAccount",
+                     "metadata": _meta(component_account(component), component, ns)})
+
+    owned = [k for k in GROVE_CRD_KINDS if k is not ClusterTopology]
+    backend_rules = rbac_rules([p.name for p in cfg.scheduler.profiles])
+    docs += _role_pair(OPERATOR, "operator", ns, operator_rules(
+        owned, [ClusterTopology], backend_rules,
+        webhook_configurations=[MUTATING, VALIDATING] if opts.webhook else []), cluster=True)
+    docs += _role_pair(OPERATOR, "operator", ns, namespaced_rules(secret=secret), cluster=False)
+    if opts.scheduler:
+        docs += _role_pair(SCHEDULER, "scheduler", ns, scheduler_rules(PodGang, []),
+                           cluster=True)
+        docs += _role_pair(SCHEDULER, "scheduler", ns, namespaced_rules(secret=None),
+                           cluster=False)
+
+    docs.append({"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta(
+        CONFIG_MAP, "operator", ns), "data": {CONFIG_FILE: yaml.safe_dump(
+            cfg.to_dict(), sort_keys=False)}})
+
+    probe, metrics, hook_port = (server.health_probes.port, server.metrics.port,
+                                 server.webhooks.port)
+    ports = {"probes": probe, "metrics": metrics}
+    if opts.webhook:
+        ports["webhook"] = hook_port
+    args = ["operator", "--config", f"/etc/phalanx/{CONFIG_FILE}"]
+    if not opts.webhook:
+        args.append("--no-webhook")
+    container = _container(opts, "operator", args, ports, probe)
+    container["volumeMounts"].append({"name": "config", "mountPath": "/etc/phalanx",
+                                      "readOnly": True})
+    docs.append(_deployment(opts, "operator", opts.operator_replicas, container,
+                            [{"name": "config", "configMap": {"name": CONFIG_MAP}}], metrics))
+    if opts.scheduler:
+        container = _container(opts, "scheduler", [
+            "scheduler", "--leader-elect", "--lease-namespace", ns,
+            "--probe-port", str(probe), "--metrics-port", str(metrics)],
+            {"probes": probe, "metrics": metrics}, probe)
+        docs.append(_deployment(opts, "scheduler", opts.scheduler_replicas, container, [],
+                                metrics))
+    if opts.webhook:
+        docs.append({"apiVersion": "v1", "kind": "Service",
+                     "metadata": _meta(WEBHOOK_SERVICE, "operator", ns),
+                     "spec": {"selector": _labels("operator"), "ports": [
+                         {"name": "webhook", "port": 443, "targetPort": hook_port,
+                          "protocol": "TCP"}]}})
+        group, _, version = PodCliqueSet.API_VERSION.rpartition("/")
+        docs += _webhook_configs(opts, [(group, version, PodCliqueSet.PLURAL)])
+    return docs
+
+
+def to_yaml(docs: list[dict[str, Any]]) -> str:
+    """One multi-document stream for `kubectl apply -f -`."""
+    return "---\n".join(yaml.safe_dump(d, sort_keys=False, default_flow_style=False)
+                        for d in docs)

@@ -1,0 +1,88 @@
+"""Least-privilege RBAC for the operator and the scheduler.
+
+The operator gets write access to Grove's kinds and the pods/services it creates, plus
+exactly the scheduler objects of the backends enabled in its OperatorConfiguration
+(`phalanx.backends.rbac.rbac_rules`): an operator configured only for kube-scheduler has no
+permission on KAI or Volcano objects. The scheduler reads pods, nodes and PodGangs and may
+bind, evict (preemption) and report status; nothing else. Leases and the webhook certificate
+Secret are namespaced Roles in the install namespace only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from phalanx.api.base import Resource
+
+READ = ["get", "list", "watch"]
+WRITE = ["create", "delete", "get", "list", "patch", "update", "watch"]
+EVENTS = [
+    {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch", "update"]},
+    {"apiGroups": ["events.k8s.io"], "resources": ["events"],
+     "verbs": ["create", "patch", "update"]},
+]
+
+
+def _group(cls: type[Resource]) -> str:
+    return cls.API_VERSION.rpartition("/")[0]
+
+
+def operator_rules(
+    owned: list[type[Resource]], read_only: list[type[Resource]], backend_rules: list[dict],
+    *, webhook_configurations: list[str],
+) -> list[dict[str, Any]]:
+    rules: list[dict[str, Any]] = []
+    by_group: dict[str, list[str]] = {}
+    for cls in owned:
+        by_group.setdefault(_group(cls), []).append(cls.PLURAL)
+    for group, plurals in sorted(by_group.items()):
+        rules.append({"apiGroups": [group], "resources": sorted(plurals), "verbs": WRITE})
+        sub = sorted(f"{p}/{s}" for p in plurals for s in ("status", "finalizers"))
+        rules.append({"apiGroups": [group], "resources": sub,
+                      "verbs": ["get", "patch", "update"]})
+    for cls in read_only:
+        rules.append({"apiGroups": [_group(cls)], "resources": [cls.PLURAL], "verbs": READ})
+    rules += [
+        {"apiGroups": [""], "resources": ["pods", "services"], "verbs": WRITE},
+        {"apiGroups": [""], "resources": ["nodes", "namespaces"], "verbs": READ},
+        *EVENTS,
+        *backend_rules,
+    ]
+    if webhook_configurations:
+        # resourceNames cannot limit list/watch/create: only get and update of ours.
+        rules.append({
+            "apiGroups": ["admissionregistration.k8s.io"],
+            "resources": ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"],
+            "resourceNames": sorted(webhook_configurations),
+            "verbs": ["get", "patch", "update"],
+        })
+    return rules
+
+
+def scheduler_rules(podgang: type[Resource], scheduler_objects: list[dict]) -> list[dict]:
+    group = _group(podgang)
+    return [
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["delete", *READ]},  # preemption
+        {"apiGroups": [""], "resources": ["pods/binding"], "verbs": ["create"]},
+        {"apiGroups": [""], "resources": ["pods/status"], "verbs": ["patch", "update"]},
+        {"apiGroups": [""], "resources": ["nodes", "namespaces"], "verbs": READ},
+        {"apiGroups": ["scheduling.k8s.io"], "resources": ["priorityclasses"], "verbs": READ},
+        {"apiGroups": [group], "resources": [podgang.PLURAL], "verbs": READ},
+        {"apiGroups": [group], "resources": [f"{podgang.PLURAL}/status"],
+         "verbs": ["patch", "update"]},
+        *scheduler_objects,
+        *EVENTS,
+    ]
+
+
+def namespaced_rules(*, secret: str | None) -> list[dict[str, Any]]:
+    """Leader-election Leases (and the webhook certificate Secret) in the install namespace."""
+    rules: list[dict[str, Any]] = [
+        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+         "verbs": ["create", "get", "list", "update", "watch"]},
+    ]
+    if secret:
+        rules.append({"apiGroups": [""], "resources": ["secrets"], "verbs": ["create"]})
+        rules.append({"apiGroups": [""], "resources": ["secrets"], "resourceNames": [secret],
+                      "verbs": ["get", "update"]})
+    return rules

@@ -1,0 +1,107 @@
+"""Leader election: one leader at a time, failover after a partition, clean hand-over."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from phalanx.api.core import Lease
+from phalanx.cluster.client import ServiceUnavailable
+from phalanx.cluster.clock import run_virtual
+from phalanx.cluster.memory import MemoryCluster
+from phalanx.services.leader import LeaderElector, LeaseTiming
+
+
+class Partitionable:
+    """A client wrapper whose calls fail while `cut` (a replica partitioned from the API)."""
+
+    def __init__(self, inner: MemoryCluster) -> None:
+        self.inner = inner
+        self.cut = False
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self.inner, name)
+        if not callable(attr) or name == "clock":
+            return attr
+
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            if self.cut:
+                raise ServiceUnavailable("partitioned")
+            return await attr(*args, **kwargs)
+
+        return call
+
+    @property
+    def clock(self) -> Any:
+        return self.inner.clock
+
+
+def test_partitioned_leader_steps_down_before_the_standby_takes_over() -> None:
+    async def main() -> list[tuple[str, float, float]]:
+        mem = MemoryCluster()
+        loop = asyncio.get_running_loop()
+        terms: list[tuple[str, float, float]] = []
+        clients = {n: Partitionable(mem) for n in ("a", "b")}
+
+        def lead(who: str):
+            async def work() -> None:
+                start = loop.time()
+                try:
+                    await asyncio.sleep(10_000)
+                finally:
+                    terms.append((who, start, loop.time()))
+            return work
+
+        electors = {n: LeaderElector(clients[n], name="phalanx-operator", namespace="sys",
+                                     identity=n, timing=LeaseTiming(15, 10, 2))
+                    for n in ("a", "b")}
+        ra = asyncio.create_task(electors["a"].run(lead("a")))
+        await asyncio.sleep(1)
+        rb = asyncio.create_task(electors["b"].run(lead("b")))
+        await asyncio.sleep(30)
+        assert electors["a"].is_leader and not electors["b"].is_leader
+        clients["a"].cut = True
+        assert await ra is False  # a gave up leadership by itself
+        await asyncio.sleep(30)
+        assert electors["b"].is_leader
+        lease = await mem.get(Lease, "phalanx-operator", "sys")
+        assert lease.spec.holder_identity == "b" and lease.spec.lease_transitions == 1
+        rb.cancel()
+        await asyncio.gather(rb, return_exceptions=True)
+        return terms
+
+    terms = run_virtual(main())
+    (who1, s1, e1), (who2, s2, e2) = sorted(terms, key=lambda t: t[1])
+    assert (who1, who2) == ("a", "b")
+    assert e1 < s2  # never two leaders at once
+
+
+def test_release_lets_a_standby_take_over_at_once() -> None:
+    async def main() -> float:
+        mem = MemoryCluster()
+        loop = asyncio.get_running_loop()
+        timing = LeaseTiming(15, 10, 2)
+        a = LeaderElector(mem, name="l", namespace="sys", identity="a", timing=timing)
+        b = LeaderElector(mem, name="l", namespace="sys", identity="b", timing=timing)
+        done = asyncio.Event()
+
+        async def short_term() -> None:
+            await asyncio.sleep(5)
+
+        async def b_leads() -> None:
+            done.set()
+
+        assert await a.run(short_term) is True  # finished: lease released
+        released_at = loop.time()
+        assert await b.run(b_leads) is True
+        return loop.time() - released_at
+
+    # b sees an empty holder and acquires on its first try, without waiting 15s.
+    assert run_virtual(main()) < 1
+
+
+def test_bad_timing_is_rejected() -> None:
+    import pytest
+
+    with pytest.raises(ValueError, match="leaseDuration > renewDeadline"):
+        LeaseTiming(10, 10, 2)
