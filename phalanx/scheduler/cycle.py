@@ -72,6 +72,10 @@ class SchedulingCycle:
             self._fail(fw, state, qpi, st, None)
             return
 
+        if st.is_wait:
+            wp = self.waiting.get(info.uid)
+            if wp is not None:
+                wp.on_reject = lambda key=info.key: self.cache.forget(key)
         self.queue.done(info.key)
         if state.pods_to_activate:
             self.queue.activate(list(state.pods_to_activate))

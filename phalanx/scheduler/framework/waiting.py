@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from .status import Code, Status
 from .types import PodInfo
@@ -12,7 +12,7 @@ from .types import PodInfo
 class WaitingPodImpl:
     """One pod waiting at Permit. Resolves exactly once: allowed by all, rejected, or timed out."""
 
-    __slots__ = ("_info", "_node", "_pending", "_timers", "_future", "_status")
+    __slots__ = ("_info", "_node", "_pending", "_timers", "_future", "_status", "on_reject")
 
     def __init__(self, info: PodInfo, node: str, timeouts: dict[str, float]) -> None:
         self._info = info
@@ -21,6 +21,10 @@ class WaitingPodImpl:
         loop = asyncio.get_running_loop()
         self._future: asyncio.Future[Status] = loop.create_future()
         self._status: Status | None = None
+        # Set by the scheduler: releases the pod's room in the snapshot the moment it is
+        # rejected (before the rejecting code goes on, e.g. to preemption); Unreserve
+        # plugins run afterwards in the pod's binding cycle.
+        self.on_reject: Callable[[], None] | None = None
         # One timer per waiting plugin: its own timeout rejects the pod.
         self._timers = [
             loop.call_later(t, self._timeout, name, t) for name, t in sorted(timeouts.items())
@@ -60,6 +64,8 @@ class WaitingPodImpl:
         self._status = status
         for t in self._timers:
             t.cancel()
+        if not status.is_success and self.on_reject is not None:
+            self.on_reject()
         if not self._future.done():
             self._future.set_result(status)
 
@@ -87,7 +93,8 @@ class WaitingPods:
 
     def __iter__(self) -> Iterator[WaitingPodImpl]:
         # A list copy: allow/reject callbacks may remove entries while callers iterate.
-        return iter(list(self._pods.values()))
+        # Resolved pods (allowed or rejected, binding cycle not yet resumed) are skipped.
+        return iter([wp for wp in self._pods.values() if not wp.done])
 
     def __len__(self) -> int:
-        return len(self._pods)
+        return sum(1 for wp in self._pods.values() if not wp.done)
