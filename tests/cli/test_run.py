@@ -57,3 +57,14 @@ def test_bad_flags_are_usage_errors(tmp_path: Path) -> None:
     r = phalanx("run", example, "--cluster", "c.yaml", cwd=tmp_path)
     assert r.returncode == 1 and "c.yaml" in r.stderr and "nodePools" in r.stderr
     _assert_nothing_written(tmp_path)
+
+
+def test_bad_operator_config_names_the_field(tmp_path: Path) -> None:
+    (tmp_path / "cfg.yaml").write_text(
+        "apiVersion: operator.config.grove.io/v1alpha1\nkind: OperatorConfiguration\n"
+        "scheduler:\n  profiles:\n  - name: kai-schedular\n")
+    r = phalanx("run", str(REPO / "examples" / "training-rack.yaml"), "--config", "cfg.yaml",
+                "--report", "report.html", cwd=tmp_path)
+    assert r.returncode == 1
+    assert "scheduler.profiles[0].name" in r.stderr and "kai-scheduler" in r.stderr
+    _assert_nothing_written(tmp_path)
