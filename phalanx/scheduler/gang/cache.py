@@ -209,6 +209,10 @@ class GangCache:
             st.members[key] = m
             self._pods[key] = ref
             changed = True
+        gated = bool(getattr(pod.spec, "scheduling_gates", None))
+        if m.gated != gated:
+            m.gated = gated
+            changed = True
         node = getattr(pod.spec, "node_name", None)
         if node and st.bound.get(key) != node:
             m.node = node

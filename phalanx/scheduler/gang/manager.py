@@ -99,12 +99,16 @@ class GangManager:
         """Members of every gang of the unit not yet placed, in representative order."""
         out: list[str] = []
         for g in self._group(st):
-            out.extend(m.key for m in g.pending_members())
+            out.extend(m.key for m in g.pending_members() if not m.gated)
         return out
 
     def _is_pending(self, pod_key: str) -> bool:
+        """A member that could be scheduled now (created, ungated, not placed)."""
         st = self.cache.gang_of(pod_key)
-        return st is not None and pod_key in st.members and pod_key not in st.assumed and pod_key not in st.bound
+        if st is None:
+            return False
+        m = st.members.get(pod_key)
+        return m is not None and not m.gated and pod_key not in st.assumed and pod_key not in st.bound
 
     def _pick_representative(self, st: GangState, exclude: str | None = None) -> str | None:
         u = self.unit(st)
@@ -132,7 +136,7 @@ class GangManager:
         if missing:
             need = st.spec.min_member - st.created
             tail = f", waiting for {need} more" if need > 0 else ""
-            return Admission(False, Phase.INCOMPLETE, f"{st.spec.display}: {'; '.join(missing)}{tail}")
+            return Admission(False, Phase.INCOMPLETE, f"{'; '.join(missing)}{tail}")
         if st.spec.in_group:
             for gid in st.spec.gang_group:
                 if gid == st.id:
@@ -258,7 +262,7 @@ class GangManager:
 
     def unreserved(self, pod_key: str, now: float) -> tuple[list[str], bool]:
         """Unreserve of an assumed member. Returns (waiting pods to reject, whether it was the
-        gang's schedule timeout). Strict gangs release the whole group."""
+        gang's schedule timeout). Strict gangs, and any gang at its timeout, release the group."""
         st = self.cache.gang_of(pod_key)
         if st is None or self.free(st):
             self.cache.forget(pod_key)
@@ -282,10 +286,12 @@ class GangManager:
                 now,
             )
             self.cache.changed(st.id)
-        if not self.is_strict(st):
+        if not self.is_strict(st) and not timed_out:
             if not st.waiting:
                 u.deadline = None
-            return [], timed_out
+            return [], False
+        # A timeout releases the group in both modes: its waiting members share the deadline,
+        # and partial holdings kept past it are how gangs deadlock each other.
         # The released member must be retried: if nobody else is queued for the unit, it is.
         if u.representative is None or not self._is_pending(u.representative):
             u.representative = pod_key

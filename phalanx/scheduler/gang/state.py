@@ -34,6 +34,9 @@ class Member:
     # Creation time (seconds) then key: the deterministic order representatives follow.
     created: float
     node: str | None = None  # spec.nodeName once bound
+    # Still carries scheduling gates (e.g. Grove's podgang-pending-creation): it exists but
+    # cannot be scheduled yet, so it does not count towards starting the gang.
+    gated: bool = False
 
 
 @dataclass(slots=True)
@@ -110,6 +113,11 @@ class GangState:
             have = self.created_in(g.name)
             if have < g.min_member:
                 out.append(f"group {g.name}: {have}/{g.min_member} created")
+        if not out:
+            ready = sum(1 for m in self.members.values() if not m.gated)
+            if ready < spec.min_member:
+                gated = self.created - ready
+                out.append(f"all {self.created} members created but {gated} still have scheduling gates")
         return out
 
     @property

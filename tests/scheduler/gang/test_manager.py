@@ -181,3 +181,18 @@ def test_deleting_the_representative_hands_over_and_full_loss_resets_the_gang() 
     assert st.once_satisfied
     cache.delete_pod(pod("c", "g"))
     assert not st.once_satisfied
+
+
+def test_members_with_scheduling_gates_do_not_start_the_gang() -> None:
+    cache, mgr, activated = setup()
+    cache.set_object(SRC, gang_obj("g", 2))
+    a, b = pod("a", "g", t=0), pod("b", "g", t=1)
+    b.spec.scheduling_gates = ["grove.io/podgang-pending-creation"]  # type: ignore[attr-defined]
+    cache.add_pod(a)
+    cache.add_pod(b)
+    adm = mgr.admit("ns/a")
+    assert not adm.ok and adm.reason == Phase.INCOMPLETE and "1 still have scheduling gates" in adm.message
+    b2 = pod("b", "g", t=1)
+    b2.spec.scheduling_gates = []  # type: ignore[attr-defined]
+    cache.update_pod(b, b2)
+    assert activated == [["ns/a"]] and mgr.admit("ns/a").ok

@@ -1,0 +1,132 @@
+"""GangRuntime: one gang cache and manager per Scheduler, shared by every profile's plugins.
+
+The gang plugins (coscheduling, topology, preemption) of all profiles see the same gangs:
+a gang group may span schedulers' objects, and the waiting-pods map is scheduler-wide. The
+runtime wires the cache to the scheduler's informers (pods, each source's gang kind, and the
+ClusterTopology for sources that speak in tiers/layers) and its activation requests to the
+queue. Informer handlers registered here run before the scheduler's own pod handler (plugins
+are built first), so a new member is counted before PreEnqueue looks at it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from .cache import GangCache
+from .manager import DEFAULT_SCHEDULE_TIMEOUT, GangManager
+from .sources import GangSource, Levels, default_sources
+
+if TYPE_CHECKING:
+    from phalanx.cluster.informer import InformerFactory
+    from phalanx.scheduler.framework.interface import Handle
+
+log = logging.getLogger(__name__)
+
+SHARED_KEY = "phalanx.scheduler.gang.runtime"
+
+
+class GangRuntime:
+    def __init__(
+        self,
+        scheduler_names: Iterable[str],
+        *,
+        default_timeout: float = DEFAULT_SCHEDULE_TIMEOUT,
+        sources: dict[str, list[GangSource]] | None = None,
+    ) -> None:
+        self._levels: Levels | None = None
+        self._topologies: dict[str, Any] = {}
+        all_sources = sources if sources is not None else default_sources(lambda: self._levels)
+        served = set(scheduler_names)
+        self.cache = GangCache({k: v for k, v in all_sources.items() if k in served})
+        self.manager = GangManager(self.cache, default_timeout=default_timeout)
+        self._activate: Callable[[list[str]], None] | None = None
+        self._pending_activation: list[str] = []
+        self.cache.add_activate_listener(self._on_activate)
+        self.status: Any = None  # the GangStatusController, attached by the plugin when enabled
+        self._object_informers: list[tuple[GangSource, Any]] = []
+
+    # --- wiring -------------------------------------------------------------------------
+
+    @classmethod
+    def for_handle(cls, handle: Handle, default_timeout: float = DEFAULT_SCHEDULE_TIMEOUT) -> GangRuntime:
+        """The scheduler's shared runtime (created and wired on first use)."""
+        sched = getattr(handle, "scheduler", None)
+        if sched is None or not hasattr(sched, "shared"):
+            rt = cls([handle.profile_name], default_timeout=default_timeout)
+            rt.set_activator(handle.activate)
+            return rt
+
+        def build() -> GangRuntime:
+            names = [p.scheduler_name for p in sched.config.profiles]
+            rt = cls(names, default_timeout=default_timeout)
+            rt.set_activator(lambda keys: sched.queue.activate(keys) if getattr(sched, "queue", None) else None)
+            rt.attach_informers(sched.informers)
+            return rt
+
+        rt: GangRuntime = sched.shared(SHARED_KEY, build)
+        return rt
+
+    def set_activator(self, fn: Callable[[list[str]], None]) -> None:
+        self._activate = fn
+
+    def _on_activate(self, keys: list[str]) -> None:
+        if self._activate is None:
+            self._pending_activation.extend(keys)
+            return
+        try:
+            self._activate(keys)
+        except Exception:  # the queue may not exist yet while profiles are built
+            log.debug("activation of %s deferred", keys, exc_info=True)
+
+    def attach_informers(self, informers: InformerFactory) -> None:
+        from phalanx.api.core import Pod
+        from phalanx.api.grove import ClusterTopology
+
+        pods = informers.informer(Pod)
+        pods.add_handler(self._guard(self.cache.add_pod), self._guard(self.cache.update_pod), self._guard(self.cache.delete_pod))
+        for src in self.cache.sources:
+            kind = getattr(src, "kind", None)
+            if kind is None:
+                continue
+            inf = informers.informer(kind)
+            self._object_informers.append((src, inf))
+            inf.add_handler(
+                self._guard(lambda obj, s=src: self.cache.set_object(s, obj)),
+                self._guard(lambda _old, obj, s=src: self.cache.set_object(s, obj)),
+                self._guard(lambda obj, s=src: self.cache.delete_object(s, obj)),
+            )
+        topo = informers.informer(ClusterTopology)
+        topo.add_handler(
+            self._guard(self._on_topology),
+            self._guard(lambda _old, obj: self._on_topology(obj)),
+            self._guard(lambda obj: self._on_topology(obj, deleted=True)),
+        )
+
+    @staticmethod
+    def _guard(fn: Callable[..., None]) -> Callable[..., None]:
+        def call(*args: Any) -> None:
+            try:
+                fn(*args)
+            except Exception:  # informer handlers must not raise
+                log.exception("gang cache handler failed")
+
+        return call
+
+    def _on_topology(self, ct: Any, deleted: bool = False) -> None:
+        """Keep the levels of the (first, by name) ClusterTopology for tier/layer lookups."""
+        name = ct.metadata.name or ""
+        if deleted:
+            self._topologies.pop(name, None)
+        else:
+            self._topologies[name] = ct
+        levels = Levels.from_cluster_topology(self._topologies[min(self._topologies)]) if self._topologies else None
+        if (levels.levels if levels else None) == (self._levels.levels if self._levels else None):
+            return
+        self._levels = levels
+        # Sources that translate tiers/layers read the levels: re-read their objects.
+        for src, inf in self._object_informers:
+            if hasattr(src, "_levels"):
+                for obj in inf.list():
+                    self.cache.set_object(src, obj)

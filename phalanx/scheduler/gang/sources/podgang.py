@@ -1,0 +1,76 @@
+"""scheduler.grove.io PodGang -> Gang (what phalanx-scheduler reads directly).
+
+Every PodGang podGroup is a sub-group with minReplicas; the gang's minMember is their sum.
+Pods point at their PodGang with the `grove.io/podgang` label and at their group with the
+`grove.io/podclique` label (Grove names each podGroup after its PodClique). Pack constraints
+hold node-label keys already: the gang's, each group's, and each topologyConstraintGroupConfig's
+(a subset of groups, e.g. one scaling-group replica).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from phalanx.api import labels
+from phalanx.api.podgang import PodGang
+
+from ..model import Gang, GangMode, MemberGroup, MemberRef, ObjectRef, PackConstraint, PackScope, Source, gang_id
+from .base import labels_of
+
+
+def pack_constraints(tc: Any) -> tuple[PackConstraint, ...]:
+    pc = getattr(tc, "pack_constraint", None) if tc is not None else None
+    if pc is None:
+        return ()
+    out: list[PackConstraint] = []
+    if pc.required:
+        out.append(PackConstraint(pc.required, True))
+    if pc.preferred and pc.preferred != pc.required:
+        out.append(PackConstraint(pc.preferred, False))
+    return tuple(out)
+
+
+class PodGangSource:
+    source: ClassVar[Source] = Source.PODGANG
+    kind: ClassVar[type[PodGang]] = PodGang
+
+    def gangs(self, obj: PodGang) -> list[Gang]:
+        ns, name = obj.metadata.namespace or "", obj.metadata.name or ""
+        spec = obj.spec
+        groups = tuple(MemberGroup(g.name, g.min_replicas) for g in spec.pod_groups)
+        packs: list[PackScope] = []
+        top = pack_constraints(spec.topology_constraint)
+        if top:
+            packs.append(PackScope("podgang", None, top))
+        for cfg in spec.topology_constraint_group_configs or ():
+            cs = pack_constraints(cfg.topology_constraint)
+            if cs and cfg.pod_group_names:
+                packs.append(PackScope(cfg.name, tuple(cfg.pod_group_names), cs))
+        for g in spec.pod_groups:
+            cs = pack_constraints(g.topology_constraint)
+            if cs:
+                packs.append(PackScope(g.name, (g.name,), cs))
+        return [
+            Gang(
+                id=gang_id(Source.PODGANG, ns, name),
+                source=Source.PODGANG,
+                namespace=ns,
+                name=name,
+                min_member=sum(g.min_member for g in groups),
+                groups=groups,
+                mode=GangMode.STRICT,
+                packs=tuple(packs),
+                object_ref=ObjectRef(obj.api_version, obj.kind, ns, name),
+                generation=obj.metadata.generation,
+            )
+        ]
+
+    def member(self, pod: Any) -> MemberRef | None:
+        lbl = labels_of(pod)
+        name = lbl.get(labels.LABEL_PODGANG)
+        if not name:
+            return None
+        return MemberRef(gang_id(Source.PODGANG, pod.metadata.namespace or "", name), lbl.get(labels.LABEL_PODCLIQUE))
+
+    def gang_from_pod(self, pod: Any) -> Gang | None:
+        return None

@@ -1,0 +1,276 @@
+"""The gang status controller: why a gang is not running, on the gang object and its pods.
+
+Koordinator's PreEnqueue holds the members of an incomplete gang silently: no scheduling
+cycle runs, so no FailedScheduling Event is ever written. This controller closes that gap.
+For every gang that changed it works out one verdict from the gang cache and writes it:
+
+- on the gang object (PodGang, Workload, KAI / Volcano / scheduler-plugins PodGroup), the
+  condition `Scheduled` (Grove's PodGang condition type, used on every kind alike):
+    False GangIncomplete       "3/8 members created, waiting for 5 more"
+    False GangGroupIncomplete  a gang of its gang group is missing or incomplete
+    False Unschedulable        "member ns/p-3: 0/512 nodes are available: 480 Insufficient ..."
+    False GangScheduleTimeout  reservations released after the schedule timeout
+    False Pending              complete, being scheduled (only to replace an earlier verdict)
+    True  Scheduled            minMember placed and allowed to bind
+- on each pending member, an Event with the same reason (Warning) and message; a gang whose
+  object does not exist gets Events with reason GangNotFound.
+
+No storms: a gang is written at most once per `min_interval` seconds (a burst of 64 member
+creations is one write, made after a short settle delay), only when its verdict changed,
+Events go through the scheduler's aggregating recorder (one Event per pod and reason, its
+count bumped), and at most `max_events_per_second` are handed to it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from phalanx.cluster.client import ApiError, Conflict, NotFound
+from phalanx.scheduler.gang.manager import GangManager
+from phalanx.scheduler.gang.model import GangId
+from phalanx.scheduler.gang.state import GangState, Phase
+
+if TYPE_CHECKING:
+    from phalanx.scheduler.framework.interface import Handle
+    from phalanx.scheduler.gang.runtime import GangRuntime
+
+log = logging.getLogger(__name__)
+
+CONDITION_SCHEDULED = "Scheduled"
+REASON_NOT_FOUND = Phase.NOT_FOUND.value
+REASON_INCOMPLETE = Phase.INCOMPLETE.value
+REASON_GROUP_INCOMPLETE = Phase.GROUP_INCOMPLETE.value
+REASON_UNSCHEDULABLE = Phase.UNSCHEDULABLE.value
+REASON_TIMEOUT = Phase.TIMED_OUT.value
+REASON_PENDING = Phase.PENDING.value
+REASON_SCHEDULED = Phase.SCHEDULED.value
+# Reasons for which each pending member gets an Event.
+EVENT_REASONS = {REASON_NOT_FOUND, REASON_INCOMPLETE, REASON_GROUP_INCOMPLETE, REASON_TIMEOUT}
+GANG_EVENT_REASON_UNSCHEDULABLE = "GangUnschedulable"
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    status: bool
+    reason: str
+    message: str
+
+
+def verdict(st: GangState, manager: GangManager) -> Verdict | None:
+    """What to report for a gang now; None when there is nothing to say (not a gang)."""
+    spec = st.spec
+    if spec is not None and not spec.is_gang:
+        return None
+    if st.once_satisfied:
+        assert spec is not None
+        return Verdict(True, REASON_SCHEDULED, f"{st.placed}/{spec.min_member} members placed (minMember reached)")
+    blocked = manager.blocked(st)
+    if blocked is not None:
+        return Verdict(False, blocked.reason, blocked.message)
+    assert spec is not None
+    f = st.last_failure
+    if f is not None:
+        tail = f" (attempt {st.resets + 1})" if st.resets else ""
+        return Verdict(False, str(f.reason), f"{f.message}{tail}")
+    return Verdict(False, REASON_PENDING, f"all {st.created} members created (minMember {spec.min_member}); being scheduled")
+
+
+class GangStatusController:
+    def __init__(
+        self,
+        handle: Handle,
+        runtime: GangRuntime,
+        *,
+        min_interval: float = 2.0,
+        settle: float | None = None,
+        max_events_per_second: float = 1000.0,
+    ) -> None:
+        self.handle = handle
+        self.runtime = runtime
+        self.min_interval = min_interval
+        self.settle = settle if settle is not None else min(0.5, min_interval)
+        self.max_events_per_second = max_events_per_second
+        self._dirty: dict[GangId, None] = {}
+        self._last: dict[GangId, Verdict] = {}  # last verdict written (condition and events)
+        self._last_time: dict[GangId, float] = {}
+        self._first_seen: dict[GangId, float] = {}
+        self._running = False
+        self._task: asyncio.Task[None] | None = None
+        # Counters (tests and bench).
+        self.condition_writes = 0
+        self.events_recorded = 0
+        runtime.cache.add_change_listener(self.mark)
+
+    # --- intake -------------------------------------------------------------------------
+
+    def mark(self, gid: GangId) -> None:
+        """A gang changed (called from the cache; cheap)."""
+        if gid not in self._dirty:
+            self._dirty[gid] = None
+            self._first_seen.setdefault(gid, self._now())
+        if self._running:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no loop (plain unit tests of the cache): `flush_now` is explicit
+        self._running = True
+        sched = getattr(self.handle, "scheduler", None)
+        if sched is not None and hasattr(sched, "spawn"):
+            sched.spawn(self._run(), "gang-status")  # tracked: wait_idle() waits for status writes
+        else:
+            self._task = loop.create_task(self._run(), name="gang-status")
+
+    def _now(self) -> float:
+        return self.handle.clock.now()
+
+    def _due(self, gid: GangId) -> float:
+        last = self._last_time.get(gid)
+        first = self._first_seen.get(gid, self._now())
+        settle_until = first + self.settle
+        return settle_until if last is None else max(settle_until, last + self.min_interval)
+
+    # --- the worker ---------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        try:
+            await self._drain()
+        finally:
+            self._running = False
+
+    async def _drain(self) -> None:
+        while self._dirty:
+            now = self._now()
+            due = sorted((self._due(g), g) for g in self._dirty)
+            ready = [g for t, g in due if t <= now + 1e-9]
+            if not ready:
+                await asyncio.sleep(max(due[0][0] - now, 1e-3))
+                continue
+            budget = max(1, int(self.max_events_per_second))
+            for gid in ready:
+                self._dirty.pop(gid, None)
+                budget -= await self._sync(gid, budget)
+                if budget <= 0:
+                    await asyncio.sleep(1.0)
+                    budget = max(1, int(self.max_events_per_second))
+
+    async def flush_now(self) -> None:
+        """Write every dirty gang immediately (tests, shutdown)."""
+        for gid in list(self._dirty):
+            self._dirty.pop(gid, None)
+            await self._sync(gid, 1 << 30)
+
+    async def _sync(self, gid: GangId, budget: int) -> int:
+        """Write one gang's verdict if it changed. Returns the Events recorded."""
+        st = self.runtime.cache.get(gid)
+        if st is None:
+            self._forget(gid)
+            return 0
+        v = verdict(st, self.runtime.manager)
+        if v is None or self._last.get(gid) == v:
+            return 0
+        if v.reason == REASON_PENDING and gid not in self._last:
+            return 0  # nothing was reported before: the happy path costs no write
+        self._last[gid] = v
+        self._last_time[gid] = self._now()
+        if st.spec is not None and st.spec.object_ref is not None:
+            await self._write_condition(st, v)
+        if v.status or v.reason == REASON_PENDING:
+            return 0
+        return self._record_events(st, v, budget)
+
+    def _forget(self, gid: GangId) -> None:
+        for d in (self._last, self._last_time, self._first_seen):
+            d.pop(gid, None)
+
+    def _record_events(self, st: GangState, v: Verdict, budget: int) -> int:
+        reason = v.reason if v.reason in EVENT_REASONS else GANG_EVENT_REASON_UNSCHEDULABLE
+        name = st.spec.display if st.spec is not None else f"gang {st.id.partition(':')[2]}"
+        message = f"{name}: {v.message}"
+        n = 0
+        for m in st.pending_members():
+            if n >= budget:
+                self._dirty[st.id] = None  # the rest next round
+                self._last.pop(st.id, None)
+                break
+            info = self.handle.pod_info(m.key)
+            if info is None:
+                continue
+            self.handle.record_event(info.pod, "Warning", reason, message)
+            n += 1
+        self.events_recorded += n
+        return n
+
+    async def _write_condition(self, st: GangState, v: Verdict) -> None:
+        from phalanx.api import registry
+        from phalanx.api.base import set_status_condition
+
+        ref = st.spec.object_ref if st.spec is not None else None
+        if ref is None:
+            return
+        try:
+            kind = registry.get(ref.api_version, ref.kind)
+        except LookupError:
+            log.debug("no model for %s/%s; condition not written", ref.api_version, ref.kind)
+            return
+        client = self.handle.client
+        for _ in range(5):
+            try:
+                obj = await client.get(kind, ref.name, ref.namespace)
+            except NotFound:
+                return
+            except ApiError as exc:
+                log.debug("reading %s failed: %s", ref, exc)
+                return
+            status = getattr(obj, "status", None)
+            if status is None or not hasattr(status, "conditions"):
+                return
+            changed = set_status_condition(
+                obj, CONDITION_SCHEDULED, v.status, v.reason, v.message, client.clock.now_dt(), obj.metadata.generation
+            )
+            if not changed:
+                return
+            try:
+                await client.update_status(obj)
+                self.condition_writes += 1
+                return
+            except Conflict:
+                continue
+            except NotFound:
+                return
+            except ApiError as exc:
+                log.debug("condition on %s not written: %s", ref, exc)
+                return
+
+    # --- introspection (phalanx explain) ------------------------------------------------
+
+    def explain(self, gid: GangId) -> dict[str, Any] | None:
+        """The gang's verdict and counts, as `phalanx explain` shows them."""
+        st = self.runtime.cache.get(gid)
+        if st is None:
+            return None
+        v = verdict(st, self.runtime.manager)
+        spec = st.spec
+        out: dict[str, Any] = {
+            "gang": gid,
+            "object": str(spec.object_ref) if spec is not None and spec.object_ref else None,
+            "minMember": spec.min_member if spec is not None else None,
+            "created": st.created,
+            "placed": st.placed,
+            "bound": len(st.bound),
+            "waiting": len(st.waiting),
+            "resets": st.resets,
+            "timeouts": st.timeouts,
+            "mode": spec.mode.value if spec is not None else None,
+            "representative": self.runtime.manager.representative(gid),
+        }
+        if v is not None:
+            out.update(status=v.status, reason=v.reason, message=v.message)
+        if st.last_failure is not None and st.last_failure.diagnosis is not None:
+            out["lastFailure"] = {"pod": st.last_failure.pod, "diagnosis": st.last_failure.diagnosis}
+        if spec is not None and spec.warnings:
+            out["warnings"] = list(spec.warnings)
+        return out

@@ -1,0 +1,110 @@
+"""Coscheduling on the real scheduler: all-or-nothing, holding incomplete gangs, timeouts,
+status conditions and events."""
+
+from __future__ import annotations
+
+from phalanx.api import labels
+from phalanx.api.core import Event
+from phalanx.api.podgang import PodGang
+from phalanx.api.scheduling import CoschedulingPodGroup
+from phalanx.cluster.clock import VIRTUAL_EPOCH, wait_for_condition
+from phalanx.cluster.memory import MemoryCluster
+from phalanx.scheduler import Scheduler
+from phalanx.scheduler.gang_status import CONDITION_SCHEDULED
+
+from ..gang.builders import bound_by_gang, members, podgang
+from ..helpers import bound_nodes, node, pod, run_scheduler
+
+
+async def _condition(client: MemoryCluster, name: str, ns: str = "default"):
+    pg = await client.get(PodGang, name, ns)
+    return pg.condition(CONDITION_SCHEDULED)
+
+
+async def _events(client: MemoryCluster, reason: str) -> list[Event]:
+    return [e for e in (await client.list(Event, "default")).items if e.reason == reason]
+
+
+def test_gang_that_fits_is_bound_whole() -> None:
+    async def body(client: MemoryCluster, sched: Scheduler):
+        assert await sched.wait_idle(timeout=60)
+        bound = await bound_by_gang(client)
+        cond = await _condition(client, "g")
+        return bound, cond
+
+    bound, cond = run_scheduler(
+        body,
+        nodes=[node("n1", gpu=2), node("n2", gpu=2)],
+        pods=[podgang("g", {"w": 4}), *members("g", "w", 4, gpu=1)],
+    )
+    assert sorted(bound["g"]) == ["n1", "n1", "n2", "n2"]
+    assert cond is not None and cond.status == "True" and cond.reason == "Scheduled"
+
+
+def test_gang_that_does_not_fit_binds_nothing_and_says_why() -> None:
+    async def body(client: MemoryCluster, sched: Scheduler):
+        assert await sched.wait_idle(timeout=120)
+        return await bound_by_gang(client), await _condition(client, "g"), await _events(client, "GangUnschedulable")
+
+    bound, cond, events = run_scheduler(
+        body,
+        nodes=[node("n1", gpu=2), node("n2", gpu=1)],
+        pods=[podgang("g", {"w": 4}), *members("g", "w", 4, gpu=1)],
+    )
+    assert bound["g"] == [None] * 4
+    assert cond is not None and cond.status == "False" and cond.reason == "Unschedulable"
+    assert "0/2 nodes are available" in cond.message and "Insufficient nvidia.com/gpu" in cond.message
+    # The members that never ran a cycle (gated behind the representative) carry it too.
+    assert events and all("Insufficient nvidia.com/gpu" in e.message for e in events)
+
+
+def test_incomplete_gang_is_held_with_condition_and_events_then_scheduled() -> None:
+    async def body(client: MemoryCluster, sched: Scheduler):
+        assert await sched.wait_idle(timeout=60)
+        held = await bound_by_gang(client)
+        cond = await _condition(client, "g")
+        events = await _events(client, "GangIncomplete")
+        for p in members("g", "w", 4, gpu=1)[3:]:
+            await client.create(p)
+        assert await sched.wait_idle(timeout=60)
+        return held, cond, events, await bound_by_gang(client), await _condition(client, "g")
+
+    held, cond, events, bound, cond2 = run_scheduler(
+        body,
+        nodes=[node("n1", gpu=4)],
+        pods=[podgang("g", {"w": 4}), *members("g", "w", 4, gpu=1)[:3]],
+    )
+    assert held["g"] == [None] * 3
+    assert cond is not None and cond.status == "False" and cond.reason == "GangIncomplete"
+    assert "3/4 members created" in cond.message and "waiting for 1 more" in cond.message
+    assert len(events) == 3 and all(e.type == "Warning" and "3/4 members created" in e.message for e in events)
+    assert bound["g"] == ["n1"] * 4
+    assert cond2 is not None and cond2.status == "True"
+
+
+def test_schedule_timeout_releases_the_gang_and_records_why() -> None:
+    """A NonStrict gang keeps its assumed members when one fails, so it waits at Permit until
+    the schedule timeout releases every reservation; the PodGroup says why."""
+    pg = CoschedulingPodGroup.model_validate(
+        {
+            "metadata": {"name": "g", "namespace": "default", "annotations": {labels.ANNOTATION_KOORD_GANG_MODE: "NonStrict"}},
+            "spec": {"minMember": 3, "scheduleTimeoutSeconds": 30},
+        }
+    )
+    pods = [pod(f"m-{i}", gpu=1, scheduler=labels.SCHEDULER_KOORDINATOR, labels={labels.LABEL_POD_GROUP: "g"}) for i in range(3)]
+
+    async def body(client: MemoryCluster, sched: Scheduler):
+        async def timed_out() -> bool:
+            c = (await client.get(CoschedulingPodGroup, "g", "default")).status.conditions
+            return any(x.type == CONDITION_SCHEDULED and x.reason == "GangScheduleTimeout" for x in c)
+
+        assert await wait_for_condition(timed_out, timeout=120)
+        cond = next(c for c in (await client.get(CoschedulingPodGroup, "g", "default")).status.conditions if c.type == CONDITION_SCHEDULED)
+        waited = sched.client.clock.now() - VIRTUAL_EPOCH
+        return await bound_nodes(client), cond, waited, await _events(client, "GangScheduleTimeout")
+
+    bound, cond, waited, events = run_scheduler(body, nodes=[node("n1", gpu=2)], pods=[pg, *pods])
+    assert set(bound.values()) == {None}
+    assert cond.status == "False" and "2/3 placed" in cond.message
+    assert waited >= 30
+    assert events and all("schedule timeout" in e.message for e in events)
