@@ -60,6 +60,10 @@ class SchedulerHandle:
         if wp is None or wp.done:
             return False
         wp.reject(plugin, message)
+        # Release the reservation now, not when the pod's binding task next runs: a gang's
+        # BeforePostFilter rejects its waiting members so that PostFilter (preemption) sees
+        # the room they held. The binding task's own forget later is a no-op.
+        self._s.cache.forget(wp.info.key)
         return True
 
     def activate(self, pods: Iterable[PodInfo | Pod | str]) -> None:
