@@ -77,12 +77,17 @@ def validate_podcliqueset(pcs: PodCliqueSet, old: PodCliqueSet | None = None) ->
         _check_clique(pcs, i, c, clique_names, errs)
     _check_startup(pcs, clique_names, errs)
     _check_groups(pcs, clique_names, errs)
-    if t.termination_delay is not None:
+    delays = [(f"{_T}.terminationDelay", t.termination_delay)] + [
+        (f"{_T}.podCliqueScalingGroups[{i}].terminationDelay", g.termination_delay)
+        for i, g in enumerate(t.pod_clique_scaling_groups or ())]
+    for field, delay in delays:
+        if delay is None:
+            continue
         try:
-            if parse_duration(t.termination_delay) <= 0:
-                errs.append((f"{_T}.terminationDelay", "must be a positive duration"))
+            if parse_duration(delay) <= 0:
+                errs.append((field, f"must be a positive duration, got {delay!r}"))
         except ValueError as err:
-            errs.append((f"{_T}.terminationDelay", str(err)))
+            errs.append((field, str(err)))
     if old is not None:
         _check_immutable(pcs, old, errs)
     return errs

@@ -86,6 +86,8 @@ class PodCliqueSetController:
         by_pcs = map_from_label(L.LABEL_PART_OF)
         for inf in (ctx.cliques, ctx.pcsgs, ctx.gangs):
             c.watch(inf, by_pcs, predicate=_child_changed)
+        if ctx.topologies is not None:  # topology keys come from the ClusterTopology
+            c.watch(ctx.topologies, lambda _: ctx.pcs.keys())
 
     async def reconcile(self, key: str) -> Result | None:
         ctx = self.ctx

@@ -76,6 +76,12 @@ def test_validation_messages(pcs: PodCliqueSet, field: str, words: str) -> None:
     assert words in errs[field], errs[field]
 
 
+def test_scaling_group_termination_delay() -> None:
+    pcs = make_pcs("x", [("a", 1)], groups=[("g", ["a"], 1, 1)])
+    pcs.spec.template.pod_clique_scaling_groups[0].termination_delay = "0s"
+    assert "positive" in errors(pcs)["spec.template.podCliqueScalingGroups[0].terminationDelay"]
+
+
 def test_negative_replicas() -> None:
     pcs = make_pcs("x", [("a", 1)])
     pcs.spec.replicas = -1  # models do not validate on assignment; a webhook may see this
