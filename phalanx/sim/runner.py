@@ -141,8 +141,9 @@ class Simulation:
             try:
                 await client.create(obj.copy_deep())
             except Invalid as e:
-                where = f" ({e.field})" if getattr(e, "field", "") else ""
-                raise RunFailed(f"{obj.kind} {obj.name} was rejected{where}: {e.message}") from None
+                # The API's message already names the object and the field.
+                raise RunFailed(f"admission rejected {obj.kind} {obj.name}: "
+                                f"{e.message}") from None
             except ApiError as e:
                 raise RunFailed(f"could not create {obj.kind} {obj.name}: {e.message}") from None
 
@@ -277,11 +278,14 @@ def _fill_priorities(record: RunRecord) -> None:
 async def _dump_objects(client: MemoryCluster) -> dict[str, list[dict[str, Any]]]:
     """Every stored object but Events (recorded separately) and Leases, by kind."""
     out: dict[str, list[dict[str, Any]]] = {}
-    for kind in client.kinds():
-        if kind in (Event, Lease):
-            continue
+    kinds = [k for k in client.kinds() if k not in (Event, Lease)]
+    names = [k.KIND for k in kinds]
+    for kind in kinds:
         items = (await client.list(kind)).items
         if items:
-            out[kind.KIND] = [o.to_dict() for o in sorted(items, key=lambda o: o.key)]
+            # Several schedulers call their kind "PodGroup": qualify those by API group.
+            label = (kind.KIND if names.count(kind.KIND) == 1
+                     else f"{kind.KIND}.{kind.API_VERSION.rpartition('/')[0]}")
+            out[label] = [o.to_dict() for o in sorted(items, key=lambda o: o.key)]
     return out
 
