@@ -11,6 +11,9 @@ What counts as a request:
 - `HierarchicalSubGroups`: a pack constraint on a scaling group, which constrains a strict
   subset of a PodGang's groups (one scaling-group replica) and so needs nested sub-groups.
 - `Queues`: a queue label (`kai.scheduler/queue`, `volcano.sh/queue-name`) on the PodCliqueSet.
+  Best-effort too: a queue orders and accounts gangs, but a scheduler without queues still
+  places the gang exactly as specified (and a label left over from another scheduler should
+  not block a migration).
 Gang scheduling itself is not flagged: Grove's default (default-scheduler without the
 Workload API) schedules pods one by one, and GREP-375 keeps that a valid configuration.
 """
@@ -92,7 +95,11 @@ def requested_features(pcs: PodCliqueSet) -> list[FeatureUse]:
     for key in QUEUE_LABELS:
         value = pcs.metadata.labels.get(key)
         if value:
-            uses.append(FeatureUse(Capability.QUEUES, f"metadata.labels[{key}]", f"queue {value!r}"))
+            uses.append(
+                FeatureUse(
+                    Capability.QUEUES, f"metadata.labels[{key}]", f"queue {value!r}", best_effort=True
+                )
+            )
     return uses
 
 

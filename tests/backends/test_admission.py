@@ -132,3 +132,11 @@ def test_volcano_cannot_pack_onto_one_host() -> None:
     check = check_podcliqueset(pcs, None, _registry(("volcano", None)))
     assert [e.field for e in check.errors] == ["spec.template.topologyConstraint"]
     assert "HyperNode" in check.errors[0].message
+
+
+def test_a_queue_label_is_reported_not_rejected_on_a_scheduler_without_queues() -> None:
+    check = check_podcliqueset(s.pcs(queue="team-a"), None, _registry())  # reject policy
+    assert check.allowed
+    assert [(i.field, i.feature, i.best_effort) for i in check.ignored] == [
+        ("metadata.labels[kai.scheduler/queue]", Capability.QUEUES, True)
+    ]
