@@ -1,0 +1,74 @@
+"""`phalanx operator` and `phalanx scheduler`: the long-running services on a real cluster."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+import typer
+
+from phalanx.cli.app import app
+from phalanx.cli.errors import UserError
+
+KUBECONFIG_HELP = ("kubeconfig file; without it: the in-cluster service account in a pod, "
+                   "else $KUBECONFIG or ~/.kube/config")
+
+
+def _run(coro: object) -> None:
+    from phalanx.cluster.kube import KubeConfigError
+
+    try:
+        code = asyncio.run(coro)  # type: ignore[arg-type]
+    except KubeConfigError as e:
+        raise UserError(str(e)) from None
+    if code:
+        sys.exit(code)
+
+
+@app.command("operator")
+def operator(
+    kubeconfig: str = typer.Option(None, "--kubeconfig", help=KUBECONFIG_HELP),
+    context: str = typer.Option(None, "--context", help="kubeconfig context to use."),
+    config: str = typer.Option(None, "--config", "-c", metavar="FILE",
+                               help="OperatorConfiguration file (defaults when omitted)."),
+    namespace: str = typer.Option(None, "--namespace", "-n",
+                                  help="Namespace of the leader-election Lease and webhook "
+                                  "certificate Secret (default: the pod's own)."),
+    webhook: bool = typer.Option(True, "--webhook/--no-webhook",
+                                 help="Serve PodCliqueSet admission over HTTPS."),
+    leader_elect: bool = typer.Option(None, "--leader-elect/--no-leader-elect",
+                                      help="Override leaderElection.enabled of the config."),
+) -> None:
+    """Run the Grove operator against a Kubernetes API server until SIGTERM.
+
+    Every replica serves /healthz, /readyz, /metrics and the admission webhook; the replica
+    holding the Lease runs the controllers. Exits 1 if it loses the Lease."""
+    from phalanx.services.operator import OperatorServiceOptions, run_operator_service
+
+    _run(run_operator_service(OperatorServiceOptions(
+        kubeconfig=kubeconfig, context=context, config=config, namespace=namespace,
+        webhook=webhook, leader_elect=leader_elect)))
+
+
+@app.command("scheduler")
+def scheduler(
+    kubeconfig: str = typer.Option(None, "--kubeconfig", help=KUBECONFIG_HELP),
+    context: str = typer.Option(None, "--context", help="kubeconfig context to use."),
+    scheduler_name: list[str] = typer.Option(
+        ["phalanx-scheduler"], "--scheduler-name",
+        help="schedulerName to serve (repeatable); other pods are left to their scheduler."),
+    leader_elect: bool = typer.Option(True, "--leader-elect/--no-leader-elect",
+                                      help="Elect one active replica through a Lease."),
+    lease_namespace: str = typer.Option(None, "--lease-namespace",
+                                        help="Namespace of the Lease (default: the pod's own)."),
+    probe_port: int = typer.Option(9444, help="Port of /healthz and /readyz."),
+    metrics_port: int = typer.Option(9445, help="Port of /metrics."),
+    log_format: str = typer.Option("text", help="text or json."),
+) -> None:
+    """Run the Phalanx gang scheduler against a Kubernetes API server until SIGTERM."""
+    from phalanx.services.scheduler import SchedulerServiceOptions, run_scheduler_service
+
+    _run(run_scheduler_service(SchedulerServiceOptions(
+        kubeconfig=kubeconfig, context=context, scheduler_names=list(scheduler_name),
+        leader_elect=leader_elect, lease_namespace=lease_namespace, probe_port=probe_port,
+        metrics_port=metrics_port, log_format=log_format)))

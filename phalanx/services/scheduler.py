@@ -1,0 +1,145 @@
+"""`phalanx scheduler`: the gang scheduler as a long-running service on a real cluster.
+
+By default it serves only pods with `schedulerName: phalanx-scheduler`, next to
+kube-scheduler (and KAI, Volcano, ... if installed), as a second scheduler does. Replicas
+elect a leader through a Lease: only the leader schedules.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from .leader import LeaseTiming
+from .metrics import PhalanxMetrics
+from .runtime import (
+    connect, install_signal_handlers, own_namespace, readiness_checks, run_with_leadership,
+    setup_logging,
+)
+from .server import Probes, ServiceServer
+
+log = logging.getLogger("phalanx.scheduler.service")
+
+LEASE = "phalanx-scheduler-leader-election"
+
+
+@dataclass
+class SchedulerServiceOptions:
+    kubeconfig: str | None = None
+    context: str | None = None
+    scheduler_names: list[str] = field(default_factory=lambda: ["phalanx-scheduler"])
+    leader_elect: bool = True
+    lease_namespace: str | None = None
+    probe_port: int = 9444
+    metrics_port: int = 9445
+    bind_address: str = "0.0.0.0"
+    qps: float = 100.0
+    burst: int = 150
+    log_level: str = "info"
+    log_format: str = "text"
+
+
+def instrument(scheduler: Any, metrics: PhalanxMetrics) -> None:
+    """Count and time every scheduling cycle by profile and result.
+
+    The scheduler's cycle is synchronous (`schedule_one`); its counters tell whether it
+    ended scheduled (a node was assumed; binding follows asynchronously) or failed.
+    """
+    inner = scheduler.schedule_one
+
+    def schedule_one(qpi: Any) -> Any:
+        failures = scheduler.failures
+        started = time.perf_counter()
+        try:
+            return inner(qpi)
+        except Exception:
+            result = "error"
+            raise
+        else:
+            result = "unschedulable" if scheduler.failures > failures else "scheduled"
+        finally:
+            seconds = time.perf_counter() - started
+            profile = getattr(getattr(qpi, "info", None), "scheduler_name", "") or ""
+            metrics.scheduling_attempts.labels(profile, result).inc()
+            metrics.scheduling_seconds.labels(profile, result).observe(seconds)
+
+    scheduler.schedule_one = schedule_one
+    metrics.add_sampler("phalanx_scheduler_pending_pods", "Pods in the scheduling queue.",
+                        (), lambda: [({}, float(_queue_len(scheduler)))])
+
+
+def _queue_len(scheduler: Any) -> int:
+    queue = getattr(scheduler, "queue", None)
+    try:
+        return len(queue)  # type: ignore[arg-type]
+    except TypeError:
+        return 0
+
+
+def observe_gang_waits(scheduler: Any, metrics: PhalanxMetrics) -> None:
+    """Gang wait time: a PodGang's creation until its Scheduled condition turns True."""
+    from phalanx.api.base import get_condition
+    from phalanx.api.podgang import PODGANG_SCHEDULED, PodGang
+
+    seen: set[str] = set()
+
+    def check(gang: PodGang) -> None:
+        if gang.metadata.uid in seen:
+            return
+        cond = get_condition(gang.status.conditions, PODGANG_SCHEDULED)
+        created = gang.metadata.creation_timestamp
+        if cond is None or cond.status != "True" or not cond.last_transition_time or not created:
+            return
+        seen.add(gang.metadata.uid or "")
+        label = gang.metadata.labels.get("grove.io/scheduler-name", "")
+        wait = (cond.last_transition_time - created).total_seconds()
+        metrics.gang_wait_seconds.labels(label).observe(max(wait, 0.0))
+
+    informer = scheduler.informers.informer(PodGang)
+    informer.add_handler(on_add=check, on_update=lambda old, new: check(new),
+                         on_delete=lambda gang: seen.discard(gang.metadata.uid or ""))
+
+
+async def run_scheduler_service(
+    opts: SchedulerServiceOptions, stop: asyncio.Event | None = None
+) -> int:
+    """Run until `stop` is set (or SIGTERM/SIGINT); returns the exit code."""
+    from phalanx.scheduler import Scheduler
+    from phalanx.scheduler.framework.config import default_configuration
+
+    setup_logging(opts.log_level, opts.log_format)
+    client = await connect(opts.kubeconfig, opts.context, field_manager="phalanx-scheduler",
+                           qps=opts.qps, burst=opts.burst)
+    namespace = opts.lease_namespace or own_namespace(client.default_namespace)
+    stop = stop or asyncio.Event()
+    install_signal_handlers(stop)
+    metrics, probes = PhalanxMetrics(), Probes()
+    readiness_checks(probes, client)
+    server = ServiceServer(probes=probes, registry=metrics.registry, host=opts.bind_address,
+                           http_port=opts.probe_port, metrics_port=opts.metrics_port)
+    try:
+        await server.start()
+
+        async def lead() -> None:
+            scheduler = Scheduler(client, default_configuration(tuple(opts.scheduler_names)))
+            instrument(scheduler, metrics)
+            with contextlib.suppress(Exception):
+                observe_gang_waits(scheduler, metrics)
+            await scheduler.start()
+            log.info("scheduling pods of %s", ", ".join(opts.scheduler_names))
+            try:
+                await asyncio.Event().wait()
+            finally:
+                await scheduler.stop()
+
+        return await run_with_leadership(
+            client, enabled=opts.leader_elect, lease=LEASE, namespace=namespace,
+            timing=LeaseTiming(), metrics=metrics, stop=stop, lead=lead)
+    finally:
+        await server.stop()
+        with contextlib.suppress(Exception):
+            await client.close()
