@@ -43,12 +43,17 @@ class UnknownBackend(KeyError):
         )
 
 
-def _format_pydantic(err: ValidationError) -> str:
-    parts = []
-    for e in err.errors():
-        loc = ".".join(str(p) for p in e["loc"])
-        parts.append(f"{loc}: {e['msg']}" if loc else e["msg"])
-    return "; ".join(parts)
+def _config_error(where: str, err: ValidationError) -> BackendConfigError:
+    """The first offending key as the field (`...config.workloadAPIVersion`), others after."""
+    errors = err.errors()
+    first = errors[0]
+    loc = ".".join(str(p) for p in first["loc"])
+    message = first["msg"].removeprefix("Value error, ")
+    if len(errors) > 1:
+        message += f" (and {len(errors) - 1} more: " + "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in errors[1:]
+        ) + ")"
+    return BackendConfigError(f"{where}.config" + (f".{loc}" if loc else ""), message)
 
 
 class BackendRegistry:
@@ -93,7 +98,7 @@ class BackendRegistry:
             try:
                 config = spec.config_model.model_validate(raw or {})
             except ValidationError as e:
-                raise BackendConfigError(f"{where}.config", _format_pydantic(e)) from None
+                raise _config_error(where, e) from None
             backends[name] = spec.factory(config)
         if DEFAULT_SCHEDULER not in backends:
             # default-scheduler is always enabled, even when a config lists only others.

@@ -164,8 +164,8 @@ def test_unknown_workload_api_version_names_the_field() -> None:
             [("default-scheduler", {"gangScheduling": True, "workloadAPIVersion": "v2"})],
             "default-scheduler",
         )
-    assert err.value.field == "scheduler.profiles[0].config"
-    assert "workloadAPIVersion" in str(err.value)
+    assert err.value.field == "scheduler.profiles[0].config.workloadAPIVersion"
+    assert "unknown Workload API version 'v2'" in str(err.value)
     assert "scheduling.k8s.io/v1beta1" in str(err.value)  # says what is known
 
 

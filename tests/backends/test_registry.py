@@ -35,8 +35,8 @@ def test_bad_backend_config_names_the_key() -> None:
         BackendRegistry.from_profiles(
             [("default-scheduler", {"gangScheduling": True, "bogus": 1})], "default-scheduler"
         )
-    assert err.value.field == "scheduler.profiles[0].config"
-    assert "bogus" in str(err.value)
+    assert err.value.field == "scheduler.profiles[0].config.bogus"
+    assert "Extra inputs are not permitted" in str(err.value)
 
 
 def test_default_must_be_enabled() -> None:
