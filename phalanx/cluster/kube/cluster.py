@@ -26,7 +26,7 @@ from phalanx.cluster.client import (
 from phalanx.cluster.clock import Clock, RealClock
 
 from .config import ConnectionConfig, load_connection
-from .convert import BaseCache, decode, merge_patch, prune
+from .convert import BaseCache, decode, json_copy, merge_patch, prune
 from .paths import DEFAULT_NAMESPACE, collection_path, object_path, selector_string
 from .transport import Transport
 from .watch import KubeWatchStream, watch_events
@@ -106,8 +106,11 @@ class KubeCluster:
     def decode(self, kind: type[T], data: dict[str, Any]) -> T:
         """A model from server JSON; remembers the pruned form for later merge patches."""
         pruned = prune(kind, data)
-        self._bases.put(pruned)
-        return kind.model_validate(pruned)
+        obj = kind.model_validate(pruned)
+        # The model may share opaque dicts with `pruned`; cache a private copy so a caller
+        # mutating the model cannot change the base its next merge patch is diffed against.
+        self._bases.put(json_copy(pruned))
+        return obj
 
     def _ns(self, kind: type[Resource], namespace: str | None) -> str | None:
         return (namespace or self.default_namespace) if kind.NAMESPACED else None

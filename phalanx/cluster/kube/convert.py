@@ -115,6 +115,15 @@ def decode(kind: type[T], data: dict[str, Any]) -> T:
     return kind.model_validate(prune(kind, data))
 
 
+def json_copy(value: Any) -> Any:
+    """A deep copy of JSON data (dicts, lists, scalars); faster than copy.deepcopy."""
+    if isinstance(value, dict):
+        return {k: json_copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_copy(v) for v in value]
+    return value
+
+
 def merge_patch(old: Any, new: Any) -> Any:
     """The RFC 7386 JSON merge patch that turns `old` into `new` (lists are replaced)."""
     if not isinstance(old, dict) or not isinstance(new, dict):

@@ -207,3 +207,19 @@ def test_missing_kind_names_the_crds() -> None:
         404, {"message": "the server could not find the requested resource"}, kind="PodGang"
     )
     assert isinstance(err, NotFound) and "CRDs" in str(err)
+
+
+def test_mutating_opaque_fields_is_seen_by_update() -> None:
+    from phalanx.services.kinds import ValidatingWebhookConfiguration
+
+    async def body(kube: KubeCluster, mem: MemoryCluster, facade: Facade) -> None:
+        facade.register(ValidatingWebhookConfiguration)
+        await mem.create(ValidatingWebhookConfiguration.model_validate(
+            {"metadata": {"name": "v"}, "webhooks": [{"name": "a", "clientConfig": {}}]}))
+        cfg = await kube.get(ValidatingWebhookConfiguration, "v")
+        cfg.webhooks[0]["clientConfig"]["caBundle"] = "Q0E="  # inside an opaque dict
+        await kube.update(cfg)
+        stored = await mem.get(ValidatingWebhookConfiguration, "v")
+        assert stored.webhooks[0]["clientConfig"] == {"caBundle": "Q0E="}
+
+    run(body)
