@@ -123,10 +123,17 @@ class SchedulingQueue:
                     bucket.pop(key, None)
 
     @staticmethod
-    def _index_keys(qpi: QueuedPodInfo) -> list[str]:
+    def _plugins_of(qpi: QueuedPodInfo) -> list[str]:
+        """The plugins whose events may help the pod ([_ANY_PLUGIN]: any event)."""
         if qpi.gated:
             return [qpi.gating_plugin or _ANY_PLUGIN]
         return sorted(qpi.unschedulable_plugins | qpi.pending_plugins) or [_ANY_PLUGIN]
+
+    @staticmethod
+    def _index_keys(qpi: QueuedPodInfo) -> list[str]:
+        """Pool buckets: one per (profile, plugin), so events scan only their own pods."""
+        profile = qpi.info.scheduler_name
+        return [f"{profile}\0{p}" for p in SchedulingQueue._plugins_of(qpi)]
 
     def _to_active(self, qpi: QueuedPodInfo) -> None:
         self._detach(qpi.key)
@@ -295,7 +302,7 @@ class SchedulingQueue:
             self._to_unschedulable(qpi)
 
     def activate(self, keys: Iterable[str]) -> int:
-        """Move pods to activeQ now (gated ones only if PreEnqueue admits them)."""
+        """Move pods to activeQ now, if PreEnqueue admits them (else they stay gated)."""
         moved = 0
         for key in keys:
             qpi = self._pods.get(key)
@@ -311,38 +318,39 @@ class SchedulingQueue:
         """Move pods that `event` may help (per their rejecting plugins' registrations)."""
         if not self._unsched_index:
             return 0
-        candidates: dict[str, None] = {}
         forced = event is EVENT_FORCE_ACTIVATE or event is EVENT_UNSCHEDULABLE_TIMEOUT
-        hints: dict[str, list[ClusterEventWithHint]] = {}
+        if forced:
+            keys = list(self._unsched_index)
+            moved = sum(1 for k in keys if self._move_if(k, None, old, new))
+            self.moves += moved
+            return moved
+        moved = 0
         for profile, regs in self._registrations.items():
             for plugin, evs in regs.items():
-                matching = [e for e in evs if e.event.matches(event)]
-                if matching or forced:
-                    hints[f"{profile}\0{plugin}"] = matching
-                    candidates.update(self._unsched_by_plugin.get(plugin, {}))
-        candidates.update(self._unsched_by_plugin.get(_ANY_PLUGIN, {}))
-        moved = 0
-        for key in list(candidates):
-            qpi = self._pods.get(key)
-            if qpi is None or self._where.get(key) != UNSCHEDULABLE:
-                continue
-            if forced or self._helps(qpi, hints, old, new):
-                moved += 1
-                self._requeue(qpi)
+                bucket = self._unsched_by_plugin.get(f"{profile}\0{plugin}")
+                if not bucket:
+                    continue
+                for reg in evs:
+                    if not reg.event.matches(event):
+                        continue
+                    targets = reg.targets(old, new) if reg.targets is not None else None
+                    pool = list(bucket) if targets is None else [k for k in targets if k in bucket]
+                    for key in pool:
+                        moved += self._move_if(key, reg, old, new)
+        for bucket_key in [k for k in self._unsched_by_plugin if k.endswith("\0")]:
+            for key in list(self._unsched_by_plugin[bucket_key]):  # rejected without a plugin
+                moved += self._move_if(key, None, old, new)
         self.moves += moved
         return moved
 
-    @staticmethod
-    def _helps(qpi: QueuedPodInfo, hints: dict[str, list[ClusterEventWithHint]], old: Any, new: Any) -> bool:
-        plugins = SchedulingQueue._index_keys(qpi)
-        if plugins == [_ANY_PLUGIN]:
-            return True
-        profile = qpi.info.scheduler_name
-        for plugin in plugins:
-            for reg in hints.get(f"{profile}\0{plugin}", ()):
-                if reg.hint is None or reg.hint(qpi.info, old, new) == QueueingHint.QUEUE:
-                    return True
-        return False
+    def _move_if(self, key: str, reg: ClusterEventWithHint | None, old: Any, new: Any) -> bool:
+        qpi = self._pods.get(key)
+        if qpi is None or self._where.get(key) != UNSCHEDULABLE:
+            return False
+        if reg is not None and reg.hint is not None and reg.hint(qpi.info, old, new) != QueueingHint.QUEUE:
+            return False
+        self._requeue(qpi)
+        return True
 
     def close(self) -> None:
         self._closed = True

@@ -88,7 +88,13 @@ class RecB(_Recorder):
 def _profile() -> SchedulerProfile:
     return SchedulerProfile(
         scheduler_name="phalanx-scheduler",
-        plugins=Plugins(multi_point=PluginSet(enabled=[PluginRef(name="TestRecA"), PluginRef(name="TestRecB")])),
+        plugins=Plugins(
+            multi_point=PluginSet(enabled=[PluginRef(name="TestRecA"), PluginRef(name="TestRecB")]),
+            # Only the recorders at PostFilter: the default preemption plugin would stop the chain.
+            post_filter=PluginSet(
+                enabled=[PluginRef(name="TestRecA"), PluginRef(name="TestRecB")], disabled=[PluginRef(name="*")]
+            ),
+        ),
     )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from enum import IntEnum, IntFlag
 from typing import TYPE_CHECKING, Any
@@ -208,10 +208,23 @@ class QueueingHint(IntEnum):
 QueueingHintFn = Callable[[PodInfo, Any, Any], QueueingHint]
 
 
+# targets(old, new) -> keys of the pods the event can concern, or None for "any pod".
+EventTargetsFn = Callable[[Any, Any], "Iterable[str] | None"]
+
+
 @dataclass(frozen=True, slots=True)
 class ClusterEventWithHint:
+    """A registration: `event` may help pods this plugin rejected or gated.
+
+    `hint` decides per pod (None: always QUEUE). `targets`, when set, names the only pods the
+    event can concern (e.g. the members of the gang a created pod belongs to), so the queue
+    looks at those instead of every pod the plugin rejected: use it for high-volume events
+    such as pod ADD, where a scan per event would cost O(pending pods).
+    """
+
     event: ClusterEvent
-    hint: QueueingHintFn | None = None  # None: always QUEUE
+    hint: QueueingHintFn | None = None
+    targets: EventTargetsFn | None = None
 
 
 # Events every plugin-less failure (Error, unknown) reacts to.
