@@ -12,13 +12,6 @@ from phalanx.cluster.client import Client
 from phalanx.cluster.memory import MemoryCluster
 
 
-# Contract tests that observe in-process timing (what a background controller has done
-# between two calls) rather than API semantics; over HTTP the controller can be faster.
-_IN_PROCESS_TIMING = {
-    "test_background_deletion_collects_dependents_after_the_owner",
-}
-
-
 @pytest.fixture(params=["memory", "kube-facade"])
 def client_factory(request: pytest.FixtureRequest) -> Callable[[], Client]:
     """`kube-facade`: KubeCluster over HTTP to a Kubernetes REST facade of a MemoryCluster
@@ -26,8 +19,6 @@ def client_factory(request: pytest.FixtureRequest) -> Callable[[], Client]:
     wire code; tests/cluster/kube/test_envtest.py runs against a real kube-apiserver."""
     if request.param == "memory":
         return MemoryCluster
-    if request.node.originalname in _IN_PROCESS_TIMING:
-        pytest.skip("observes in-process GC timing, not API semantics")
     from tests.cluster.kube.facade import facade_client
 
     return facade_client

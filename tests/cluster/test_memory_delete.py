@@ -8,6 +8,7 @@ from phalanx.cluster.clock import run_virtual, settle
 from phalanx.cluster.memory import MemoryCluster
 
 from .kinds import Gadget, Widget, widget
+from .util import eventually
 
 
 async def names(c, kind=Widget):
@@ -76,12 +77,24 @@ def test_background_deletion_collects_dependents_after_the_owner(client_factory)
         await dependent(c, "d2", owner, finalizers=["example.com/keep"])
         grandchild_owner = await dependent(c, "d3", owner)
         await dependent(c, "d3-child", grandchild_owner)
+        deletions = c.watch(Widget, resource_version=(await c.list(Widget)).resource_version)
         await c.delete(Widget, "owner")
-        assert await names(c) == ["d1", "d2", "d3", "d3-child"]  # owner gone first
-        await settle()
-        assert await names(c) == ["d2"]  # dependents with finalizers are only marked
+
+        async def collected():
+            return await names(c) == ["d2"]  # dependents with finalizers are only marked
+
+        await eventually(collected)
         d2 = await c.get(Widget, "d2")
         assert d2.metadata.deletion_timestamp is not None
+        order = []
+        async for ev in deletions:
+            if ev.type == "DELETED":
+                order.append(ev.object.name)
+            if len(order) == 4:
+                break
+        assert order[0] == "owner"  # the owner goes first, its dependents after
+        assert order.index("d3") < order.index("d3-child")
+        assert sorted(order) == ["d1", "d3", "d3-child", "owner"]
     run_virtual(main)
 
 

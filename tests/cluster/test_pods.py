@@ -1,0 +1,102 @@
+"""Pod rules: scheduling gates, spec immutability, the binding subresource."""
+
+import pytest
+
+from phalanx.cluster.client import Conflict, Invalid, NotFound
+from phalanx.cluster.clock import run_virtual
+
+from .kinds import REAL_CORE, Pod, make_pod
+
+
+def test_uses_the_real_pod_when_available():
+    if REAL_CORE:
+        assert Pod.__module__.startswith("phalanx.api")
+
+
+def test_gates_may_be_removed_but_not_added(client_factory):
+    async def main():
+        c = client_factory()
+        p = await c.create(make_pod("p", gates=("a.io/one", "b.io/two")))
+        p.spec.scheduling_gates = [g for g in p.spec.scheduling_gates if g.name == "b.io/two"]
+        p = await c.update(p)
+        assert [g.name for g in p.spec.scheduling_gates] == ["b.io/two"]
+        added = p.spec.scheduling_gates + [type(p.spec.scheduling_gates[0])(name="c.io/new")]
+        p.spec.scheduling_gates = added
+        with pytest.raises(Invalid) as err:
+            await c.update(p)
+        assert err.value.field == "spec.schedulingGates"
+        ungated = await c.create(make_pod("q"))
+        with pytest.raises(Invalid):
+            await c.patch(Pod, ungated.name, {"spec": {"schedulingGates": [{"name": "x.io/y"}]}})
+        p = await c.patch(Pod, "p", {"spec": {"schedulingGates": None}})
+        assert p.spec.scheduling_gates == []
+    run_virtual(main)
+
+
+def test_pod_spec_is_immutable_except_allowed_fields(client_factory):
+    async def main():
+        c = client_factory()
+        p = await c.create(make_pod("p", gates=("g.io/x",)))
+        # While gated: nodeSelector additions are allowed.
+        p = await c.patch(Pod, "p", {"spec": {"nodeSelector": {"zone": "a"}}})
+        p = await c.patch(Pod, "p", {"spec": {"nodeSelector": {"rack": "r1"}}})
+        assert p.spec.node_selector == {"zone": "a", "rack": "r1"}
+        with pytest.raises(Invalid) as err:
+            await c.patch(Pod, "p", {"spec": {"nodeSelector": {"zone": "b"}}})
+        assert err.value.field == "spec.nodeSelector"
+        # Always: container images.
+        p = await c.patch(Pod, "p", {"spec": {"containers": [{"name": "main", "image": "v2"}]}})
+        assert p.spec.containers[0].image == "v2"
+        with pytest.raises(Invalid) as err:
+            await c.patch(Pod, "p", {"spec": {"containers": [{"name": "other", "image": "v2"}]}})
+        assert err.value.field == "spec.containers"
+        with pytest.raises(Invalid) as err:
+            await c.patch(Pod, "p", {"spec": {"priority": 5}})
+        assert err.value.field == "spec.priority"
+        with pytest.raises(Invalid) as err:
+            await c.patch(Pod, "p", {"spec": {"nodeName": "n1"}})
+        assert err.value.field == "spec.nodeName"
+        # Once ungated, nodeSelector is frozen.
+        p = await c.patch(Pod, "p", {"spec": {"schedulingGates": []}})
+        with pytest.raises(Invalid):
+            await c.patch(Pod, "p", {"spec": {"nodeSelector": {"more": "x"}}})
+    run_virtual(main)
+
+
+def test_create_with_gates_and_node_name_is_invalid(client_factory):
+    async def main():
+        c = client_factory()
+        with pytest.raises(Invalid) as err:
+            await c.create(make_pod("p", gates=("g.io/x",), node="n1"))
+        assert err.value.field == "spec.nodeName"
+    run_virtual(main)
+
+
+def test_bind(client_factory):
+    async def main():
+        c = client_factory()
+        await c.create(make_pod("p"))
+        await c.bind("p", "default", "node-1")
+        p = await c.get(Pod, "p")
+        assert p.spec.node_name == "node-1"
+        scheduled = [x for x in p.status.conditions if x.type == "PodScheduled"]
+        assert [x.status for x in scheduled] == ["True"]
+        with pytest.raises(Conflict):
+            await c.bind("p", "default", "node-2")
+        with pytest.raises(NotFound):
+            await c.bind("missing", "default", "node-1")
+        await c.create(make_pod("gated", gates=("g.io/x",)))
+        with pytest.raises(Invalid) as err:
+            await c.bind("gated", "default", "node-1")
+        assert err.value.field == "spec.schedulingGates"
+    run_virtual(main)
+
+
+def test_pod_status_is_reset_on_create(client_factory):
+    async def main():
+        c = client_factory()
+        p = make_pod("p")
+        p.status.phase = "Running"
+        p = await c.create(p)
+        assert p.status.phase in (None, "Pending")
+    run_virtual(main)
