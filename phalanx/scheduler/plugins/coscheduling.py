@@ -88,7 +88,19 @@ class Coscheduling(Plugin):
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         # Pods this plugin rejected in PreFilter wait for their gang to change: a member
         # created or deleted. Gated pods are activated by the gang cache directly.
-        return [ClusterEventWithHint(ClusterEvent(POD, ActionType.ADD | ActionType.DELETE, "GangMemberChange"), self._same_gang)]
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(POD, ActionType.ADD | ActionType.DELETE, "GangMemberChange"),
+                self._same_gang,
+                targets=self._gang_members,  # only that gang's pods, not every pending pod
+            )
+        ]
+
+    def _gang_members(self, old: Any, new: Any) -> list[str]:
+        other = new if new is not None else old
+        ref = self.cache.resolve(other) if other is not None else None
+        st = self.cache.get(ref.gang_id) if ref is not None else None
+        return list(st.members) if st is not None else []
 
     def _same_gang(self, pod: PodInfo, old: Any, new: Any) -> Any:
         from phalanx.scheduler.framework.types import QueueingHint
