@@ -13,6 +13,11 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 
+def _is_empty(value: Any) -> bool:
+    """`exclude_if` for collections that default to empty (Go's omitempty)."""
+    return not value
+
+
 class KubeModel(BaseModel):
     """Base for every nested object: camelCase aliases, unknown fields rejected."""
 
@@ -29,8 +34,16 @@ class KubeModel(BaseModel):
         return self.model_dump(by_alias=True, exclude_none=True, mode="json")
 
     def copy_deep(self) -> Self:
-        """A private deep copy. Objects shared by caches and watches are read-only."""
-        return self.model_copy(deep=True)
+        """A private deep copy. Objects shared by caches and watches are read-only.
+
+        Serialise + re-validate, both in pydantic-core: about 3.5x faster than
+        `model_copy(deep=True)` (which deep-copies through Python) on a typical Pod, and
+        opaque dict fields come out as fresh containers too. Cached derived values
+        (e.g. PodSpec.total_requests) are recomputed on the copy when first asked for.
+        """
+        cls = type(self)
+        data = cls.__pydantic_serializer__.to_python(self, by_alias=True, exclude_none=True)
+        return cls.__pydantic_validator__.validate_python(data)  # type: ignore[no-any-return]
 
 
 class OwnerReference(KubeModel):
@@ -52,10 +65,11 @@ class ObjectMeta(KubeModel):
     creation_timestamp: datetime | None = None
     deletion_timestamp: datetime | None = None
     deletion_grace_period_seconds: int | None = None
-    labels: dict[str, str] = Field(default_factory=dict)
-    annotations: dict[str, str] = Field(default_factory=dict)
-    owner_references: list[OwnerReference] = Field(default_factory=list)
-    finalizers: list[str] = Field(default_factory=list)
+    # Empty collections are left out of dumps, as Kubernetes' omitempty does.
+    labels: dict[str, str] = Field(default_factory=dict, exclude_if=_is_empty)
+    annotations: dict[str, str] = Field(default_factory=dict, exclude_if=_is_empty)
+    owner_references: list[OwnerReference] = Field(default_factory=list, exclude_if=_is_empty)
+    finalizers: list[str] = Field(default_factory=list, exclude_if=_is_empty)
 
     def controller_ref(self) -> OwnerReference | None:
         for ref in self.owner_references:
@@ -109,6 +123,13 @@ class Resource(KubeModel):
             raise ValueError(f"kind {self.kind!r} does not match {cls.KIND}")
         return self
 
+    def to_dict(self) -> dict[str, Any]:
+        """The object as kubectl shows it; an empty status is left out."""
+        data = self.model_dump(by_alias=True, exclude_none=True, mode="json")
+        if "status" in data and not data["status"]:
+            del data["status"]
+        return data
+
     # Convenience accessors used everywhere.
     @property
     def name(self) -> str:
@@ -161,16 +182,22 @@ def set_condition(
     message: str = "",
     now: datetime | None = None,
     observed_generation: int | None = None,
+    *,
+    cls: type[Condition] | None = None,
 ) -> bool:
     """Set a condition in place; lastTransitionTime changes only when status changes.
 
     Returns True when anything changed, so callers can skip no-op status writes.
+    `cls` is the list's element type when it is a Condition subclass (PodCondition,
+    a scheduler's PodGroup condition); by default the type of the existing entries.
     """
     status_s = status if isinstance(status, str) else ("True" if status else "False")
     existing = get_condition(conditions, type_)
     if existing is None:
+        # A subclass-typed list must get the subclass, or dumping it warns.
+        factory = cls or (type(conditions[0]) if conditions else Condition)
         conditions.append(
-            Condition(
+            factory(
                 type=type_,
                 status=status_s,
                 reason=reason,
@@ -192,3 +219,46 @@ def set_condition(
         existing.observed_generation = observed_generation
         changed = True
     return changed
+
+
+def set_status_condition(
+    obj: Resource,
+    type_: str,
+    status: bool | str,
+    reason: str,
+    message: str = "",
+    now: datetime | None = None,
+    observed_generation: int | None = None,
+) -> bool:
+    """`set_condition` on `obj.status.conditions`, whatever condition type that list holds.
+
+    For code that handles several kinds alike (the gang status controller writes the same
+    condition on a PodGang, a Workload or any scheduler's PodGroup).
+    """
+    status_obj = obj.status  # type: ignore[attr-defined]
+    return set_condition(
+        status_obj.conditions,
+        type_,
+        status,
+        reason,
+        message,
+        now,
+        observed_generation,
+        cls=_condition_class(type(status_obj)),
+    )
+
+
+_CONDITION_CLASSES: dict[type, type[Condition]] = {}
+
+
+def _condition_class(status_cls: type) -> type[Condition]:
+    """The element type of `status_cls.conditions` (list[X] -> X), memoised per class."""
+    found = _CONDITION_CLASSES.get(status_cls)
+    if found is None:
+        found = Condition
+        field = getattr(status_cls, "model_fields", {}).get("conditions")
+        for arg in getattr(field.annotation, "__args__", ()) if field else ():
+            if isinstance(arg, type) and issubclass(arg, Condition):
+                found = arg
+        _CONDITION_CLASSES[status_cls] = found
+    return found

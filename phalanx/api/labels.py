@@ -6,11 +6,51 @@ an import error rather than a silent mismatch. Grouped by who defines the key.
 
 from __future__ import annotations
 
+# --- Kubernetes recommended labels (on everything a PodCliqueSet owns) ---------------------
+
+LABEL_APP_NAME = "app.kubernetes.io/name"
+LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
+LABEL_PART_OF = "app.kubernetes.io/part-of"  # value: the PodCliqueSet name
+LABEL_COMPONENT = "app.kubernetes.io/component"
+MANAGED_BY_VALUE = "grove-operator"
+
+# Values of LABEL_COMPONENT (Grove's).
+COMPONENT_PODGANG = "podgang"
+COMPONENT_PCS_PODCLIQUE = "pcs-podclique"  # a PodClique owned by the PodCliqueSet
+COMPONENT_PCSG_PODCLIQUE = "pcsg-podclique"  # a PodClique owned by a scaling group
+COMPONENT_PCSG = "pcs-podcliquescalinggroup"
+COMPONENT_HEADLESS_SERVICE = "pcs-headless-service"
+
 # --- Grove (grove.io) --------------------------------------------------------------------
+# Keys are Grove's real ones (operator/api/common), so tools written for Grove work.
 
 # Every Grove pod carries both, whatever the backend.
 LABEL_PODGANG = "grove.io/podgang"
 LABEL_PODCLIQUE = "grove.io/podclique"
+# On scaled PodGangs (scaling-group replicas at or above minAvailable): the base PodGang.
+LABEL_BASE_PODGANG = "grove.io/base-podgang"
+LABEL_PODCLIQUESET_REPLICA_INDEX = "grove.io/podcliqueset-replica-index"
+LABEL_PODCLIQUESET_GENERATION_HASH = "grove.io/podcliqueset-generation-hash"
+LABEL_PODCLIQUE_POD_INDEX = "grove.io/podclique-pod-index"
+LABEL_PODCLIQUESCALINGGROUP = "grove.io/podcliquescalinggroup"
+LABEL_PODCLIQUESCALINGGROUP_REPLICA_INDEX = "grove.io/podcliquescalinggroup-replica-index"
+LABEL_POD_TEMPLATE_HASH = "grove.io/pod-template-hash"
+# On a PodGang: the ClusterTopology a topology-aware scheduler should use.
+ANNOTATION_TOPOLOGY_NAME = "grove.io/topology-name"
+ANNOTATION_DISABLE_MANAGED_RESOURCE_PROTECTION = "grove.io/disable-managed-resource-protection"
+# Finalizers Grove's controllers put on their own objects.
+FINALIZER_PODCLIQUESET = "grove.io/podcliqueset.grove.io"
+FINALIZER_PODCLIQUE = "grove.io/podclique.grove.io"
+FINALIZER_PODCLIQUESCALINGGROUP = "grove.io/podcliquescalinggroup.grove.io"
+# Environment variables Grove injects into every container.
+ENV_PCS_NAME = "GROVE_PCS_NAME"
+ENV_PCS_INDEX = "GROVE_PCS_INDEX"
+ENV_PCLQ_NAME = "GROVE_PCLQ_NAME"
+ENV_PCLQ_POD_INDEX = "GROVE_PCLQ_POD_INDEX"
+ENV_HEADLESS_SERVICE = "GROVE_HEADLESS_SERVICE"
+ENV_PCSG_NAME = "GROVE_PCSG_NAME"
+ENV_PCSG_INDEX = "GROVE_PCSG_INDEX"
+ENV_PCSG_TEMPLATE_NUM_PODS = "GROVE_PCSG_TEMPLATE_NUM_PODS"
 # On a PodGang: the backend profile / schedulerName that owns it (resolved by the backend controller).
 LABEL_SCHEDULER_NAME = "grove.io/scheduler-name"
 # Scheduling gate Phalanx puts on every pod it creates; lifted once the PodGang is Initialized.
@@ -53,6 +93,8 @@ LABEL_VOLCANO_QUEUE = "volcano.sh/queue-name"
 
 # On a pod (label): the scheduler-plugins PodGroup it belongs to.
 LABEL_POD_GROUP = "pod-group.scheduling.sigs.k8s.io"
+# The same, under the newer scheduler-plugins group (scheduling.x-k8s.io).
+LABEL_POD_GROUP_X_K8S = "scheduling.x-k8s.io/pod-group"
 # Koordinator gang annotations on pods.
 ANNOTATION_KOORD_GANG_NAME = "gang.scheduling.koordinator.sh/name"
 ANNOTATION_KOORD_GANG_MIN_AVAILABLE = "gang.scheduling.koordinator.sh/min-available"

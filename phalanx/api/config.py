@@ -1,0 +1,276 @@
+"""OperatorConfiguration (operator.config.grove.io/v1alpha1): how the operator runs.
+
+Defaulting and validation follow GREP-375:
+- `default-scheduler` is always enabled (added when missing); empty profiles mean
+  `[default-scheduler]`; `defaultProfileName` defaults to `default-scheduler` and must name a
+  listed profile; profile names are unique and must be known backends;
+- `default-scheduler`'s config accepts only `gangScheduling` (bool) and `workloadAPIVersion`
+  (a string, checked by the kube backend). Other backends validate their own config.
+
+`load_operator_config(...)` does all three steps and raises one `ConfigError` naming every
+offending field, e.g. `scheduler.profiles[1].name: duplicate profile "kai-scheduler"`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field, ValidationError
+
+from .base import KubeModel, Resource
+from .duration import DURATION_PATTERN, parse_duration
+from .errors import FieldError, ManifestError, format_path, suggest
+
+DEFAULT_SCHEDULER = "default-scheduler"
+
+# Scheduler backend names a profile may use. The one list: the backends package extends it
+# with `register_scheduler_name` when it adds a backend.
+KNOWN_SCHEDULER_NAMES: list[str] = [
+    DEFAULT_SCHEDULER,
+    "kai-scheduler",
+    "volcano",
+    "koordinator",
+    "phalanx-scheduler",
+]
+
+# default-scheduler profile config keys (the kube backend validates workloadAPIVersion's value).
+DEFAULT_SCHEDULER_CONFIG_KEYS = ("gangScheduling", "workloadAPIVersion", "mismatchPolicy")
+
+
+def register_scheduler_name(name: str) -> None:
+    """Make `name` a valid profile name (idempotent)."""
+    if name not in KNOWN_SCHEDULER_NAMES:
+        KNOWN_SCHEDULER_NAMES.append(name)
+
+
+class ConfigError(ManifestError):
+    """An invalid OperatorConfiguration; `errors` lists every offending field."""
+
+
+class SchedulerProfile(KubeModel):
+    name: str = Field(min_length=1)
+    # Backend-specific options, validated by that backend.
+    config: dict[str, Any] | None = None
+
+
+class SchedulerConfiguration(KubeModel):
+    profiles: list[SchedulerProfile] = Field(default_factory=list)
+    default_profile_name: str | None = None
+
+    def profile(self, name: str) -> SchedulerProfile | None:
+        for p in self.profiles:
+            if p.name == name:
+                return p
+        return None
+
+    def profile_names(self) -> list[str]:
+        return [p.name for p in self.profiles]
+
+
+class ControllerConfiguration(KubeModel):
+    # Workers reconciling in parallel (distinct keys only, as in controller-runtime).
+    concurrent_syncs: int = Field(default=1, ge=1)
+
+
+def _workers(n: int) -> Any:
+    return Field(default_factory=lambda: ControllerConfiguration(concurrent_syncs=n))
+
+
+class ControllersConfiguration(KubeModel):
+    pod_clique_set: ControllerConfiguration = _workers(2)
+    pod_clique: ControllerConfiguration = _workers(4)
+    pod_clique_scaling_group: ControllerConfiguration = _workers(2)
+    # The backend controller (calls sync_podgang) and the gang status controller.
+    pod_gang: ControllerConfiguration = _workers(4)
+    gang_status: ControllerConfiguration = _workers(2)
+
+
+class LeaderElectionConfiguration(KubeModel):
+    enabled: bool = True
+    lease_duration: str = Field(default="15s", pattern=DURATION_PATTERN)
+    renew_deadline: str = Field(default="10s", pattern=DURATION_PATTERN)
+    retry_period: str = Field(default="2s", pattern=DURATION_PATTERN)
+    resource_lock: Literal["leases"] = "leases"
+    resource_name: str = "phalanx-operator-leader-election"
+    resource_namespace: str | None = None  # the operator's own namespace when unset
+
+
+class Server(KubeModel):
+    bind_address: str = ""
+    port: int = Field(ge=1, le=65535)
+
+
+class WebhookServer(Server):
+    port: int = Field(default=9443, ge=1, le=65535)
+    server_cert_dir: str = "/etc/phalanx-operator/webhook-certs"
+    secret_name: str = "phalanx-webhook-server-cert"
+    cert_provision_mode: Literal["auto", "manual"] = "auto"
+
+
+class ServerConfiguration(KubeModel):
+    webhooks: WebhookServer = Field(default_factory=WebhookServer)
+    health_probes: Server = Field(default_factory=lambda: Server(port=9444))
+    metrics: Server = Field(default_factory=lambda: Server(port=9445))
+
+
+class ClientConnectionConfiguration(KubeModel):
+    qps: float = Field(default=100.0, gt=0)
+    burst: int = Field(default=150, ge=1)
+
+
+class TopologyAwareSchedulingConfiguration(KubeModel):
+    enabled: bool = False
+
+
+class OperatorConfiguration(Resource):
+    """Read from a file at start-up (not an API object: it is not served by any server)."""
+
+    API_VERSION = "operator.config.grove.io/v1alpha1"
+    KIND = "OperatorConfiguration"
+    PLURAL = ""
+    NAMESPACED = False
+    SERVED: ClassVar[bool] = False
+
+    scheduler: SchedulerConfiguration = Field(default_factory=SchedulerConfiguration)
+    controllers: ControllersConfiguration = Field(default_factory=ControllersConfiguration)
+    leader_election: LeaderElectionConfiguration = Field(
+        default_factory=LeaderElectionConfiguration
+    )
+    server: ServerConfiguration = Field(default_factory=ServerConfiguration)
+    runtime_client_connection: ClientConnectionConfiguration = Field(
+        default_factory=ClientConnectionConfiguration
+    )
+    topology_aware_scheduling: TopologyAwareSchedulingConfiguration = Field(
+        default_factory=TopologyAwareSchedulingConfiguration
+    )
+    log_level: Literal["debug", "info", "warn", "error"] = "info"
+    log_format: Literal["json", "text"] = "json"
+
+    def to_dict(self) -> dict[str, Any]:
+        data = super().to_dict()
+        if not data.get("metadata"):
+            data.pop("metadata", None)
+        return data
+
+
+def default_operator_config(cfg: OperatorConfiguration) -> OperatorConfiguration:
+    """Apply the scheduler defaults in place (and return `cfg`)."""
+    sched = cfg.scheduler
+    if not any(p.name == DEFAULT_SCHEDULER for p in sched.profiles):
+        sched.profiles.append(SchedulerProfile(name=DEFAULT_SCHEDULER))
+    if not sched.default_profile_name:
+        sched.default_profile_name = DEFAULT_SCHEDULER
+    return cfg
+
+
+def validate_operator_config(cfg: OperatorConfiguration) -> list[FieldError]:
+    """Every problem in an (already defaulted) configuration; empty when valid."""
+    errors: list[FieldError] = []
+
+    def err(loc: list[str | int], message: str) -> None:
+        errors.append(FieldError(format_path(loc), message))
+
+    sched = cfg.scheduler
+    seen: set[str] = set()
+    for i, profile in enumerate(sched.profiles):
+        where: list[str | int] = ["scheduler", "profiles", i]
+        if profile.name not in KNOWN_SCHEDULER_NAMES:
+            hint = suggest(profile.name, KNOWN_SCHEDULER_NAMES)
+            err(
+                [*where, "name"],
+                f"unknown scheduler backend {_q(profile.name)}"
+                + (f"; did you mean {_q(hint)}?" if hint else "")
+                + f" (known: {', '.join(KNOWN_SCHEDULER_NAMES)})",
+            )
+        elif profile.name in seen:
+            err([*where, "name"], f"duplicate profile {_q(profile.name)}")
+        seen.add(profile.name)
+        if profile.name == DEFAULT_SCHEDULER:
+            _check_default_scheduler_config(profile.config or {}, [*where, "config"], err)
+    names = list(dict.fromkeys(sched.profile_names()))
+    if sched.default_profile_name not in names:
+        err(
+            ["scheduler", "defaultProfileName"],
+            f"{_q(sched.default_profile_name or '')} is not a listed profile "
+            f"(profiles: {', '.join(names)})",
+        )
+    le = cfg.leader_election
+    if le.enabled and parse_duration(le.renew_deadline) >= parse_duration(le.lease_duration):
+        err(
+            ["leaderElection", "renewDeadline"],
+            f"must be shorter than leaseDuration ({le.renew_deadline} >= {le.lease_duration})",
+        )
+    return errors
+
+
+def _check_default_scheduler_config(config: dict[str, Any], where: list[str | int], err: Any) -> None:
+    for key, value in config.items():
+        if key == "gangScheduling":
+            if not isinstance(value, bool):
+                err([*where, key], f"must be a boolean (true or false), got {value!r}")
+        elif key == "workloadAPIVersion":
+            if not isinstance(value, str):
+                err([*where, key], f"must be a string such as scheduling.k8s.io/v1alpha1, got {value!r}")
+        elif key == "mismatchPolicy":
+            if value not in ("reject", "pass-through"):
+                err([*where, key], f'must be "reject" or "pass-through", got {value!r}')
+        else:
+            hint = suggest(key, DEFAULT_SCHEDULER_CONFIG_KEYS)
+            err(
+                [*where, key],
+                "unknown field for default-scheduler"
+                + (f"; did you mean {_q(hint)}?" if hint else "")
+                + f" (allowed: {', '.join(DEFAULT_SCHEDULER_CONFIG_KEYS)})",
+            )
+
+
+def _q(name: str) -> str:
+    return f'"{name}"'
+
+
+def load_operator_config(
+    source: str | Path | dict[str, Any] | OperatorConfiguration | None = None,
+) -> OperatorConfiguration:
+    """Parse (a path, YAML text, a dict, or nothing for all defaults), default, validate.
+
+    Raises ConfigError listing every offending field.
+    """
+    label = None
+    if source is None:
+        cfg = OperatorConfiguration()
+    elif isinstance(source, OperatorConfiguration):
+        cfg = source.copy_deep()
+    elif isinstance(source, dict):
+        label = "OperatorConfiguration"
+        try:
+            cfg = OperatorConfiguration.model_validate(source)
+        except ValidationError as e:
+            from .loader import validation_error  # lazy: loader imports the registry
+
+            raise _as_config_error(validation_error(e, OperatorConfiguration, source)) from None
+    else:
+        from .loader import load_file, load_yaml
+
+        try:
+            objs = load_file(source) if isinstance(source, Path) else load_yaml(source)
+        except ManifestError as e:
+            raise _as_config_error(e) from None
+        configs = [o for o in objs if isinstance(o, OperatorConfiguration)]
+        label = str(source) if isinstance(source, Path) else None
+        if len(configs) != 1 or len(objs) != 1:
+            raise ConfigError(
+                f"expected exactly one OperatorConfiguration document, found {len(objs)} "
+                f"object(s) of which {len(configs)} OperatorConfiguration",
+                source=label,
+            )
+        cfg = configs[0]
+    default_operator_config(cfg)
+    problems = validate_operator_config(cfg)
+    if problems:
+        raise ConfigError("invalid OperatorConfiguration", source=label, errors=problems)
+    return cfg
+
+
+def _as_config_error(e: ManifestError) -> ConfigError:
+    return ConfigError(e.message, source=e.source, document=e.document, obj=e.obj, errors=e.errors)

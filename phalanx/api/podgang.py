@@ -1,0 +1,137 @@
+"""scheduler.grove.io/v1alpha1 PodGang: the unit a scheduler backend gang-schedules.
+
+Field names follow Grove's scheduler API. Topology constraints here hold node-label keys
+(e.g. "topology.kubernetes.io/rack"), already translated from the ClusterTopology domain
+names users write on a PodCliqueSet.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import ClassVar, Literal
+
+from pydantic import Field
+
+from .base import Condition, KubeModel, Resource, _is_empty
+
+PodGangPhase = Literal["Pending", "Starting", "Running", "Failed", "Succeeded"]
+
+# Condition types (Grove's) and the reasons Phalanx writes.
+PODGANG_SCHEDULED = "Scheduled"
+PODGANG_READY = "Ready"
+PODGANG_INITIALIZED = "Initialized"
+PODGANG_UNHEALTHY = "Unhealthy"
+PODGANG_DISRUPTION_TARGET = "DisruptionTarget"
+# Initialized=False until every pod exists and carries the grove.io/podgang label.
+REASON_PODS_PENDING = "PodsPending"
+# Initialized=True: references filled in; gates may be lifted.
+REASON_READY = "Ready"
+
+
+class NamespacedName(KubeModel):
+    namespace: str
+    name: str
+
+
+class PodGangPackConstraint(KubeModel):
+    """Node-label keys: `required` must hold (one domain for all pods), `preferred` is best-effort."""
+
+    required: str | None = None
+    preferred: str | None = None
+
+
+class PodGangTopologyConstraint(KubeModel):
+    pack_constraint: PodGangPackConstraint | None = None
+
+
+class PodGangGroup(KubeModel):
+    """A PodGang's PodGroup: pods sharing one PodTemplateSpec (one PodClique's pods)."""
+
+    name: str
+    pod_references: list[NamespacedName] = Field(default_factory=list)
+    # Pods that must be scheduled together for the gang to start.
+    min_replicas: int
+    topology_constraint: PodGangTopologyConstraint | None = None
+
+
+class TopologyConstraintGroupConfig(KubeModel):
+    """A topology constraint for a strict subset of the PodGang's groups (a scaling-group replica)."""
+
+    name: str
+    pod_group_names: list[str] = Field(default_factory=list)
+    topology_constraint: PodGangTopologyConstraint | None = None
+
+
+class PodGangSpec(KubeModel):
+    # Grove's JSON name is all lower case: `podgroups`.
+    pod_groups: list[PodGangGroup] = Field(default_factory=list, alias="podgroups")
+    topology_constraint: PodGangTopologyConstraint | None = None
+    topology_constraint_group_configs: list[TopologyConstraintGroupConfig] | None = None
+    priority_class_name: str | None = None
+    reuse_reservation_ref: NamespacedName | None = None
+
+
+class PodGangStatus(KubeModel):
+    phase: PodGangPhase | None = None
+    conditions: list[Condition] = Field(default_factory=list, exclude_if=_is_empty)
+    placement_score: float | None = None
+    last_scheduled: datetime | None = None
+    last_ready: datetime | None = None
+
+
+class PodGang(Resource):
+    API_VERSION = "scheduler.grove.io/v1alpha1"
+    KIND = "PodGang"
+    PLURAL = "podgangs"
+    SHORT_NAMES = ("pg",)
+    NAMESPACED = True
+    HAS_STATUS = True
+    PRINTER_COLUMNS: ClassVar[tuple[dict[str, object], ...]] = (
+        {"name": "Phase", "type": "string", "jsonPath": ".status.phase"},
+        {
+            "name": "Initialized",
+            "type": "string",
+            "jsonPath": '.status.conditions[?(@.type=="Initialized")].status',
+        },
+        {
+            "name": "Scheduled",
+            "type": "string",
+            "jsonPath": '.status.conditions[?(@.type=="Scheduled")].status',
+        },
+        {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+    )
+
+    spec: PodGangSpec = Field(default_factory=PodGangSpec)
+    status: PodGangStatus = Field(default_factory=PodGangStatus)
+
+    def group(self, name: str) -> PodGangGroup | None:
+        for g in self.spec.pod_groups:
+            if g.name == name:
+                return g
+        return None
+
+    def min_member(self) -> int:
+        """Pods that must be placed together: the sum of every group's minReplicas."""
+        return sum(g.min_replicas for g in self.spec.pod_groups)
+
+    def pod_names(self) -> list[str]:
+        """Every referenced pod's name, group by group."""
+        return [ref.name for g in self.spec.pod_groups for ref in g.pod_references]
+
+    def condition(self, type_: str) -> Condition | None:
+        for c in self.status.conditions:
+            if c.type == type_:
+                return c
+        return None
+
+    def is_condition_true(self, type_: str) -> bool:
+        c = self.condition(type_)
+        return c is not None and c.status == "True"
+
+    @property
+    def is_initialized(self) -> bool:
+        return self.is_condition_true(PODGANG_INITIALIZED)
+
+    @property
+    def is_scheduled(self) -> bool:
+        return self.is_condition_true(PODGANG_SCHEDULED)
