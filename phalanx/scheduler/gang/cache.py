@@ -209,6 +209,7 @@ class GangCache:
             st.members[key] = m
             self._pods[key] = ref
             changed = True
+        m.pod = pod
         gated = bool(getattr(pod.spec, "scheduling_gates", None))
         if m.gated != gated:
             m.gated = gated

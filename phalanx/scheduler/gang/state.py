@@ -37,6 +37,8 @@ class Member:
     # Still carries scheduling gates (e.g. Grove's podgang-pending-creation): it exists but
     # cannot be scheduled yet, so it does not count towards starting the gang.
     gated: bool = False
+    # The informer's latest object (shared, read-only): what preemption sizes the member by.
+    pod: object = None
 
 
 @dataclass(slots=True)

@@ -1,0 +1,300 @@
+"""DefaultPreemption, gang-aware: make room for a whole gang, or evict nothing.
+
+PostFilter runs after the Coscheduling BeforePostFilter has released the failed gang's
+waiting members, so the snapshot shows the room the gang really has. For a pod of a gang
+(not yet satisfied) the *preemptor* is every member still needed to reach minMember across
+its gang group (per sub-group too); for any other pod it is the pod alone. Then:
+
+1. Candidate nodes: every node the failed pod's filters did not reject as unresolvable
+   (taints, selectors, ... cannot be fixed by evicting pods). When the gang has a required
+   pack constraint for all its members, each domain of that level is tried on its own.
+2. Victims: pods with lower priority than the preemptor on candidate nodes, grouped into
+   eviction units. A victim that belongs to a gang brings its whole gang (group) with it:
+   evicting part of a gang would leave it partly running, which is worse than useless.
+3. Feasibility with every unit evicted; if the gang still does not fit, nothing is evicted
+   and the failure says by how much it falls short.
+4. The smallest prefix of units (lowest priority first, then fewest pods, then newest) that
+   makes the whole preemptor fit, found by bisection; then a reprieve pass puts back every
+   unit not actually needed (highest priority first).
+5. Eviction: bound victims are deleted (a "Preempted" Event each); victims still waiting at
+   Permit are rejected (their reservations released). The failed pod is nominated to a node
+   of the plan. While those victims terminate, further failures of the same gang wait for
+   them instead of evicting more.
+
+Fit is checked on the snapshot's resource columns (vectorised); filters other than
+resources are taken from the failed pod's diagnosis and assumed to hold for its peers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+
+from phalanx.scheduler.framework.config import DEFAULT_PREEMPTION
+from phalanx.scheduler.framework.cycle_state import CycleState
+from phalanx.scheduler.framework.interface import Handle, Plugin
+from phalanx.scheduler.framework.registry import register_plugin
+from phalanx.scheduler.framework.status import Code, Status
+from phalanx.scheduler.framework.types import FitError, PodInfo, PostFilterResult
+from phalanx.scheduler.gang.fit import Need, fits, max_placeable
+from phalanx.scheduler.gang.manager import GangManager
+from phalanx.scheduler.gang.runtime import GangRuntime
+from phalanx.scheduler.gang.state import GangState
+from phalanx.scheduler.snapshot import Snapshot
+
+
+
+class DefaultPreemptionArgs(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    # Seconds to wait for victims to terminate before the same gang may preempt again.
+    victim_grace_seconds: float = 60.0
+
+
+@dataclass(slots=True)
+class Unit:
+    """Pods evicted together: one pod, or every placed member of a gang (group)."""
+
+    name: str
+    priority: int
+    pods: list[tuple[PodInfo, int]] = field(default_factory=list)  # (pod, snapshot row)
+    created: float = 0.0
+
+    def order(self) -> tuple[Any, ...]:
+        return (self.priority, len(self.pods), -self.created, self.name)
+
+
+@register_plugin
+class DefaultPreemption(Plugin):
+    NAME = DEFAULT_PREEMPTION
+    Args = DefaultPreemptionArgs
+
+    def __init__(self, handle: Handle, args: Any = None) -> None:
+        args = args if isinstance(args, DefaultPreemptionArgs) else DefaultPreemptionArgs.model_validate(args or {})
+        super().__init__(handle, args)
+        self.runtime = GangRuntime.for_handle(handle)
+        # preemptor unit -> (victim keys still terminating, when evicted)
+        self._pending: dict[str, tuple[set[str], float]] = {}
+        self.evictions = 0  # pods evicted (tests and bench)
+
+    # --- PostFilter ---------------------------------------------------------------------
+
+    def post_filter(self, state: CycleState, pod: PodInfo, fit: FitError) -> tuple[PostFilterResult | None, Status]:
+        if getattr(pod.pod.spec, "preemption_policy", None) == "Never":
+            return None, Status.unschedulable("preemptionPolicy is Never")
+        snap = self.handle.snapshot()
+        gang = self.runtime.cache.gang_of(pod.key)
+        if gang is not None and (gang.spec is None or GangManager.free(gang)):
+            gang = None
+        unit_key = self.runtime.manager.unit_key(gang) if gang is not None else pod.key
+        waiting = self._still_terminating(unit_key, snap)
+        if waiting:
+            return None, Status.unschedulable(f"waiting for {waiting} preempted pod(s) to terminate")
+
+        needs, own = self._preemptor(pod, gang)
+        if not needs:
+            return None, Status.unschedulable("nothing to place")
+        codes = fit.node_codes
+        rows = snap.valid_rows()
+        if codes is not None:
+            rows = rows[codes[rows] != Code.UNSCHEDULABLE_AND_UNRESOLVABLE]
+        if rows.size == 0:
+            return None, Status.unresolvable("preemption cannot help: every node is rejected by an unresolvable filter")
+        domains = self._domains(gang, snap, rows)
+        priority = pod.priority
+        best: tuple[tuple[Any, ...], list[Unit], int] | None = None
+        shortfall = ""
+        for drows in domains:
+            units = self._victim_units(snap, drows, priority, own)
+            plan = self._plan(snap, drows, needs, units)
+            if isinstance(plan, str):
+                shortfall = shortfall or plan
+                continue
+            chosen, node_row = plan
+            cost = (max((u.priority for u in chosen), default=-(1 << 62)), sum(len(u.pods) for u in chosen), len(chosen))
+            if best is None or cost < best[0]:
+                best = (cost, chosen, node_row)
+        what = f"{gang.spec.display} ({sum(n.count for n in needs)} members)" if gang is not None and gang.spec else pod.key
+        if best is None:
+            return None, Status.unschedulable(f"preemption cannot make room for {what}: {shortfall}; nothing evicted")
+        _, chosen, node_row = best
+        self._evict(pod, what, chosen, unit_key)
+        return PostFilterResult(nominated_node=snap.names[node_row]), Status()
+
+    # --- the preemptor ------------------------------------------------------------------
+
+    def _preemptor(self, pod: PodInfo, gang: GangState | None) -> tuple[list[Need], set[str]]:
+        """What must fit (vectors with counts) and the pods that must not be victims."""
+        snap = self.handle.snapshot()
+        if gang is None:
+            cols, vals = snap.request_vector(pod)
+            return [Need(cols, vals, 1)], {pod.key}
+        group = [g for g in self.runtime.cache.group_states(gang) if g is not None]
+        own = {k for g in group for k in g.members}
+        chosen: list[PodInfo] = []
+        for g in group:
+            chosen.extend(self._members_needed(g, pod))
+        # The failed pod's shape first: the plan's first placement is where it is nominated.
+        chosen.sort(key=lambda i: i.key != pod.key)
+        needs: dict[tuple[Any, ...], Need] = {}
+        for info in chosen:
+            cols, vals = snap.request_vector(info)
+            key = (tuple(cols.tolist()), tuple(vals.tolist()))
+            n = needs.get(key)
+            if n is None:
+                needs[key] = Need(cols, vals, 1)
+            else:
+                n.count += 1
+        return list(needs.values()), own
+
+    def _members_needed(self, g: GangState, failed: PodInfo) -> list[PodInfo]:
+        """Pending members that bring the gang to minMember (each short sub-group first);
+        the failed pod first, so it is part of the plan it gets nominated for."""
+        spec = g.spec
+        if spec is None or GangManager.free(g):
+            return []
+        pending = [m for m in g.pending_members() if not m.gated]
+        pending.sort(key=lambda m: (m.key != failed.key,))
+        picked: list[str] = []
+        for grp in spec.groups:
+            short = grp.min_member - g.placed_in(grp.name)
+            picked.extend([m.key for m in pending if m.group == grp.name and m.key not in picked][: max(0, short)])
+        rest = g.still_needed() - len(picked)
+        picked.extend([m.key for m in pending if m.key not in picked][: max(0, rest)])
+        out: list[PodInfo] = []
+        for key in picked:
+            if key == failed.key:
+                out.append(failed)
+                continue
+            # Released members may be between queue and binding task: size them by their object.
+            info = self.handle.pod_info(key)
+            m = g.members.get(key)
+            if info is None and m is not None and m.pod is not None:
+                info = PodInfo(m.pod)
+            if info is not None:
+                out.append(info)
+        return out
+
+    def _domains(self, gang: GangState | None, snap: Snapshot, rows: np.ndarray) -> list[np.ndarray]:
+        """Row sets to try: one per domain of the gang's required whole-gang pack level."""
+        if gang is None or gang.spec is None:
+            return [rows]
+        req = next((p.required for p in gang.spec.packs if p.groups is None and p.required), None)
+        if req is None:
+            return [rows]
+        col = snap.label_column(req.topology_key)[rows]
+        return [rows[col == v] for v in np.unique(col[col > 0])]
+
+    # --- victims --------------------------------------------------------------------------
+
+    def _victim_units(self, snap: Snapshot, rows: np.ndarray, priority: int, own: set[str]) -> list[Unit]:
+        units: dict[str, Unit] = {}
+        cache = self.runtime.cache
+        for row in rows.tolist():
+            for key, info in snap.pods_on(row).items():
+                if key in own or info.priority >= priority:
+                    continue
+                st = cache.gang_of(key)
+                if st is not None and st.spec is not None and st.spec.is_gang:
+                    self._add_gang_unit(units, st, snap, priority, own)
+                else:
+                    units[key] = Unit(key, info.priority, [(info, row)], info.created)
+        return sorted((u for u in units.values() if u.pods), key=Unit.order)
+
+    def _add_gang_unit(self, units: dict[str, Unit], st: GangState, snap: Snapshot, priority: int, own: set[str]) -> None:
+        name = self.runtime.manager.unit_key(st)
+        if name in units:
+            return
+        unit = Unit(name, priority)
+        group = [g for g in self.runtime.cache.group_states(st) if g is not None]
+        top: int | None = None  # the unit ranks as its highest-priority member
+        for g in group:
+            for key in sorted(set(g.assumed) | set(g.bound)):
+                row = snap.pod_row(key)
+                info = snap.pods_on(row).get(key) if row is not None else None
+                if info is None:
+                    continue
+                if key in own or info.priority >= priority:
+                    unit.pods = []  # a member outranks the preemptor: the gang cannot be broken up
+                    units[name] = unit
+                    return
+                unit.pods.append((info, row))
+                top = info.priority if top is None else max(top, info.priority)
+                unit.created = max(unit.created, info.created)
+        unit.priority = top if top is not None else priority
+        units[name] = unit
+
+    # --- planning ------------------------------------------------------------------------
+
+    def _plan(self, snap: Snapshot, rows: np.ndarray, needs: Sequence[Need], units: list[Unit]) -> tuple[list[Unit], int] | str:
+        """The victims to evict and a row for the failed pod, or why it cannot work."""
+        pos = {int(r): i for i, r in enumerate(rows.tolist())}
+        base = snap.free(rows)
+
+        def freed(chosen: Sequence[Unit]) -> np.ndarray:
+            out = base.copy()
+            for u in chosen:
+                for info, row in u.pods:
+                    i = pos.get(row)
+                    if i is not None:
+                        cols, vals = snap.request_vector(info)
+                        out[i, cols] += vals
+            return out
+
+        placement = fits(freed(units), needs)
+        if placement is None:
+            total = sum(n.count for n in needs)
+            room = max_placeable(freed(units), needs)
+            return f"only {room}/{total} fit on {rows.size} candidate node(s) even after evicting every lower-priority pod"
+        lo, hi = 0, len(units)
+        while lo < hi:  # smallest prefix that fits (fit is monotone in the prefix)
+            mid = (lo + hi) // 2
+            if fits(freed(units[:mid]), needs) is not None:
+                hi = mid
+            else:
+                lo = mid + 1
+        chosen = list(units[:lo])
+        for u in sorted(chosen, key=Unit.order, reverse=True):  # reprieve
+            trial = [x for x in chosen if x is not u]
+            if fits(freed(trial), needs) is not None:
+                chosen = trial
+        placement = fits(freed(chosen), needs)
+        assert placement is not None
+        return chosen, int(rows[placement])
+
+    # --- eviction --------------------------------------------------------------------------
+
+    def _evict(self, pod: PodInfo, what: str, chosen: list[Unit], unit_key: str) -> None:
+        victims: set[str] = set()
+        msg = f"preempted by {what} (priority {pod.priority})"
+        cache = self.runtime.cache
+        for u in chosen:
+            for info, _row in u.pods:
+                victims.add(info.key)
+                st = cache.gang_of(info.key)
+                if st is not None and info.key in st.waiting:
+                    # Not bound yet: releasing the reservation is the eviction.
+                    self.handle.reject_waiting_pod(info.uid, self.NAME, msg)
+                    cache.forget(info.key)
+                    continue
+                self.handle.evict(info, preemptor=pod, message=msg)
+                self.evictions += 1
+        self._pending[unit_key] = (victims, self.handle.clock.now())
+
+    def _still_terminating(self, unit_key: str, snap: Snapshot) -> int:
+        entry = self._pending.get(unit_key)
+        if entry is None:
+            return 0
+        victims, at = entry
+        left = {k for k in victims if snap.pod_row(k) is not None}
+        if not left or self.handle.clock.now() - at > self.args.victim_grace_seconds:
+            self._pending.pop(unit_key, None)
+            return 0
+        self._pending[unit_key] = (left, at)
+        return len(left)
+
