@@ -12,6 +12,10 @@ One `scheduling.run.ai/v2alpha2` PodGroup per PodGang, named like the PodGang an
       - {name: <scaling-group replica config>, topologyConstraint}  # topologyConstraintGroupConfigs
       - {name: <PodGang group>, minMember: <minReplicas>, parent?, topologyConstraint?}
 
+When the PodGang has pack constraints, the backend also mirrors the ClusterTopology they
+refer to into KAI's cluster-scoped `kai.scheduler/v1alpha1` Topology of the same name (see
+`topology.py`), which the PodGroup's `topologyConstraint.topology` names.
+
 Pods get `schedulerName: kai-scheduler`, the `pod-group-name` annotation and the
 `kai.scheduler/subgroup-name` label. Only the fields above are written on update; what KAI
 or an admin set elsewhere on the PodGroup (preemptibility, markUnschedulable, status...) is
@@ -27,6 +31,8 @@ from typing import TYPE_CHECKING, ClassVar
 from pydantic import Field
 
 from phalanx.api import labels
+from phalanx.api.base import ObjectMeta
+from phalanx.api.kai_topology import KaiTopology, KaiTopologySpec
 from phalanx.api.scheduling import KaiPodGroup, KaiPodGroupSpec, KaiSubGroup, KaiTopologyConstraint
 
 from . import features, topology
@@ -107,6 +113,21 @@ def kai_podgroup(podgang: PodGang, queue: str | None, topology_name: str | None)
     )
 
 
+def kai_topology(levels: topology.TopologyLevels) -> KaiTopology:
+    """KAI's Topology mirroring a ClusterTopology (same name, owned by it)."""
+    meta = ObjectMeta(name=levels.name, labels={labels.LABEL_MANAGED_BY: labels.MANAGED_BY_VALUE})
+    if levels.source is not None and levels.source.metadata.uid:
+        meta.owner_references = [levels.source.owner_reference(controller=True, block=False)]
+    return KaiTopology(metadata=meta, spec=KaiTopologySpec.model_validate(levels.kai_topology_spec()))
+
+
+def _merge_levels(existing: KaiTopology, desired: KaiTopology) -> bool:
+    if existing.spec == desired.spec:
+        return False
+    existing.spec = desired.spec.model_copy(deep=True)
+    return True
+
+
 def _merge_managed(existing: KaiPodGroup, desired: KaiPodGroup) -> bool:
     changed = False
     for name in _MANAGED:
@@ -159,7 +180,11 @@ class KaiBackend:
         topology_name = None
         if _has_constraints(podgang):
             levels = await topology.podgang_topology(client, podgang)
-            topology_name = levels.name if levels else None
+            if levels is None:
+                log.warning("PodGang %s: no ClusterTopology for its pack constraints", podgang.key)
+            else:
+                topology_name = levels.name
+                await ensure(client, kai_topology(levels), _merge_levels)
         await ensure(client, kai_podgroup(podgang, queue, topology_name), _merge_managed)
 
     async def on_podgang_delete(self, podgang: PodGang) -> None:
@@ -199,6 +224,11 @@ SPEC = register_backend(
             (
                 "scheduling.run.ai",
                 ("podgroups",),
+                ("get", "list", "watch", "create", "update", "patch", "delete"),
+            ),
+            (
+                "kai.scheduler",
+                ("topologies",),
                 ("get", "list", "watch", "create", "update", "patch", "delete"),
             ),
         ),

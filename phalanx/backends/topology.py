@@ -15,8 +15,9 @@ PodCliqueSet's domain names). Each scheduler wants something different:
 | scheduler          | topology object                          | a required / preferred pack key becomes                       |
 |--------------------|------------------------------------------|---------------------------------------------------------------|
 | kai-scheduler      | kai.scheduler/v1alpha1 Topology, named   | PodGroup `topologyConstraint: {topology: <name>,              |
-|                    | like the ClusterTopology, levels =       | requiredTopologyLevel: <key>, preferredTopologyLevel: <key>}` |
-|                    | `[{nodeLabel: <key>}]` broadest first    | (and the same on each subGroup)                               |
+|                    | like the ClusterTopology (written by the | requiredTopologyLevel: <key>, preferredTopologyLevel: <key>}` |
+|                    | backend), levels = `[{nodeLabel: <key>,  | (and the same on each subGroup)                               |
+|                    | alias: <domain>}]` broadest first        |                                                               |
 | volcano            | HyperNodes; tier 1 = the narrowest level | PodGroup `networkTopology: {mode: hard, highestTierAllowed:   |
 |                    | above a node, counting up                | <tier>}` (`soft` for a preference); a host-level pack has no  |
 |                    |                                          | tier (a HyperNode holds nodes), so it cannot be expressed     |
@@ -57,14 +58,17 @@ class Level:
 class TopologyLevels:
     """A ClusterTopology's levels, broadest first, with lookups both ways."""
 
-    def __init__(self, levels: list[Level], name: str = "") -> None:
+    def __init__(
+        self, levels: list[Level], name: str = "", source: ClusterTopology | None = None
+    ) -> None:
         self.levels = tuple(levels)
         self.name = name
+        self.source = source  # the ClusterTopology read, when there is one (owner references)
         self._by_key = {lv.key: lv for lv in self.levels}
 
     @classmethod
     def from_cluster_topology(cls, ct: ClusterTopology) -> TopologyLevels:
-        return cls([Level(lv.domain, lv.key) for lv in ct.spec.levels], ct.name)
+        return cls([Level(lv.domain, lv.key) for lv in ct.spec.levels], ct.name, ct)
 
     def level_of_key(self, key: str) -> Level | None:
         return self._by_key.get(key)
@@ -75,8 +79,9 @@ class TopologyLevels:
     # --- KAI ----------------------------------------------------------------------------
 
     def kai_topology_spec(self) -> dict[str, Any]:
-        """spec of the kai.scheduler/v1alpha1 Topology mirroring this ClusterTopology."""
-        return {"levels": [{"nodeLabel": lv.key} for lv in self.levels]}
+        """spec of the kai.scheduler/v1alpha1 Topology mirroring this ClusterTopology
+        (the domain name becomes the level's alias)."""
+        return {"levels": [{"nodeLabel": lv.key, "alias": lv.domain} for lv in self.levels]}
 
     # --- Volcano ------------------------------------------------------------------------
 

@@ -256,3 +256,32 @@ def test_phalanx_backend_writes_nothing_and_supports_everything() -> None:
         assert backend.validate_podcliqueset(s.pcs("phalanx-scheduler", queue="q", topologyConstraint=topo)) == []
 
     run_virtual(main)
+
+
+def test_kai_mirrors_the_cluster_topology_into_a_kai_topology() -> None:
+    from phalanx.api.grove import ClusterTopology
+    from phalanx.api.kai_topology import KaiTopology
+
+    async def main() -> None:
+        client = await _cluster_with_pcs()
+        backend = KaiBackend(KaiBackendConfig())
+        await backend.init(client)
+        plain = await client.create(s.podgang(name="plain-0"))
+        await backend.sync_podgang(plain)
+        assert (await client.list(KaiTopology)).items == []  # no constraint, no Topology
+
+        pg = await client.create(s.podgang(topology=True))
+        await backend.sync_podgang(pg)
+        topo = await client.get(KaiTopology, "grove-topology")
+        ct = await client.get(ClusterTopology, "grove-topology")
+        assert [(r.kind, r.uid) for r in topo.metadata.owner_references] == [("ClusterTopology", ct.metadata.uid)]
+        assert topo.to_dict()["spec"] == {
+            "levels": [
+                {"nodeLabel": s.ZONE, "alias": "zone"},
+                {"nodeLabel": s.BLOCK, "alias": "block"},
+                {"nodeLabel": s.RACK, "alias": "rack"},
+                {"nodeLabel": s.HOST, "alias": "host"},
+            ]
+        }
+
+    run_virtual(main)

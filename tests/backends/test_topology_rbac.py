@@ -22,7 +22,10 @@ LEVELS = TopologyLevels.from_cluster_topology(s.cluster_topology())
 def test_kai_mapping() -> None:
     assert LEVELS.name == "grove-topology"
     assert LEVELS.kai_topology_spec() == {
-        "levels": [{"nodeLabel": k} for k in (s.ZONE, s.BLOCK, s.RACK, s.HOST)]
+        "levels": [
+            {"nodeLabel": k, "alias": d}
+            for k, d in ((s.ZONE, "zone"), (s.BLOCK, "block"), (s.RACK, "rack"), (s.HOST, "host"))
+        ]
     }
     assert kai_topology_constraint("grove-topology", s.ZONE, s.RACK) == {
         "topology": "grove-topology",
@@ -72,7 +75,7 @@ def test_rbac_follows_the_configured_backends() -> None:
     ]
     groups = [r["apiGroups"][0] for r in rbac_rules(["kai-scheduler", "volcano", "phalanx-scheduler"])]
     # default-scheduler is always enabled; phalanx-scheduler needs nothing extra.
-    assert groups == ["scheduling.k8s.io", "scheduling.run.ai", "scheduling.volcano.sh"]
+    assert groups == ["kai.scheduler", "scheduling.k8s.io", "scheduling.run.ai", "scheduling.volcano.sh"]
     assert "scheduling.sigs.k8s.io" not in groups
     with pytest.raises(KeyError, match="unknown scheduler backend 'nope'"):
         rbac_rules(["nope"])
