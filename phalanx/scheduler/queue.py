@@ -65,6 +65,10 @@ class SchedulingQueue:
         self._unsched_by_plugin: dict[str, dict[str, None]] = {}
         self._unsched_since: dict[str, float] = {}
         self._unsched_index: dict[str, list[str]] = {}  # key -> buckets it was filed under
+        # Gated pods an event may have freed: PreEnqueue re-runs once before the next pop, so
+        # a burst of events (a gang's members arriving) costs one check per pod, not one per event.
+        self._recheck: dict[str, None] = {}
+        self._in_flight: dict[str, None] = {}
         self._entry = itertools.count()
         self._seq = itertools.count()
         self._wakeup = asyncio.Event()
@@ -92,8 +96,9 @@ class SchedulingQueue:
         return out
 
     def has_work(self) -> bool:
-        """Pods in activeQ or backoffQ, or being scheduled."""
-        return bool(self._active_entry or self._backoff_entry) or IN_FLIGHT in self._where.values()
+        """Pods in activeQ or backoffQ, gated pods due for a PreEnqueue re-check, or pods
+        being scheduled."""
+        return bool(self._active_entry or self._backoff_entry or self._recheck or self._in_flight)
 
     def get(self, key: str) -> QueuedPodInfo | None:
         return self._pods.get(key)
@@ -111,8 +116,11 @@ class SchedulingQueue:
 
     def _detach(self, key: str) -> None:
         where = self._where.pop(key, None)
+        self._recheck.pop(key, None)
         if where == ACTIVE:
             self._active_entry.pop(key, None)
+        elif where == IN_FLIGHT:
+            self._in_flight.pop(key, None)
         elif where == BACKOFF:
             self._backoff_entry.pop(key, None)
         elif where == UNSCHEDULABLE:
@@ -179,7 +187,12 @@ class SchedulingQueue:
         return min(d, self.max_backoff)
 
     def _requeue(self, qpi: QueuedPodInfo) -> None:
-        """After an event helped: backoffQ while still backing off, else activeQ."""
+        """After an event helped: backoffQ while still backing off, else activeQ. Gated pods
+        are re-checked (PreEnqueue) just before the next pop."""
+        if qpi.gated:
+            self._recheck[qpi.key] = None
+            self._wakeup.set()
+            return
         if qpi.attempts and qpi.backoff_expiry > self._now() and not qpi.gated:
             self._to_backoff(qpi)
         else:
@@ -246,6 +259,12 @@ class SchedulingQueue:
     def pop_nowait(self) -> QueuedPodInfo | None:
         """The next pod to schedule, or None. The pod is in flight until `done`/`requeue_failed`."""
         self._flush_backoff()
+        if self._recheck:
+            keys, self._recheck = list(self._recheck), {}
+            for key in keys:
+                qpi = self._pods.get(key)
+                if qpi is not None and qpi.gated and self._where.get(key) == UNSCHEDULABLE:
+                    self._gate_or_activate(qpi)
         while self._active:
             _, entry, key = heapq.heappop(self._active)
             if self._active_entry.get(key) != entry:
@@ -253,6 +272,7 @@ class SchedulingQueue:
             qpi = self._pods[key]
             self._detach(key)
             self._where[key] = IN_FLIGHT
+            self._in_flight[key] = None
             qpi.attempts += 1
             if qpi.initial_attempt_timestamp is None:
                 qpi.initial_attempt_timestamp = self._now()
@@ -283,7 +303,7 @@ class SchedulingQueue:
     def done(self, key: str) -> None:
         """The pod was assumed (its binding cycle owns it now): it leaves the queue."""
         if self._where.get(key) == IN_FLIGHT:
-            self._where.pop(key, None)
+            self._detach(key)
             self._pods.pop(key, None)
 
     def requeue_failed(self, qpi: QueuedPodInfo, status: Status, *, backoff: bool = False) -> None:
