@@ -1,0 +1,82 @@
+"""`phalanx bench ...`: measured performance, written as JSON to bench/results/.
+
+Other layers add their benchmarks as commands on `bench_app`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from phalanx.cli.app import app
+from phalanx.cli.errors import UserError
+
+bench_app = typer.Typer(
+    help="Benchmarks on the embedded cluster. Results are JSON files (bench/results/ by default).",
+    no_args_is_help=True,
+)
+app.add_typer(bench_app, name="bench")
+
+DEFAULT_OUT = Path("bench/results")
+
+
+def _parse_counts(text: str) -> list[int]:
+    try:
+        counts = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise UserError(f"--scaling: expected comma-separated node counts like 500,1000,5000, got {text!r}") from None
+    if not counts or any(c <= 0 for c in counts):
+        raise UserError(f"--scaling: node counts must be positive, got {text!r}")
+    return counts
+
+
+@bench_app.command("scheduler")
+def scheduler(
+    nodes: Annotated[int, typer.Option(min=1, help="Nodes (8 GPUs, 96 cpu, 1Ti each).")] = 5000,
+    pods: Annotated[int, typer.Option(min=1, help="Pods, in PodGangs of --gang-min..--gang-max members.")] = 50_000,
+    gang_min: Annotated[int, typer.Option(min=1, help="Smallest gang.")] = 8,
+    gang_max: Annotated[int, typer.Option(min=1, help="Largest gang.")] = 64,
+    seed: Annotated[int, typer.Option(help="Workload and tie-break seed.")] = 0,
+    scaling: Annotated[str, typer.Option(help="Also run these node counts (comma-separated) with "
+                                         "--scaling-pods pods each; empty to skip.")] = "",
+    scaling_pods: Annotated[int, typer.Option(min=1, help="Pods per --scaling run.")] = 4000,
+    events: Annotated[bool, typer.Option(help="Write Scheduled/FailedScheduling Events (as in production).")] = True,
+    profile: Annotated[bool, typer.Option(help="Run under pyinstrument; write the profile next to the JSON.")] = False,
+    out: Annotated[Path, typer.Option(help="Directory for the JSON results.")] = DEFAULT_OUT,
+) -> None:
+    """Schedule --pods gang pods on --nodes nodes through the full scheduler; report pods/s and
+    p50/p99 time-to-schedule per gang (wall clock)."""
+    from phalanx.scheduler.bench import BenchConfig, run_scaling, run_scheduler_bench, write_result
+
+    if gang_min > gang_max:
+        raise UserError(f"--gang-min ({gang_min}) must not exceed --gang-max ({gang_max})")
+    counts = _parse_counts(scaling) if scaling else []
+    typer.echo(f"scheduling {pods} pods (gangs of {gang_min}-{gang_max}) on {nodes} nodes ...")
+    cfg = BenchConfig(nodes=nodes, pods=pods, gang_min=gang_min, gang_max=gang_max, seed=seed,
+                      events=events, profile=profile)
+    result = run_scheduler_bench(cfg)
+    profile_text = result.pop("profile", "")
+    path = write_result(result, out, f"scheduler-{nodes}n-{pods}p")
+    tts = result["gang_time_to_schedule_seconds"]
+    e2e = result["gang_end_to_end_seconds"]
+    typer.echo(
+        f"  {result['pods_bound']}/{pods} pods bound, {result['gangs_scheduled']}/{result['gangs']} gangs, "
+        f"{result['pods_per_second']:.0f} pods/s ({result['us_per_pod']:.0f} us/pod)\n"
+        f"  gang time-to-schedule p50 {tts['p50'] * 1000:.1f} ms, p99 {tts['p99'] * 1000:.1f} ms; "
+        f"end-to-end from start p50 {e2e['p50']:.2f} s, p99 {e2e['p99']:.2f} s\n"
+        f"  wrote {path}"
+    )
+    if profile_text:
+        prof_path = path.with_suffix(".profile.txt")
+        prof_path.write_text(profile_text)
+        typer.echo(f"  profile: {prof_path}")
+    if counts:
+        typer.echo(f"scaling: {scaling_pods} pods on {', '.join(map(str, counts))} nodes ...")
+        sc = run_scaling(counts, scaling_pods, gang_min, gang_max, seed=seed, events=events)
+        for row in sc["rows"]:
+            t = row["gang_time_to_schedule_seconds"]
+            typer.echo(f"  {row['nodes']:>6} nodes: {row['pods_per_second']:>7.0f} pods/s, "
+                       f"{row['us_per_pod']:>6.0f} us/pod, gang p50 {t['p50'] * 1000:.1f} ms, p99 {t['p99'] * 1000:.1f} ms")
+        typer.echo(f"  wrote {write_result(sc, out, f'scheduler-scaling-{scaling_pods}p')}")

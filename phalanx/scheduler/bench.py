@@ -1,0 +1,249 @@
+"""`phalanx bench scheduler`: throughput and per-gang latency of the scheduler.
+
+A MemoryCluster gets `nodes` GPU nodes (8 GPUs, 96 cpu, 1Ti; zone/block/rack labels) and
+`pods` pods in PodGangs of `gang_min`..`gang_max` members (70% of gangs ask 1 GPU + 8 cpu
+per pod, 30% are CPU-only with 4 cpu), all created before the scheduler starts. The full
+Scheduler (default profile, gang plugins included when registered, events on) then runs
+until every pod is bound or nothing more can be done.
+
+Measured in wall-clock seconds (time.perf_counter: this module measures real cost; the
+cluster itself runs on virtual time):
+- pods/s: bound pods / (start of the first cycle .. last bind);
+- per gang, time-to-schedule: first cycle of any member .. its last member bound;
+  and end-to-end: scheduler start .. last member bound (includes waiting in the queue).
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import platform
+import random
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from phalanx.api import labels
+from phalanx.api.base import ObjectMeta
+from phalanx.api.core import Container, Node, NodeSpec, NodeStatus, Pod, PodSpec, ResourceRequirements
+from phalanx.api.podgang import NamespacedName, PodGang, PodGangGroup, PodGangSpec
+from phalanx.cluster.clock import run_virtual
+from phalanx.cluster.memory import MemoryCluster
+from phalanx.scheduler.framework.config import PluginRef, SchedulerConfiguration, SchedulerProfile
+from phalanx.scheduler.framework.cycle_state import CycleState
+from phalanx.scheduler.framework.interface import Plugin
+from phalanx.scheduler.framework.registry import register_plugin
+from phalanx.scheduler.framework.status import Status
+from phalanx.scheduler.framework.types import PodInfo
+from phalanx.scheduler.scheduler import Scheduler
+
+NAMESPACE = "bench"
+SCHEDULER_NAME = "phalanx-scheduler"
+RECORDER = "BenchRecorder"
+
+
+@dataclass(slots=True)
+class BenchConfig:
+    nodes: int = 5000
+    pods: int = 50_000
+    gang_min: int = 8
+    gang_max: int = 64
+    seed: int = 0
+    events: bool = True
+    percentage_of_nodes_to_score: int = 0  # 0: adaptive, like kube-scheduler
+    profile: bool = False  # run under pyinstrument and keep the text report
+
+
+@dataclass(slots=True)
+class _Recorder:
+    first_attempt: dict[str, float] = field(default_factory=dict)  # gang -> wall time
+    bound: dict[str, list[float]] = field(default_factory=dict)  # gang -> bind wall times
+
+
+_ACTIVE: _Recorder | None = None
+
+
+@register_plugin
+class BenchRecorder(Plugin):
+    """Bench-only: timestamps each gang's first cycle (PreFilter) and each bind (PostBind)."""
+
+    NAME = RECORDER
+
+    def pre_filter(self, state: CycleState, pod: PodInfo, snap: Any) -> tuple[None, Status]:
+        if _ACTIVE is not None:
+            gang = pod.labels.get(labels.LABEL_PODGANG, pod.key)
+            _ACTIVE.first_attempt.setdefault(gang, time.perf_counter())
+        return None, Status()
+
+    def post_bind(self, state: CycleState, pod: PodInfo, node: str) -> None:
+        if _ACTIVE is not None:
+            gang = pod.labels.get(labels.LABEL_PODGANG, pod.key)
+            _ACTIVE.bound.setdefault(gang, []).append(time.perf_counter())
+
+
+def make_nodes(n: int) -> list[Node]:
+    alloc = {"cpu": "96", "memory": "1Ti", "pods": "110", "nvidia.com/gpu": "8"}
+    out = []
+    for i in range(n):
+        lbl = {
+            "topology.kubernetes.io/zone": f"zone-{i // 1000}",
+            "topology.kubernetes.io/block": f"block-{i // 128}",
+            "topology.kubernetes.io/rack": f"rack-{i // 16}",
+            "kubernetes.io/hostname": f"node-{i:05}",
+        }
+        out.append(Node(metadata=ObjectMeta(name=f"node-{i:05}", labels=lbl), spec=NodeSpec(),
+                        status=NodeStatus(allocatable=dict(alloc), capacity=dict(alloc))))
+    return out
+
+
+def make_gangs(pods: int, gang_min: int, gang_max: int, seed: int) -> list[tuple[PodGang, list[Pod]]]:
+    rng = random.Random(seed)
+    out: list[tuple[PodGang, list[Pod]]] = []
+    made = 0
+    g = 0
+    while made < pods:
+        size = min(rng.randint(gang_min, gang_max), pods - made)
+        gpu = rng.random() < 0.7
+        req = {"cpu": "8", "memory": "64Gi", "nvidia.com/gpu": "1"} if gpu else {"cpu": "4", "memory": "16Gi"}
+        name = f"gang-{g:05}"
+        clique = f"{name}-workers"
+        members = []
+        for j in range(size):
+            members.append(Pod(
+                metadata=ObjectMeta(name=f"{name}-{j}", namespace=NAMESPACE,
+                                    labels={labels.LABEL_PODGANG: name, labels.LABEL_PODCLIQUE: clique}),
+                spec=PodSpec(scheduler_name=SCHEDULER_NAME, containers=[
+                    Container(name="main", image="trainer", resources=ResourceRequirements(requests=dict(req)))]),
+            ))
+        gang = PodGang(
+            metadata=ObjectMeta(name=name, namespace=NAMESPACE, labels={labels.LABEL_SCHEDULER_NAME: SCHEDULER_NAME}),
+            spec=PodGangSpec(pod_groups=[PodGangGroup(
+                name=clique, min_replicas=size,
+                pod_references=[NamespacedName(namespace=NAMESPACE, name=p.name) for p in members])]),
+        )
+        out.append((gang, members))
+        made += size
+        g += 1
+    return out
+
+
+def _percentiles(values: list[float]) -> dict[str, float]:
+    if not values:
+        return {"p50": 0.0, "p90": 0.0, "p99": 0.0, "max": 0.0}
+    a = np.asarray(values)
+    return {k: round(float(np.percentile(a, q)), 4) for k, q in (("p50", 50), ("p90", 90), ("p99", 99), ("max", 100))}
+
+
+def run_scheduler_bench(cfg: BenchConfig) -> dict[str, Any]:
+    """One run; returns the JSON-ready result."""
+    global _ACTIVE
+    gangs = make_gangs(cfg.pods, cfg.gang_min, cfg.gang_max, cfg.seed)
+    nodes = make_nodes(cfg.nodes)
+    rec = _Recorder()
+    profile_text = ""
+
+    async def main() -> dict[str, Any]:
+        global _ACTIVE
+        client = MemoryCluster()
+        t = time.perf_counter()
+        for n in nodes:
+            await client.create(n)
+        for gang, members in gangs:
+            await client.create(gang)
+            for p in members:
+                await client.create(p)
+        create_s = time.perf_counter() - t
+        prof = SchedulerProfile(scheduler_name=SCHEDULER_NAME)
+        prof.plugins.multi_point.enabled.append(PluginRef(name=RECORDER))
+        conf = SchedulerConfiguration(profiles=[prof], percentage_of_nodes_to_score=cfg.percentage_of_nodes_to_score,
+                                      seed=cfg.seed)
+        sched = Scheduler(client, conf, record_events=cfg.events)
+        gc.collect()
+        _ACTIVE = rec
+        t0 = time.perf_counter()
+        await sched.start()
+        t_synced = time.perf_counter()
+        await sched.wait_idle(timeout=24 * 3600, poll=1.0)
+        t_end = time.perf_counter()
+        stats = {
+            "create_seconds": round(create_s, 3),
+            "sync_seconds": round(t_synced - t0, 3),
+            "attempts": sched.attempts,
+            "failures": sched.failures,
+            "bind_failures": sched.bind_failures,
+            "scheduled": sched.scheduled,
+            "queue": sched.queue.counts(),
+            "filter_cache": {name: {"hits": fw.filter_cache.hits, "misses": fw.filter_cache.misses}
+                             for name, fw in sched.frameworks.items()},
+            "events_written": sched.events.written,
+            "plugins": sched.frameworks[SCHEDULER_NAME].extension_points(),
+            "t0": t0,
+            "t_end": t_end,
+        }
+        await sched.stop()
+        return stats
+
+    try:
+        if cfg.profile:
+            from pyinstrument import Profiler
+
+            profiler = Profiler(interval=0.001)
+            profiler.start()
+            stats = run_virtual(main)
+            profiler.stop()
+            profile_text = profiler.output_text(unicode=False, color=False, show_all=False)
+        else:
+            stats = run_virtual(main)
+    finally:
+        _ACTIVE = None
+
+    t0 = stats.pop("t0")
+    t_end = stats.pop("t_end")
+    sizes = {g.name: len(m) for g, m in gangs}
+    complete = {g: ts for g, ts in rec.bound.items() if len(ts) >= sizes.get(g, 0)}
+    first = min(rec.first_attempt.values(), default=t0)
+    last = max((max(ts) for ts in rec.bound.values()), default=t_end)
+    bound = sum(len(ts) for ts in rec.bound.values())
+    window = max(last - first, 1e-9)
+    tts = [max(ts) - rec.first_attempt[g] for g, ts in complete.items() if g in rec.first_attempt]
+    e2e = [max(ts) - t0 for ts in complete.values()]
+    result: dict[str, Any] = {
+        "benchmark": "scheduler",
+        "config": asdict(cfg),
+        "gangs": len(gangs),
+        "gangs_scheduled": len(complete),
+        "pods_bound": bound,
+        "schedule_seconds": round(window, 3),
+        "pods_per_second": round(bound / window, 1),
+        "us_per_pod": round(window / max(bound, 1) * 1e6, 1),
+        "gang_time_to_schedule_seconds": _percentiles(tts),
+        "gang_end_to_end_seconds": _percentiles(e2e),
+        **stats,
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+    }
+    if profile_text:
+        result["profile"] = profile_text
+    return result
+
+
+def run_scaling(node_counts: list[int], pods: int, gang_min: int, gang_max: int, seed: int = 0,
+                events: bool = True) -> dict[str, Any]:
+    """The same workload (`pods` pods) on growing clusters: how per-pod cost scales."""
+    rows = []
+    for n in node_counts:
+        r = run_scheduler_bench(BenchConfig(nodes=n, pods=pods, gang_min=gang_min, gang_max=gang_max, seed=seed,
+                                            events=events))
+        rows.append({k: r[k] for k in ("pods_bound", "pods_per_second", "us_per_pod", "gang_time_to_schedule_seconds",
+                                       "schedule_seconds")} | {"nodes": n})
+    return {"benchmark": "scheduler-scaling", "pods": pods, "gang_min": gang_min, "gang_max": gang_max, "rows": rows}
+
+
+def write_result(result: dict[str, Any], out_dir: Path, name: str) -> Path:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{name}.json"
+    path.write_text(json.dumps(result, indent=2, sort_keys=False) + "\n")
+    return path
