@@ -15,6 +15,8 @@ flooding the API, as client-go's EventCorrelator does:
 - spam filter: a token bucket per object (burst 25, then one per 5 minutes by default, on
   the client's clock) drops the rest; `dropped` counts them;
 - coalescing: bumps that arrive while a write is queued become one write.
+The correlation caches are LRUs of `cache_size` objects (client-go keeps 4096; we keep more
+so a 10k-pod gang still folds repeats instead of starting new Events).
 """
 
 from __future__ import annotations
@@ -85,7 +87,7 @@ class EventRecorder:
         refill_per_second: float = 1 / 300,
         max_similar: int = 10,
         similar_window: float = 600.0,
-        cache_size: int = 4096,
+        cache_size: int = 16_384,
         max_attempts: int = 12,
     ) -> None:
         if event_kind is None:

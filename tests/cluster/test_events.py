@@ -1,0 +1,121 @@
+"""EventRecorder: aggregation, spam filter, background writes, flush."""
+
+import asyncio
+
+from phalanx.cluster.client import ServerError
+from phalanx.cluster.clock import run_virtual
+from phalanx.cluster.events import COMBINED_PREFIX, EventRecorder
+from phalanx.cluster.memory import MemoryCluster
+
+from .kinds import Event, make_pod
+
+
+async def events_of(c):
+    return sorted((await c.list(Event)).items, key=lambda e: e.metadata.name)
+
+
+def test_event_written_in_the_background(client_factory):
+    async def main():
+        c = client_factory()
+        pod = await c.create(make_pod("p", "team"))
+        rec = EventRecorder(c, "test-scheduler", event_kind=Event)
+        rec.event(pod, "Warning", "GangIncomplete", "3/8 members created; waiting for 5")
+        assert (await c.list(Event)).items == []  # not written yet: event() never blocks
+        await rec.flush()
+        [ev] = (await c.list(Event, "team")).items
+        assert ev.reason == "GangIncomplete" and ev.type == "Warning" and ev.count == 1
+        assert ev.message == "3/8 members created; waiting for 5"
+        assert ev.involved_object.kind == "Pod" and ev.involved_object.name == "p"
+        assert ev.involved_object.uid == pod.metadata.uid
+        assert ev.source.component == "test-scheduler"
+        assert ev.first_timestamp == ev.last_timestamp == c.clock.now_dt()
+    run_virtual(main)
+
+
+def test_repeats_bump_count_and_last_timestamp(client_factory):
+    async def main():
+        c = client_factory()
+        pod = await c.create(make_pod("p"))
+        rec = EventRecorder(c, "test", event_kind=Event)
+        first = c.clock.now_dt()
+        for _ in range(5):
+            rec.warning(pod, "FailedScheduling", "0/3 nodes are available")
+            await rec.flush()
+            await asyncio.sleep(10)
+        rec.warning(pod, "FailedScheduling", "0/4 nodes are available")  # another message
+        await rec.flush()
+        evs = await events_of(c)
+        assert sorted((e.message, e.count) for e in evs) == [
+            ("0/3 nodes are available", 5), ("0/4 nodes are available", 1)]
+        same = next(e for e in evs if e.count == 5)
+        assert same.first_timestamp == first
+        assert (same.last_timestamp - first).total_seconds() == 40
+    run_virtual(main)
+
+
+def test_similar_events_are_combined():
+    async def main():
+        c = MemoryCluster()
+        pod = await c.create(make_pod("p"))
+        rec = EventRecorder(c, "test", event_kind=Event, max_similar=10)
+        for i in range(15):
+            rec.normal(pod, "Waiting", f"{i}/20 members created")
+        await rec.flush()
+        evs = await events_of(c)
+        assert len(evs) == 11  # ten distinct messages, then one combined Event
+        combined = [e for e in evs if e.message.startswith(COMBINED_PREFIX)]
+        assert len(combined) == 1
+        assert combined[0].count == 5
+        assert combined[0].message == COMBINED_PREFIX + "14/20 members created"
+    run_virtual(main)
+
+
+def test_spam_filter_is_a_token_bucket_per_object_on_virtual_time():
+    async def main():
+        c = MemoryCluster()
+        a = await c.create(make_pod("a"))
+        b = await c.create(make_pod("b"))
+        rec = EventRecorder(c, "test", event_kind=Event, burst=25, refill_per_second=1 / 300)
+        for i in range(100):
+            rec.normal(a, f"Reason{i}", "storm")
+        rec.normal(b, "Other", "not affected by a's storm")
+        assert rec.recorded == 26 and rec.dropped == 75
+        await asyncio.sleep(299)
+        rec.normal(a, "Late", "still no token")
+        await asyncio.sleep(1)
+        rec.normal(a, "Later", "a token refilled after 300s")
+        assert rec.recorded == 27 and rec.dropped == 76
+        await rec.flush()
+        assert len((await c.list(Event)).items) == 27
+    run_virtual(main)
+
+
+def test_ten_thousand_pods_one_write_each():
+    async def main():
+        c = MemoryCluster()
+        pods = [await c.create(make_pod(f"p{i}")) for i in range(10_000)]
+        c.stats.reset()
+        rec = EventRecorder(c, "test", event_kind=Event)
+        for _ in range(3):  # the same event three times per pod, before any write happens
+            for p in pods:
+                rec.warning(p, "GangIncomplete", "3/8 members created; waiting for 5")
+        await rec.flush()
+        assert rec.writes == 10_000  # coalesced: count=3 in the first write
+        assert c.stats.total_writes("Event") == 10_000
+        evs = (await c.list(Event)).items
+        assert len(evs) == 10_000 and {e.count for e in evs} == {3}
+    run_virtual(main)
+
+
+def test_failed_writes_are_retried():
+    async def main():
+        c = MemoryCluster()
+        pod = await c.create(make_pod("p"))
+        c.faults.fail_writes(1.0, kinds={Event}, error=ServerError, times=3)
+        rec = EventRecorder(c, "test", event_kind=Event)
+        rec.warning(pod, "Boom", "retry me")
+        await rec.flush()
+        assert rec.writes == 1 and rec.failed == 0
+        assert [e.reason for e in (await c.list(Event)).items] == ["Boom"]
+        assert c.faults.total == 3
+    run_virtual(main)
