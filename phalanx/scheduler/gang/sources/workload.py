@@ -5,8 +5,8 @@ gang: a `gang` policy's minCount members must be placed together; a `basic` poli
 no gang semantics (its pods are scheduled one by one). Pods point at their pod group with
 `spec.workloadRef {name, podGroup}`.
 
-Not covered: `spec.schedulingGroup` (1.36+ standalone PodGroup objects) is recognised on pods
-but its PodGroup kind is not modelled yet, so such pods are held with GangNotFound.
+Kubernetes 1.36+ (`spec.schedulingGroup.podGroupName` on pods, standalone PodGroup objects of
+scheduling.k8s.io/v1alpha2 and v1beta1): `PodGroupSource` below.
 """
 
 from __future__ import annotations
@@ -56,6 +56,43 @@ class WorkloadSource:
         if sg is not None and sg.pod_group_name:
             return MemberRef(gang_id(Source.WORKLOAD, ns, sg.pod_group_name))
         return None
+
+    def gang_from_pod(self, pod: Any) -> Gang | None:
+        return None
+
+
+class PodGroupSource:
+    """scheduling.k8s.io/v1alpha2+ standalone PodGroup -> one Gang (Kubernetes 1.36+).
+
+    Added by the backends engineer (issue 9). Each PodGroup is a gang of its own, with the
+    policy copied from its Workload's template (`gang.minCount`, or `basic`: no gang). Pods
+    point at it with `spec.schedulingGroup.podGroupName`, which `WorkloadSource.member`
+    already maps to this gang id. One instance per API version (the kind differs).
+    """
+
+    source: ClassVar[Source] = Source.WORKLOAD
+
+    def __init__(self, kind: type[Any]) -> None:
+        self.kind = kind  # e.g. phalanx.api.workloads.PodGroupV1Beta1
+
+    def gangs(self, obj: Any) -> list[Gang]:
+        ns, name = obj.metadata.namespace or "", obj.metadata.name or ""
+        gang = obj.spec.scheduling_policy.gang
+        return [
+            Gang(
+                id=gang_id(Source.WORKLOAD, ns, name),
+                source=Source.WORKLOAD,
+                namespace=ns,
+                name=name,
+                min_member=gang.min_count if gang is not None else 0,
+                mode=GangMode.STRICT,
+                object_ref=ObjectRef(obj.api_version, obj.kind, ns, name),
+                generation=obj.metadata.generation,
+            )
+        ]
+
+    def member(self, pod: Any) -> MemberRef | None:
+        return None  # WorkloadSource.member answers for spec.schedulingGroup
 
     def gang_from_pod(self, pod: Any) -> Gang | None:
         return None
