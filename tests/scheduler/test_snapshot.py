@@ -116,5 +116,9 @@ def test_cached_filtering_equals_uncached(operations):
             fresh = snap.valid_rows()
             fresh = fresh[fw.run_filter_plugins(state, info, snap, fresh).feasible]
             assert cached.tolist() == fresh.tolist()
+            if fresh.size:
+                cached_scores = fw.run_score(state, info, snap, fresh)
+                uncached = fw.run_score(CycleState(), info, snap, fresh)
+                np.testing.assert_allclose(cached_scores, uncached)
             fit = fw.diagnose(state, info, snap, None, "")
             assert (np.flatnonzero(fit.node_codes[: snap.n] == 0)).tolist() == fresh.tolist()

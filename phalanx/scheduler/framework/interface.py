@@ -68,7 +68,8 @@ class Plugin:
 
     NAME: ClassVar[str] = ""
     # Set True only if Filter/Score results for a node depend on nothing but that node's
-    # snapshot row and the pod's signature (see module docstring).
+    # snapshot row and the pod's signature (see module docstring). Node-local Score plugins
+    # are evaluated with the filters, before PreScore, and must not read PreScore state.
     NODE_LOCAL: ClassVar[bool] = False
     # Optional pydantic model validating `pluginConfig[].args`.
     Args: ClassVar[type | None] = None

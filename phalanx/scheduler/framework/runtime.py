@@ -2,14 +2,13 @@
 
 Construction resolves the profile against the plugin registry once; the run_* methods are the
 hot path and avoid per-call lookups. Filter results of NODE_LOCAL plugins are cached per pod
-signature and refreshed only on snapshot rows that changed (see FilterCache).
+signature and refreshed only on snapshot rows that changed (see signature_cache.py).
 """
 
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -17,7 +16,8 @@ import numpy as np
 from .config import OPTIONAL_DEFAULT_PLUGINS, DEFAULT_PLUGINS, PluginRef, SchedulerProfile
 from .cycle_state import CycleState
 from .interface import MAX_NODE_SCORE, Handle
-from .registry import EXTENSION_POINTS, extension_points_of, get_plugin
+from .registry import EXTENSION_POINTS, get_plugin
+from .signature_cache import SignatureCache, SignatureEntry
 from .status import Code, Status
 from .types import ClusterEventWithHint, Diagnosis, FilterResult, FitError, PodInfo, PostFilterResult, QueuedPodInfo
 from .waiting import WaitingPodImpl, WaitingPods
@@ -26,6 +26,10 @@ if TYPE_CHECKING:
     from phalanx.scheduler.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
+
+
+# CycleState key: the SignatureEntry feasible_rows used this cycle.
+_SIGNATURE_ENTRY = "framework/signatureEntry"
 
 
 class ProfileError(ValueError):
@@ -58,46 +62,6 @@ def _resolve(profile: SchedulerProfile) -> dict[str, list[PluginRef]]:
                     names.add(ref.name)
         out[point] = chosen
     return out
-
-
-class FilterCache:
-    """Feasibility of NODE_LOCAL filters per pod signature, refreshed on changed rows only.
-
-    A gang's members share a signature, so after the first member only the rows its assumed
-    peers touched are re-filtered: a few rows instead of thousands.
-    """
-
-    def __init__(self, capacity: int = 256) -> None:
-        self._entries: OrderedDict[Hashable, tuple[np.ndarray, np.ndarray]] = OrderedDict()
-        self._capacity = capacity
-        self.hits = 0
-        self.misses = 0
-
-    def get(self, key: Hashable, snap: Snapshot) -> tuple[np.ndarray, np.ndarray] | None:
-        entry = self._entries.get(key)
-        if entry is None:
-            self.misses += 1
-            return None
-        self._entries.move_to_end(key)
-        self.hits += 1
-        feasible, versions = entry
-        n = snap.n
-        if feasible.shape[0] < n:
-            # The snapshot grew: new rows start with version -1 so they are re-evaluated.
-            grow = n - feasible.shape[0]
-            feasible = np.concatenate([feasible, np.zeros(grow, dtype=bool)])
-            versions = np.concatenate([versions, np.full(grow, -1, dtype=np.int64)])
-            self._entries[key] = (feasible, versions)
-        return feasible, versions
-
-    def put(self, key: Hashable, feasible: np.ndarray, versions: np.ndarray) -> None:
-        self._entries[key] = (feasible, versions)
-        self._entries.move_to_end(key)
-        while len(self._entries) > self._capacity:
-            self._entries.popitem(last=False)
-
-    def clear(self) -> None:
-        self._entries.clear()
 
 
 class Framework:
@@ -144,7 +108,10 @@ class Framework:
         self.post_bind_plugins = at("postBind")
         if not self.bind_plugins:
             raise ProfileError(f"profile {self.name!r}: at least one bind plugin required")
-        self.filter_cache = FilterCache()
+        self.node_local_scores = [
+            (p, w) for p, w in zip(self.score_plugins, self.score_weights, strict=True) if getattr(p, "NODE_LOCAL", False)
+        ]
+        self.filter_cache = SignatureCache()
         self.percentage_of_nodes_to_score = profile.percentage_of_nodes_to_score
 
     def _instantiate(self, name: str) -> Any:
@@ -223,33 +190,32 @@ class Framework:
         return allowed, Status(), why
 
     def feasible_rows(self, state: CycleState, pod: PodInfo, snap: Snapshot, allowed: np.ndarray | None) -> np.ndarray:
-        """Rows passing every Filter (no diagnosis). Node-local filters come from the cache."""
+        """Rows passing every Filter (no diagnosis). Node-local filters (and raw node-local
+        scores, for run_score) come from the signature cache, refreshed on changed rows."""
         skip = state.skip_filter_plugins
         local = [p for p in self.node_local_filters if p.NAME not in skip]
-        if local:
-            key = (pod.signature, tuple(sorted(p.NAME for p in self.node_local_filters if p.NAME in skip)))
+        if local or self.node_local_scores:
+            key = (pod.signature, tuple(p.NAME for p in self.node_local_filters if p.NAME in skip))
             entry = self.filter_cache.get(key, snap)
-            n = snap.n
-            rv = snap.row_version[:n]
-            if entry is None:
-                feasible = np.zeros(n, dtype=bool)
-                versions = rv.copy()
-                dirty = snap.valid_rows()
-            else:
-                feasible, versions = entry
-                dirty = np.flatnonzero(versions[:n] != rv)
-                versions[dirty] = rv[dirty]
+            dirty = entry.dirty_rows(snap)
             if dirty.size:
+                feasible = entry.feasible
                 feasible[dirty] = False
-                ok = dirty[snap.valid[dirty]]  # removed nodes stay infeasible
+                live = dirty[snap.valid[dirty]]  # removed nodes stay infeasible
+                ok = live
                 for p in local:
                     if ok.size == 0:
                         break
                     ok = ok[p.filter(state, pod, snap, ok).feasible]
                 feasible[ok] = True
-            if entry is None:
-                self.filter_cache.put(key, feasible, versions)
-            rows = np.flatnonzero(feasible[:n])
+                if live.size:
+                    for p, _ in self.node_local_scores:
+                        raw = entry.scores.get(p.NAME)
+                        if raw is None:
+                            raw = entry.scores[p.NAME] = np.zeros(entry.feasible.shape[0])
+                        raw[live] = p.score(state, pod, snap, live)
+            state.write(_SIGNATURE_ENTRY, entry)
+            rows = np.flatnonzero(entry.feasible[: snap.n])
         else:
             rows = snap.valid_rows()
         if allowed is not None:
@@ -338,13 +304,16 @@ class Framework:
         return Status()
 
     def run_score(self, state: CycleState, pod: PodInfo, snap: Snapshot, idx: np.ndarray) -> np.ndarray:
-        """Weighted total per row of `idx`."""
+        """Weighted total per row of `idx`. Node-local plugins' raw scores are read from the
+        signature entry feasible_rows left in the cycle state (same cycle, same snapshot)."""
         total = np.zeros(idx.size, dtype=np.float64)
         skip = state.skip_score_plugins
+        entry: SignatureEntry | None = state.read(_SIGNATURE_ENTRY)
         for p, w in zip(self.score_plugins, self.score_weights, strict=True):
             if p.NAME in skip or w == 0:
                 continue
-            s = np.asarray(p.score(state, pod, snap, idx), dtype=np.float64)
+            cached = entry.scores.get(p.NAME) if entry is not None else None
+            s = cached[idx] if cached is not None else np.asarray(p.score(state, pod, snap, idx), dtype=np.float64)
             norm = getattr(p, "normalize_score", None)
             if norm is not None:
                 s = norm(state, pod, s)
@@ -449,4 +418,4 @@ def num_nodes_to_score(total: int, percentage: int) -> int:
     return max(min_feasible, total * pct // 100)
 
 
-__all__: Sequence[str] = ["Framework", "FilterCache", "ProfileError", "num_nodes_to_score"]
+__all__: Sequence[str] = ["Framework", "ProfileError", "num_nodes_to_score"]
