@@ -44,7 +44,15 @@ from .base import (
     ValidationIssue,
     register_backend,
 )
-from .objects import ensure, ensure_deleted, owned_meta, owning_podcliqueset
+from .objects import (
+    ClientHolder,
+    ensure,
+    ensure_deleted,
+    merge_spec_fields,
+    owned_meta,
+    owning_podcliqueset,
+    replace_spec,
+)
 
 if TYPE_CHECKING:
     from phalanx.api.grove import PodCliqueSet, PodGang, PodGangTopologyConstraint
@@ -54,7 +62,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 # The PodGroup fields this backend owns; everything else on the object is left alone.
-_MANAGED = ("min_member", "queue", "priority_class_name", "topology_constraint", "sub_groups")
+_merge_managed = merge_spec_fields(
+    "min_member", "queue", "priority_class_name", "topology_constraint", "sub_groups"
+)
 
 
 class KaiBackendConfig(BackendConfig):
@@ -121,23 +131,6 @@ def kai_topology(levels: topology.TopologyLevels) -> KaiTopology:
     return KaiTopology(metadata=meta, spec=KaiTopologySpec.model_validate(levels.kai_topology_spec()))
 
 
-def _merge_levels(existing: KaiTopology, desired: KaiTopology) -> bool:
-    if existing.spec == desired.spec:
-        return False
-    existing.spec = desired.spec.model_copy(deep=True)
-    return True
-
-
-def _merge_managed(existing: KaiPodGroup, desired: KaiPodGroup) -> bool:
-    changed = False
-    for name in _MANAGED:
-        value = getattr(desired.spec, name)
-        if getattr(existing.spec, name) != value:
-            setattr(existing.spec, name, value)
-            changed = True
-    return changed
-
-
 def _has_constraints(podgang: PodGang) -> bool:
     spec = podgang.spec
     return (
@@ -147,7 +140,7 @@ def _has_constraints(podgang: PodGang) -> bool:
     )
 
 
-class KaiBackend:
+class KaiBackend(ClientHolder):
     name: ClassVar[str] = "kai-scheduler"
     scheduler_name: ClassVar[str] = labels.SCHEDULER_KAI
     capabilities: frozenset[Capability] = frozenset(Capability)
@@ -155,15 +148,6 @@ class KaiBackend:
     def __init__(self, config: KaiBackendConfig) -> None:
         self.config = config
         self.mismatch_policy = config.mismatch_policy
-        self._client: Client | None = None
-
-    async def init(self, client: Client) -> None:
-        self._client = client
-
-    def _need_client(self) -> Client:
-        if self._client is None:
-            raise RuntimeError("kai-scheduler backend used before init(client)")
-        return self._client
 
     async def _queue(self, client: Client, podgang: PodGang) -> str | None:
         queue = podgang.metadata.labels.get(labels.LABEL_KAI_QUEUE)
@@ -173,7 +157,7 @@ class KaiBackend:
         return queue or self.config.default_queue
 
     async def sync_podgang(self, podgang: PodGang) -> None:
-        client = self._need_client()
+        client = self.client
         queue = await self._queue(client, podgang)
         if queue is None:
             log.warning("PodGang %s has no KAI queue; KAI will not schedule it", podgang.key)
@@ -184,11 +168,11 @@ class KaiBackend:
                 log.warning("PodGang %s: no ClusterTopology for its pack constraints", podgang.key)
             else:
                 topology_name = levels.name
-                await ensure(client, kai_topology(levels), _merge_levels)
+                await ensure(client, kai_topology(levels), replace_spec)
         await ensure(client, kai_podgroup(podgang, queue, topology_name), _merge_managed)
 
     async def on_podgang_delete(self, podgang: PodGang) -> None:
-        await ensure_deleted(self._need_client(), KaiPodGroup, podgang.name, podgang)
+        await ensure_deleted(self.client, KaiPodGroup, podgang.name, podgang)
 
     def prepare_pod(self, pod: Pod) -> None:
         pod.spec.scheduler_name = self.scheduler_name

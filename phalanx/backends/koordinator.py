@@ -39,12 +39,11 @@ from .base import (
     ValidationIssue,
     register_backend,
 )
-from .objects import ensure, ensure_deleted, owned_meta
+from .objects import ClientHolder, ensure, ensure_deleted, owned_meta, replace_spec
 
 if TYPE_CHECKING:
     from phalanx.api.grove import PodCliqueSet, PodGang
     from phalanx.api.pod import Pod
-    from phalanx.cluster.client import Client
 
 
 class KoordinatorBackendConfig(BackendConfig):
@@ -114,14 +113,7 @@ def koordinator_podgroups(
     return objects
 
 
-def _merge_spec(existing: CoschedulingPodGroup, desired: CoschedulingPodGroup) -> bool:
-    if existing.spec == desired.spec:
-        return False
-    existing.spec = desired.spec.model_copy()
-    return True
-
-
-class KoordinatorBackend:
+class KoordinatorBackend(ClientHolder):
     name: ClassVar[str] = "koordinator"
     scheduler_name: ClassVar[str] = labels.SCHEDULER_KOORDINATOR
     capabilities: frozenset[Capability] = frozenset({Capability.GANG, Capability.TOPOLOGY})
@@ -129,21 +121,12 @@ class KoordinatorBackend:
     def __init__(self, config: KoordinatorBackendConfig) -> None:
         self.config = config
         self.mismatch_policy = config.mismatch_policy
-        self._client: Client | None = None
         # (namespace, group) -> pod annotations, filled by sync_podgang for prepare_pod,
         # which sees only the pod.
         self._pod_annotations: dict[tuple[str, str], dict[str, str]] = {}
 
-    async def init(self, client: Client) -> None:
-        self._client = client
-
-    def _need_client(self) -> Client:
-        if self._client is None:
-            raise RuntimeError("koordinator backend used before init(client)")
-        return self._client
-
     async def sync_podgang(self, podgang: PodGang) -> None:
-        client = self._need_client()
+        client = self.client
         levels = None
         if podgang.spec.topology_constraint is not None:
             levels = await topology.podgang_topology(client, podgang)
@@ -151,7 +134,7 @@ class KoordinatorBackend:
         for pg, g in zip(
             koordinator_podgroups(podgang, self.config, levels), podgang.spec.pod_groups, strict=True
         ):
-            await ensure(client, pg, _merge_spec)
+            await ensure(client, pg, replace_spec)
             self._pod_annotations[(ns, g.name)] = {
                 labels.ANNOTATION_KOORD_GANG_NAME: g.name,
                 labels.ANNOTATION_KOORD_GANG_MIN_AVAILABLE: str(g.min_replicas),
@@ -159,7 +142,7 @@ class KoordinatorBackend:
             }
 
     async def on_podgang_delete(self, podgang: PodGang) -> None:
-        client = self._need_client()
+        client = self.client
         ns = podgang.namespace or "default"
         for g in podgang.spec.pod_groups:
             await ensure_deleted(client, CoschedulingPodGroup, g.name, podgang)

@@ -26,7 +26,7 @@ Limits, checked at admission: at most 8 groups per Workload; no topology-aware p
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import Field, field_validator
 
@@ -65,7 +65,14 @@ from .base import (
     register_backend,
 )
 from .discovery import served_workload_versions
-from .objects import dns_label, ensure, ensure_deleted, owned_meta
+from .objects import (
+    ClientHolder,
+    dns_label,
+    ensure,
+    ensure_deleted,
+    owned_meta,
+    recreate_on_spec_change,
+)
 from .registry import BackendConfigError
 
 if TYPE_CHECKING:
@@ -161,12 +168,7 @@ def workload_objects(podgang: PodGang, version: str) -> list[Resource]:
     return objects
 
 
-def _replace_if_spec_differs(existing: Any, desired: Any) -> bool | None:
-    # Workload pod groups / templates and PodGroup specs are immutable: re-create on change.
-    return None if existing.spec != desired.spec else False
-
-
-class KubeBackend:
+class KubeBackend(ClientHolder):
     name: ClassVar[str] = "default-scheduler"
     scheduler_name: ClassVar[str] = labels.SCHEDULER_DEFAULT
 
@@ -178,10 +180,9 @@ class KubeBackend:
         )
         # Resolved by init() through discovery; until then the configured (or newest) one.
         self.workload_api_version = config.workload_api_version or NEWEST_WORKLOAD_API
-        self._client: Client | None = None
 
     async def init(self, client: Client) -> None:
-        self._client = client
+        await super().init(client)
         if not self.config.gang_scheduling:
             return
         served = await served_workload_versions(client)
@@ -206,22 +207,18 @@ class KubeBackend:
             )
         log.info("default-scheduler: gang scheduling via %s", self.workload_api_version)
 
-    def _need_client(self) -> Client:
-        if self._client is None:
-            raise RuntimeError("default-scheduler backend used before init(client)")
-        return self._client
-
     async def sync_podgang(self, podgang: PodGang) -> None:
         if not self.config.gang_scheduling:
             return  # kube-scheduler needs no extra object
-        client = self._need_client()
+        client = self.client
         for obj in workload_objects(podgang, self.workload_api_version):
-            await ensure(client, obj, _replace_if_spec_differs)
+            # Workload pod groups / templates and PodGroup specs are immutable.
+            await ensure(client, obj, recreate_on_spec_change)
 
     async def on_podgang_delete(self, podgang: PodGang) -> None:
         if not self.config.gang_scheduling:
             return
-        client = self._need_client()
+        client = self.client
         objects = workload_objects(podgang, self.workload_api_version)
         workload, podgroups = objects[0], objects[1:]
         for pg in podgroups:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from phalanx.api import labels
 from phalanx.api.base import ObjectMeta, Resource
@@ -85,6 +85,51 @@ def _adopt_metadata(existing: Resource, desired: Resource) -> bool:
 # copy) and returns whether anything changed. Returning None means "cannot be changed in
 # place" (immutable fields differ): the object is deleted and created again.
 Merge = Callable[[T, T], bool | None]
+
+
+def merge_spec_fields(*names: str) -> Merge[Any]:
+    """A merge that owns only these spec fields and keeps every other one (what the
+    scheduler or an admin set) as it is."""
+
+    def merge(existing: Any, desired: Any) -> bool:
+        changed = False
+        for name in names:
+            value = getattr(desired.spec, name)
+            if getattr(existing.spec, name) != value:
+                setattr(existing.spec, name, value)
+                changed = True
+        return changed
+
+    return merge
+
+
+def replace_spec(existing: Any, desired: Any) -> bool:
+    """A merge that owns the whole spec."""
+    if existing.spec == desired.spec:
+        return False
+    existing.spec = desired.spec.model_copy(deep=True)
+    return True
+
+
+def recreate_on_spec_change(existing: Any, desired: Any) -> bool | None:
+    """A merge for immutable specs: any difference means delete and create again."""
+    return None if existing.spec != desired.spec else False
+
+
+class ClientHolder:
+    """The client `init(client)` gave a backend; `client` fails clearly before init."""
+
+    name: ClassVar[str]
+    _client: Client | None = None
+
+    async def init(self, client: Client) -> None:
+        self._client = client
+
+    @property
+    def client(self) -> Client:
+        if self._client is None:
+            raise RuntimeError(f"{self.name} backend used before init(client)")
+        return self._client
 
 
 async def ensure(client: Client, desired: T, merge: Merge[T]) -> T:

@@ -133,9 +133,6 @@ class BackendRegistry:
     def names(self) -> list[str]:
         return list(self._backends)
 
-    def spec_of(self, name: str) -> BackendSpec:
-        return known_backends()[self.get(name).name]
-
     async def init_all(self, client: Client) -> None:
         """Initialise every enabled backend (API discovery, clients). A backend's
         BackendConfigError names a field inside its profile; re-raised with the full path."""

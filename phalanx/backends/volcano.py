@@ -34,17 +34,26 @@ from .base import (
     ValidationIssue,
     register_backend,
 )
-from .objects import ensure, ensure_deleted, owned_meta, owning_podcliqueset
+from .objects import (
+    ClientHolder,
+    ensure,
+    ensure_deleted,
+    merge_spec_fields,
+    owned_meta,
+    owning_podcliqueset,
+)
 
 if TYPE_CHECKING:
     from phalanx.api.grove import PodCliqueSet, PodGang
     from phalanx.api.pod import Pod
-    from phalanx.cluster.client import Client
 
 log = logging.getLogger(__name__)
 
 VOLCANO_DEFAULT_QUEUE = "default"  # the queue Volcano creates at install
-_MANAGED = ("min_member", "min_task_member", "queue", "priority_class_name", "network_topology")
+# The PodGroup fields this backend owns; Volcano's own (minResources, ...) are kept.
+_merge_managed = merge_spec_fields(
+    "min_member", "min_task_member", "queue", "priority_class_name", "network_topology"
+)
 
 
 class VolcanoBackendConfig(BackendConfig):
@@ -75,17 +84,7 @@ def volcano_podgroup(
     )
 
 
-def _merge_managed(existing: VolcanoPodGroup, desired: VolcanoPodGroup) -> bool:
-    changed = False
-    for name in _MANAGED:
-        value = getattr(desired.spec, name)
-        if getattr(existing.spec, name) != value:
-            setattr(existing.spec, name, value)
-            changed = True
-    return changed
-
-
-class VolcanoBackend:
+class VolcanoBackend(ClientHolder):
     name: ClassVar[str] = "volcano"
     scheduler_name: ClassVar[str] = labels.SCHEDULER_VOLCANO
     capabilities: frozenset[Capability] = frozenset(
@@ -95,18 +94,9 @@ class VolcanoBackend:
     def __init__(self, config: VolcanoBackendConfig) -> None:
         self.config = config
         self.mismatch_policy = config.mismatch_policy
-        self._client: Client | None = None
-
-    async def init(self, client: Client) -> None:
-        self._client = client
-
-    def _need_client(self) -> Client:
-        if self._client is None:
-            raise RuntimeError("volcano backend used before init(client)")
-        return self._client
 
     async def sync_podgang(self, podgang: PodGang) -> None:
-        client = self._need_client()
+        client = self.client
         queue = podgang.metadata.labels.get(labels.LABEL_VOLCANO_QUEUE)
         if not queue:
             pcs = await owning_podcliqueset(client, podgang)
@@ -120,7 +110,7 @@ class VolcanoBackend:
         await ensure(client, desired, _merge_managed)
 
     async def on_podgang_delete(self, podgang: PodGang) -> None:
-        await ensure_deleted(self._need_client(), VolcanoPodGroup, podgang.name, podgang)
+        await ensure_deleted(self.client, VolcanoPodGroup, podgang.name, podgang)
 
     def prepare_pod(self, pod: Pod) -> None:
         pod.spec.scheduler_name = self.scheduler_name
