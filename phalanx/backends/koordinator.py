@@ -39,7 +39,14 @@ from .base import (
     ValidationIssue,
     register_backend,
 )
-from .objects import ClientHolder, ensure, ensure_deleted, owned_meta, replace_spec
+from .objects import (
+    ClientHolder,
+    ensure,
+    ensure_deleted,
+    owned_meta,
+    owned_objects,
+    replace_spec,
+)
 
 if TYPE_CHECKING:
     from phalanx.api.grove import PodCliqueSet, PodGang
@@ -140,13 +147,18 @@ class KoordinatorBackend(ClientHolder):
                 labels.ANNOTATION_KOORD_GANG_MIN_AVAILABLE: str(g.min_replicas),
                 **pg.metadata.annotations,
             }
+        # PodGroups of groups the PodGang no longer has (its cliques changed).
+        await self._delete_podgroups(podgang, keep={g.name for g in podgang.spec.pod_groups})
 
     async def on_podgang_delete(self, podgang: PodGang) -> None:
-        client = self.client
+        await self._delete_podgroups(podgang, keep=set())
+
+    async def _delete_podgroups(self, podgang: PodGang, keep: set[str]) -> None:
         ns = podgang.namespace or "default"
-        for g in podgang.spec.pod_groups:
-            await ensure_deleted(client, CoschedulingPodGroup, g.name, podgang)
-            self._pod_annotations.pop((ns, g.name), None)
+        for obj in await owned_objects(self.client, CoschedulingPodGroup, podgang):
+            if obj.name not in keep:
+                await ensure_deleted(self.client, CoschedulingPodGroup, obj.name, podgang)
+                self._pod_annotations.pop((ns, obj.name), None)
 
     def prepare_pod(self, pod: Pod) -> None:
         pod.spec.scheduler_name = self.scheduler_name

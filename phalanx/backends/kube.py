@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, ClassVar
 from pydantic import Field, field_validator
 
 from phalanx.api import labels
-from phalanx.api.pod import PodSchedulingGroup, WorkloadReference
+from phalanx.api.pod import Pod, PodSchedulingGroup, WorkloadReference
 from phalanx.api.scheduling import (
     WORKLOAD_MAX_POD_GROUPS,
     BasicSchedulingPolicy,
@@ -71,6 +71,7 @@ from .objects import (
     ensure,
     ensure_deleted,
     owned_meta,
+    owned_objects,
     recreate_on_spec_change,
 )
 from .registry import BackendConfigError
@@ -78,7 +79,6 @@ from .registry import BackendConfigError
 if TYPE_CHECKING:
     from phalanx.api.base import Resource
     from phalanx.api.grove import PodCliqueSet, PodGang, PodGangGroup
-    from phalanx.api.pod import Pod
     from phalanx.cluster.client import Client
 
 log = logging.getLogger(__name__)
@@ -211,19 +211,28 @@ class KubeBackend(ClientHolder):
         if not self.config.gang_scheduling:
             return  # kube-scheduler needs no extra object
         client = self.client
-        for obj in workload_objects(podgang, self.workload_api_version):
+        desired = workload_objects(podgang, self.workload_api_version)
+        for obj in desired:
             # Workload pod groups / templates and PodGroup specs are immutable.
             await ensure(client, obj, recreate_on_spec_change)
+        # PodGroups of groups the PodGang no longer has (its cliques changed).
+        await self._release_podgroups(podgang, keep={obj.name for obj in desired[1:]})
 
     async def on_podgang_delete(self, podgang: PodGang) -> None:
         if not self.config.gang_scheduling:
             return
-        client = self.client
-        objects = workload_objects(podgang, self.workload_api_version)
-        workload, podgroups = objects[0], objects[1:]
-        for pg in podgroups:
-            await self._release_podgroup(client, type(pg), pg.name, podgang)
-        await ensure_deleted(client, type(workload), workload.name, podgang)
+        # Reverse creation order: PodGroups, then the Workload.
+        await self._release_podgroups(podgang, keep=set())
+        workload_kind = WORKLOAD_KINDS[self.workload_api_version][0]
+        await ensure_deleted(self.client, workload_kind, podgang.name, podgang)
+
+    async def _release_podgroups(self, podgang: PodGang, keep: set[str]) -> None:
+        podgroup_kind = WORKLOAD_KINDS[self.workload_api_version][1]
+        if podgroup_kind is None:
+            return  # 1.35: pod groups live inside the Workload
+        for obj in await owned_objects(self.client, podgroup_kind, podgang):
+            if obj.name not in keep:
+                await self._release_podgroup(self.client, podgroup_kind, obj.name, podgang)
 
     async def _release_podgroup(
         self, client: Client, kind: type[Resource], name: str, podgang: PodGang
@@ -233,8 +242,6 @@ class KubeBackend(ClientHolder):
         live = await ensure_deleted(client, kind, name, podgang)
         if live is None or labels.FINALIZER_PODGROUP_PROTECTION not in live.metadata.finalizers:
             return
-        from phalanx.api.pod import Pod
-
         pods = await client.list(
             Pod, podgang.namespace, label_selector={labels.LABEL_PODCLIQUE: name}
         )

@@ -194,6 +194,15 @@ async def ensure_deleted(
         return None
 
 
+async def owned_objects(client: Client, kind: type[T], podgang: PodGang) -> list[T]:
+    """Every `kind` object this PodGang owns (found by its grove.io/podgang label), so
+    objects of groups the PodGang no longer has are found too."""
+    found = await client.list(
+        kind, podgang.namespace, label_selector={labels.LABEL_PODGANG: podgang.name}
+    )
+    return [obj for obj in found.items if owned_by(obj, podgang)]
+
+
 async def owning_podcliqueset(client: Client, podgang: PodGang) -> PodCliqueSet | None:
     """The PodCliqueSet a PodGang belongs to (its owner, else its part-of label)."""
     from phalanx.api.grove import PodCliqueSet

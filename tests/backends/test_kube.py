@@ -277,3 +277,20 @@ def test_more_than_eight_groups_rejected_in_gang_mode_only() -> None:
     assert [(i.field, i.feature) for i in issues] == [("spec.template.cliques", None)]
     assert "10 groups" in issues[0].message and "at most 8" in issues[0].message
     assert _backend().validate_podcliqueset(many) == []
+
+
+def test_podgroups_of_removed_groups_are_released() -> None:
+    async def main() -> None:
+        client = MemoryCluster()
+        backend = _backend(gangScheduling=True, workloadAPIVersion="v1beta1")
+        await backend.init(client)
+        pg = await s.create_podgang(client, s.podgang())
+        await backend.sync_podgang(pg)
+        pg.spec.pod_groups = pg.spec.pod_groups[:2]  # the decode cliques went away
+        await backend.sync_podgang(pg)
+        left = sorted(o.name for o in (await client.list(PodGroupV1Beta1, "default")).items)
+        assert left == GROUPS[:2]
+        wl = await client.get(WorkloadV1Beta1, s.BASE_PODGANG, "default")
+        assert [t.name for t in wl.spec.pod_group_templates] == GROUPS[:2]
+
+    run_virtual(main)

@@ -285,3 +285,18 @@ def test_kai_mirrors_the_cluster_topology_into_a_kai_topology() -> None:
         }
 
     run_virtual(main)
+
+
+def test_koordinator_deletes_podgroups_of_removed_groups() -> None:
+    async def main() -> None:
+        client = MemoryCluster()
+        backend = KoordinatorBackend(KoordinatorBackendConfig())
+        await backend.init(client)
+        pg = await client.create(s.podgang())
+        await backend.sync_podgang(pg)
+        pg.spec.pod_groups = pg.spec.pod_groups[1:]
+        await backend.sync_podgang(pg)
+        left = sorted(o.name for o in (await client.list(CoschedulingPodGroup, "default")).items)
+        assert left == sorted(GROUPS[1:])
+
+    run_virtual(main)
