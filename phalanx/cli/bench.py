@@ -63,7 +63,8 @@ def scheduler(
     e2e = result["gang_end_to_end_seconds"]
     typer.echo(
         f"  {result['pods_bound']}/{pods} pods bound, {result['gangs_scheduled']}/{result['gangs']} gangs, "
-        f"{result['pods_per_second']:.0f} pods/s ({result['us_per_pod']:.0f} us/pod)\n"
+        f"{result['pods_per_second']:.0f} pods/s ({result['us_per_pod']:.0f} us/pod wall, "
+        f"{result['cpu_us_per_pod']:.0f} us/pod CPU)\n"
         f"  gang time-to-schedule p50 {tts['p50'] * 1000:.1f} ms, p99 {tts['p99'] * 1000:.1f} ms; "
         f"end-to-end from start p50 {e2e['p50']:.2f} s, p99 {e2e['p99']:.2f} s\n"
         f"  wrote {path}"
@@ -78,5 +79,5 @@ def scheduler(
         for row in sc["rows"]:
             t = row["gang_time_to_schedule_seconds"]
             typer.echo(f"  {row['nodes']:>6} nodes: {row['pods_per_second']:>7.0f} pods/s, "
-                       f"{row['us_per_pod']:>6.0f} us/pod, gang p50 {t['p50'] * 1000:.1f} ms, p99 {t['p99'] * 1000:.1f} ms")
+                       f"{row['us_per_pod']:>6.0f} us/pod ({row['cpu_us_per_pod']:.0f} CPU), gang p50 {t['p50'] * 1000:.1f} ms, p99 {t['p99'] * 1000:.1f} ms")
         typer.echo(f"  wrote {write_result(sc, out, f'scheduler-scaling-{scaling_pods}p')}")
