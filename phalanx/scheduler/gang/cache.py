@@ -57,6 +57,7 @@ class GangCache:
         self._pods: dict[str, MemberRef] = {}
         # object (source, key) -> gang ids it produced, to notice gangs removed from an object
         self._from_object: dict[tuple[Source, str], tuple[GangId, ...]] = {}
+        self._object_gangs: set[GangId] = set()  # gang ids some object currently describes
         # annotation gangs: gang id -> the pods declaring it (spec from the oldest one)
         self._declared: dict[GangId, dict[str, Gang]] = {}
         self._change_listeners: list[ChangeListener] = []
@@ -155,6 +156,7 @@ class GangCache:
         new_ids = tuple(g.id for g in gangs)
         old_ids = self._from_object.get(okey, ())
         self._from_object[okey] = new_ids
+        self._object_gangs.update(new_ids)
         for g in gangs:
             st = self._state(g.id)
             if st.spec != g:
@@ -165,11 +167,13 @@ class GangCache:
                     self._on_became_complete(st)
         for gid in old_ids:
             if gid not in new_ids:
+                self._object_gangs.discard(gid)
                 self._drop_spec(gid)
 
     def delete_object(self, source: GangSource, obj: Any) -> None:
         okey = (source.source, _pod_key(obj))
         for gid in self._from_object.pop(okey, ()):
+            self._object_gangs.discard(gid)
             self._drop_spec(gid)
 
     def _drop_spec(self, gid: GangId) -> None:
@@ -202,24 +206,21 @@ class GangCache:
         st = self._state(ref.gang_id)
         was_complete = st.complete
         changed = self._declare(key, pod, ref)
+        gated = bool(getattr(pod.spec, "scheduling_gates", None))
         m = st.members.get(key)
         if m is None:
             ts = pod.metadata.creation_timestamp
-            m = Member(key, pod.metadata.uid or key, ref.group, ts.timestamp() if ts else 0.0)
-            st.members[key] = m
+            m = Member(key, pod.metadata.uid or key, ref.group, ts.timestamp() if ts else 0.0, gated=gated)
+            st.add_member(m)
             self._pods[key] = ref
             changed = True
-        m.pod = pod
-        gated = bool(getattr(pod.spec, "scheduling_gates", None))
-        if m.gated != gated:
-            m.gated = gated
+        elif m.gated != gated:
+            st.set_gated(m, gated)
             changed = True
+        m.pod = pod
         node = getattr(pod.spec, "node_name", None)
         if node and st.bound.get(key) != node:
-            m.node = node
-            st.bound[key] = node
-            st.assumed.pop(key, None)
-            st.waiting.discard(key)
+            st.bind(key, node)
             changed = True
         if changed:
             self.changed(ref.gang_id)
@@ -235,10 +236,7 @@ class GangCache:
         st = self._gangs.get(ref.gang_id)
         if st is None:
             return
-        st.members.pop(key, None)
-        st.assumed.pop(key, None)
-        st.waiting.discard(key)
-        st.bound.pop(key, None)
+        st.remove_member(key)
         if not st.assumed and not st.bound:
             # Every placed member is gone (e.g. the gang was preempted): a new set of pods
             # must be gang-scheduled again.
@@ -274,8 +272,7 @@ class GangCache:
                     del declared[k]
                 declared[dkey] = g
             st = self._state(g.id)
-            has_object = any(g.id in ids for ids in self._from_object.values())
-            if not has_object:
+            if g.id not in self._object_gangs:
                 spec = self._oldest_declared(declared)
                 if st.spec != spec:
                     st.spec = spec
@@ -298,7 +295,7 @@ class GangCache:
         st = self.gang_of(pod_key)
         if st is None:
             return None
-        st.assumed[pod_key] = node
+        st.assume(pod_key, node)
         self.changed(st.id)
         return st
 
@@ -306,8 +303,7 @@ class GangCache:
         st = self.gang_of(pod_key)
         if st is None:
             return None
-        st.waiting.discard(pod_key)
-        if st.assumed.pop(pod_key, None) is not None:
+        if st.forget(pod_key):
             self.changed(st.id)
         return st
 
@@ -315,12 +311,7 @@ class GangCache:
         st = self.gang_of(pod_key)
         if st is None:
             return None
-        st.assumed.pop(pod_key, None)
-        st.waiting.discard(pod_key)
-        st.bound[pod_key] = node
-        m = st.members.get(pod_key)
-        if m is not None:
-            m.node = node
+        st.bind(pod_key, node)
         self.changed(st.id)
         return st
 

@@ -93,27 +93,21 @@ class GangManager:
         return self.unit(st).representative if st is not None else None
 
     def _group(self, st: GangState) -> list[GangState]:
+        if st.spec is None or len(st.spec.gang_group) == 1:
+            return [st]
         return [g for g in self.cache.group_states(st) if g is not None]
-
-    def _pending_in_unit(self, st: GangState) -> list[str]:
-        """Members of every gang of the unit not yet placed, in representative order."""
-        out: list[str] = []
-        for g in self._group(st):
-            out.extend(m.key for m in g.pending_members() if not m.gated)
-        return out
 
     def _is_pending(self, pod_key: str) -> bool:
         """A member that could be scheduled now (created, ungated, not placed)."""
         st = self.cache.gang_of(pod_key)
-        if st is None:
-            return False
-        m = st.members.get(pod_key)
-        return m is not None and not m.gated and pod_key not in st.assumed and pod_key not in st.bound
+        return st is not None and st.is_pending(pod_key)
 
     def _pick_representative(self, st: GangState, exclude: str | None = None) -> str | None:
+        """The first pending member of the unit's gangs (in gang-group order) becomes it."""
         u = self.unit(st)
-        for key in self._pending_in_unit(st):
-            if key != exclude:
+        for g in self._group(st):
+            key = g.first_pending(exclude)
+            if key is not None:
                 u.representative = key
                 return key
         u.representative = None

@@ -7,7 +7,7 @@ calls keep it current.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 
 from .model import Gang, GangId
@@ -52,27 +52,107 @@ class Failure:
     diagnosis: dict[str, object] | None = None  # Diagnosis.to_dict() of that member
 
 
-@dataclass(slots=True)
 class GangState:
-    id: GangId
-    spec: Gang | None = None
-    # Live members (created, not terminated, not being deleted), by pod key.
-    members: dict[str, Member] = field(default_factory=dict)
-    # Members this scheduler assumed (reserved on a node) and that are not bound yet.
-    assumed: dict[str, str] = field(default_factory=dict)
-    # Assumed members parked at Permit (a subset of `assumed`).
-    waiting: set[str] = field(default_factory=set)
-    # Members bound to a node (from the informer or PostBind).
-    bound: dict[str, str] = field(default_factory=dict)
-    # minMember was reached once and the gang was allowed to bind: later members (e.g. a
-    # replacement for a crashed pod) schedule like ordinary pods (Koordinator's "after gang").
-    once_satisfied: bool = False
-    # Attempts that ended in releasing the gang's reservations (strict failure or timeout).
-    resets: int = 0
-    timeouts: int = 0
-    last_failure: Failure | None = None
-    # Bumped on every change the status controller may report.
-    version: int = 0
+    """Counts are kept incrementally: PreEnqueue, PreFilter and Permit ask them for every
+    member, so they must not walk the member list. Change members, reservations and bindings
+    only through the methods below."""
+
+    __slots__ = (
+        "id", "spec", "members", "assumed", "waiting", "bound", "once_satisfied", "resets", "timeouts",
+        "last_failure", "version", "_created_in", "_placed", "_placed_in", "_gated", "_order", "_cursor",
+    )
+
+    def __init__(self, gid: GangId, spec: Gang | None = None) -> None:
+        self.id = gid
+        self.spec = spec
+        # Live members (created, not terminated, not being deleted), by pod key. Read-only.
+        self.members: dict[str, Member] = {}
+        # Members this scheduler assumed (reserved on a node), not bound yet. Read-only.
+        self.assumed: dict[str, str] = {}
+        # Assumed members parked at Permit (a subset of `assumed`); the manager edits it.
+        self.waiting: set[str] = set()
+        # Members bound to a node (from the informer or PostBind). Read-only.
+        self.bound: dict[str, str] = {}
+        # minMember was reached once and the gang was allowed to bind: later members (e.g. a
+        # replacement for a crashed pod) schedule like ordinary pods (Koordinator's "after gang").
+        self.once_satisfied = False
+        # Attempts that ended in releasing the gang's reservations (strict failure or timeout).
+        self.resets = 0
+        self.timeouts = 0
+        self.last_failure: Failure | None = None
+        # Bumped on every change the status controller may report.
+        self.version = 0
+        self._created_in: dict[str | None, int] = {}
+        self._placed: set[str] = set()  # assumed or bound
+        self._placed_in: dict[str | None, int] = {}
+        self._gated = 0
+        self._order: list[str] | None = None  # member keys in representative order (lazy)
+        self._cursor = 0  # no pending member before this index of _order
+
+    def __repr__(self) -> str:
+        return f"GangState({self.id}, created={self.created}, placed={self.placed}, once_satisfied={self.once_satisfied})"
+
+    # --- mutations ---------------------------------------------------------------------------
+
+    def add_member(self, m: Member) -> None:
+        self.members[m.key] = m
+        self._created_in[m.group] = self._created_in.get(m.group, 0) + 1
+        self._gated += m.gated
+        self._order = None
+
+    def remove_member(self, key: str) -> Member | None:
+        m = self.members.pop(key, None)
+        if m is None:
+            return None
+        self._created_in[m.group] -= 1
+        self._gated -= m.gated
+        self.waiting.discard(key)
+        self.assumed.pop(key, None)
+        self.bound.pop(key, None)
+        self._unplace(key, m.group)
+        self._order = None
+        return m
+
+    def set_gated(self, m: Member, gated: bool) -> None:
+        if m.gated != gated:
+            self._gated += 1 if gated else -1
+            m.gated = gated
+            self._cursor = 0
+
+    def assume(self, key: str, node: str) -> None:
+        self.assumed[key] = node
+        self._place(key)
+
+    def forget(self, key: str) -> bool:
+        """Drop an assumption (not a binding). True when there was one."""
+        self.waiting.discard(key)
+        if self.assumed.pop(key, None) is None:
+            return False
+        if key not in self.bound:
+            m = self.members.get(key)
+            self._unplace(key, m.group if m is not None else None)
+        return True
+
+    def bind(self, key: str, node: str) -> None:
+        self.assumed.pop(key, None)
+        self.waiting.discard(key)
+        self.bound[key] = node
+        m = self.members.get(key)
+        if m is not None:
+            m.node = node
+        self._place(key)
+
+    def _place(self, key: str) -> None:
+        m = self.members.get(key)
+        if m is not None and key not in self._placed:
+            self._placed.add(key)
+            self._placed_in[m.group] = self._placed_in.get(m.group, 0) + 1
+
+    def _unplace(self, key: str, group: str | None) -> None:
+        if key in self._placed:
+            self._placed.discard(key)
+            self._placed_in[group] -= 1
+            self._cursor = 0  # an earlier member may be pending again
 
     # --- counts --------------------------------------------------------------------------
 
@@ -83,23 +163,41 @@ class GangState:
     @property
     def placed(self) -> int:
         """Members holding a node: assumed or bound."""
-        return len(self.assumed) + sum(1 for k in self.bound if k not in self.assumed)
+        return len(self._placed)
 
     def created_in(self, group: str) -> int:
-        return sum(1 for m in self.members.values() if m.group == group)
+        return self._created_in.get(group, 0)
 
     def placed_in(self, group: str) -> int:
-        n = 0
-        for key, m in self.members.items():
-            if m.group == group and (key in self.assumed or key in self.bound):
-                n += 1
-        return n
+        return self._placed_in.get(group, 0)
+
+    def is_pending(self, key: str) -> bool:
+        """Created, not gated, not placed: could be scheduled now."""
+        m = self.members.get(key)
+        return m is not None and not m.gated and key not in self._placed
 
     def pending_members(self) -> list[Member]:
         """Members neither assumed nor bound, in representative order."""
-        out = [m for k, m in self.members.items() if k not in self.assumed and k not in self.bound]
-        out.sort(key=lambda m: (m.created, m.key))
-        return out
+        return [self.members[k] for k in self._ordered() if k not in self._placed]
+
+    def first_pending(self, exclude: str | None = None) -> str | None:
+        """The first schedulable pending member in representative order (amortised O(1):
+        members before the cursor are placed or gated; anything that undoes that resets it)."""
+        order = self._ordered()
+        i = self._cursor
+        while i < len(order) and not self.is_pending(order[i]):
+            i += 1
+        self._cursor = i
+        for key in order[i:]:
+            if key != exclude and self.is_pending(key):
+                return key
+        return None
+
+    def _ordered(self) -> list[str]:
+        if self._order is None:
+            self._order = sorted(self.members, key=lambda k: (self.members[k].created, k))
+            self._cursor = 0
+        return self._order
 
     # --- conditions --------------------------------------------------------------------------
 
@@ -115,11 +213,8 @@ class GangState:
             have = self.created_in(g.name)
             if have < g.min_member:
                 out.append(f"group {g.name}: {have}/{g.min_member} created")
-        if not out:
-            ready = sum(1 for m in self.members.values() if not m.gated)
-            if ready < spec.min_member:
-                gated = self.created - ready
-                out.append(f"all {self.created} members created but {gated} still have scheduling gates")
+        if not out and self.created - self._gated < spec.min_member:
+            out.append(f"all {self.created} members created but {self._gated} still have scheduling gates")
         return out
 
     @property

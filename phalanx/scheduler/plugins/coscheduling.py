@@ -39,6 +39,7 @@ from phalanx.scheduler.framework.types import (
     FitError,
     PodInfo,
     PreFilterResult,
+    QueueingHint,
 )
 from phalanx.scheduler.gang.manager import DEFAULT_SCHEDULE_TIMEOUT, GangManager
 from phalanx.scheduler.gang.runtime import GangRuntime
@@ -86,29 +87,27 @@ class Coscheduling(Plugin):
         return Status.unresolvable(f"{adm.reason}: {adm.message}")
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        # Pods this plugin rejected in PreFilter wait for their gang to change: a member
-        # created or deleted. Gated pods are activated by the gang cache directly.
+        # A member created or deleted may unblock a pod this plugin rejected in PreFilter
+        # (its gang had lost a member or its object). Only the gang's representative can be
+        # such a pod: the others wait gated and the gang cache activates them itself, so the
+        # event targets the representative alone (a pod ADD costs O(1), not O(gang)).
         return [
             ClusterEventWithHint(
                 ClusterEvent(POD, ActionType.ADD | ActionType.DELETE, "GangMemberChange"),
-                self._same_gang,
-                targets=self._gang_members,  # only that gang's pods, not every pending pod
+                self._unblocked,
+                targets=self._representative_of,
             )
         ]
 
-    def _gang_members(self, old: Any, new: Any) -> list[str]:
+    def _representative_of(self, old: Any, new: Any) -> list[str]:
         other = new if new is not None else old
         ref = self.cache.resolve(other) if other is not None else None
-        st = self.cache.get(ref.gang_id) if ref is not None else None
-        return list(st.members) if st is not None else []
+        rep = self.manager.representative(ref.gang_id) if ref is not None else None
+        return [rep] if rep else []
 
-    def _same_gang(self, pod: PodInfo, old: Any, new: Any) -> Any:
-        from phalanx.scheduler.framework.types import QueueingHint
-
-        other = new if new is not None else old
-        mine = self.cache.member_ref(pod.key)
-        ref = self.cache.resolve(other) if other is not None else None
-        if mine is not None and ref is not None and ref.gang_id == mine.gang_id:
+    def _unblocked(self, pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+        st = self.cache.gang_of(pod.key)
+        if st is not None and (GangManager.free(st) or self.manager.blocked(st) is None):
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
 
