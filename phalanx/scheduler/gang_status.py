@@ -5,7 +5,8 @@ cycle runs, so no FailedScheduling Event is ever written. This controller closes
 For every gang that changed it works out one verdict from the gang cache and writes it:
 
 - on the gang object (PodGang, Workload, KAI / Volcano / scheduler-plugins PodGroup), the
-  condition `Scheduled` (Grove's PodGang condition type, used on every kind alike):
+  condition `GangScheduled` (the scheduler's view, the same on every kind; distinct from the
+  PodGang `Scheduled` condition the operator derives from bound pods):
     False GangIncomplete       "3/8 members created, waiting for 5 more"
     False GangGroupIncomplete  a gang of its gang group is missing or incomplete
     False Unschedulable        "member ns/p-3: 0/512 nodes are available: 480 Insufficient ..."
@@ -39,7 +40,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-CONDITION_SCHEDULED = "Scheduled"
+CONDITION_GANG_SCHEDULED = "GangScheduled"
+CONDITION_SCHEDULED = CONDITION_GANG_SCHEDULED  # short alias
 REASON_NOT_FOUND = Phase.NOT_FOUND.value
 REASON_INCOMPLETE = Phase.INCOMPLETE.value
 REASON_GROUP_INCOMPLETE = Phase.GROUP_INCOMPLETE.value

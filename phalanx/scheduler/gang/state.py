@@ -209,10 +209,11 @@ class GangState:
         out: list[str] = []
         if self.created < spec.min_member:
             out.append(f"{self.created}/{spec.min_member} members created")
-        for g in spec.groups:
-            have = self.created_in(g.name)
-            if have < g.min_member:
-                out.append(f"group {g.name}: {have}/{g.min_member} created")
+        if len(spec.groups) > 1 or not out:  # one group's count is the gang's: say it once
+            for g in spec.groups:
+                have = self.created_in(g.name)
+                if have < g.min_member:
+                    out.append(f"group {g.name}: {have}/{g.min_member} created")
         if not out and self.created - self._gated < spec.min_member:
             out.append(f"all {self.created} members created but {self._gated} still have scheduling gates")
         return out

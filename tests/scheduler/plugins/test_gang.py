@@ -3,6 +3,8 @@ status conditions and events."""
 
 from __future__ import annotations
 
+import asyncio
+
 from phalanx.api import labels
 from phalanx.api.core import Event
 from phalanx.api.podgang import PodGang
@@ -10,7 +12,7 @@ from phalanx.api.scheduling import CoschedulingPodGroup
 from phalanx.cluster.clock import VIRTUAL_EPOCH, wait_for_condition
 from phalanx.cluster.memory import MemoryCluster
 from phalanx.scheduler import Scheduler
-from phalanx.scheduler.gang_status import CONDITION_SCHEDULED
+from phalanx.scheduler.gang_status import CONDITION_GANG_SCHEDULED
 
 from ..gang.builders import bound_by_gang, members, podgang
 from ..helpers import bound_nodes, node, pod, run_scheduler
@@ -18,7 +20,7 @@ from ..helpers import bound_nodes, node, pod, run_scheduler
 
 async def _condition(client: MemoryCluster, name: str, ns: str = "default"):
     pg = await client.get(PodGang, name, ns)
-    return pg.condition(CONDITION_SCHEDULED)
+    return pg.condition(CONDITION_GANG_SCHEDULED)
 
 
 async def _events(client: MemoryCluster, reason: str) -> list[Event]:
@@ -96,10 +98,10 @@ def test_schedule_timeout_releases_the_gang_and_records_why() -> None:
     async def body(client: MemoryCluster, sched: Scheduler):
         async def timed_out() -> bool:
             c = (await client.get(CoschedulingPodGroup, "g", "default")).status.conditions
-            return any(x.type == CONDITION_SCHEDULED and x.reason == "GangScheduleTimeout" for x in c)
+            return any(x.type == CONDITION_GANG_SCHEDULED and x.reason == "GangScheduleTimeout" for x in c)
 
         assert await wait_for_condition(timed_out, timeout=120)
-        cond = next(c for c in (await client.get(CoschedulingPodGroup, "g", "default")).status.conditions if c.type == CONDITION_SCHEDULED)
+        cond = next(c for c in (await client.get(CoschedulingPodGroup, "g", "default")).status.conditions if c.type == CONDITION_GANG_SCHEDULED)
         waited = sched.client.clock.now() - VIRTUAL_EPOCH
         return await bound_nodes(client), cond, waited, await _events(client, "GangScheduleTimeout")
 
@@ -108,3 +110,34 @@ def test_schedule_timeout_releases_the_gang_and_records_why() -> None:
     assert cond.status == "False" and "2/3 placed" in cond.message
     assert waited >= 30
     assert events and all("schedule timeout" in e.message for e in events)
+
+
+def test_members_arriving_one_by_one_cause_no_event_storm() -> None:
+    """64 members created one every 0.1s: one Event object per pod (its count bumped), a
+    handful of condition writes, and the counts in the latest message are current."""
+    n = 64
+
+    async def body(client: MemoryCluster, sched: Scheduler):
+        await client.create(podgang("g", {"w": n + 1}))
+        for p in members("g", "w", n, cpu="10m", memory="1Mi"):
+            await client.create(p)
+            await asyncio.sleep(0.1)
+        assert await sched.wait_idle(timeout=60)
+        status = sched.handles["phalanx-scheduler"].framework.plugins["Coscheduling"].runtime.status
+        events = await _events(client, "GangIncomplete")
+        return events, status.condition_writes, await _condition(client, "g")
+
+    events, writes, cond = run_scheduler(body, nodes=[node("n1", cpu="64")])
+    assert len(events) <= n and len({e.involved_object.name for e in events}) == len(events)
+    assert writes <= 8
+    assert cond is not None and cond.reason == "GangIncomplete" and f"{n}/{n + 1} members created" in cond.message
+
+
+def test_pods_of_a_missing_gang_object_get_gang_not_found_events() -> None:
+    async def body(client: MemoryCluster, sched: Scheduler):
+        assert await sched.wait_idle(timeout=30)
+        return await _events(client, "GangNotFound"), await bound_by_gang(client)
+
+    events, bound = run_scheduler(body, nodes=[node("n1")], pods=members("nope", "w", 2))
+    assert bound["nope"] == [None, None]
+    assert len(events) == 2 and all("gang default/nope not found" in e.message for e in events)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from phalanx.api.podgang import PodGang
 from phalanx.cluster.memory import MemoryCluster
 from phalanx.scheduler import Scheduler
-from phalanx.scheduler.gang_status import CONDITION_SCHEDULED
+from phalanx.scheduler.gang_status import CONDITION_GANG_SCHEDULED
 
 from ..gang.builders import bound_by_gang, members, podgang
 from ..helpers import node, run_scheduler
@@ -46,7 +46,7 @@ def test_required_rack_picks_a_rack_with_room_for_the_whole_gang() -> None:
 def test_required_pack_that_no_domain_can_hold_is_explained() -> None:
     async def body(client: MemoryCluster, sched: Scheduler):
         assert await sched.wait_idle(timeout=60)
-        cond = (await client.get(PodGang, "g", "default")).condition(CONDITION_SCHEDULED)
+        cond = (await client.get(PodGang, "g", "default")).condition(CONDITION_GANG_SCHEDULED)
         return await bound_by_gang(client), cond
 
     bound, cond = run_scheduler(

@@ -1,0 +1,96 @@
+"""The same scheduler gang-schedules every backend's objects: all or nothing, and the
+object of each kind carries the GangScheduled condition."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from phalanx.api import labels
+from phalanx.api.base import Resource
+from phalanx.api.pod import WorkloadReference
+from phalanx.api.scheduling import CoschedulingPodGroup, KaiPodGroup, VolcanoPodGroup, Workload
+from phalanx.cluster.memory import MemoryCluster
+from phalanx.scheduler import Scheduler
+from phalanx.scheduler.gang_status import CONDITION_GANG_SCHEDULED
+
+from ..helpers import bound_nodes, node, pod, run_scheduler
+
+
+def _workload(n: int) -> tuple[Resource, list[Any]]:
+    wl = Workload.model_validate({"metadata": {"name": "g", "namespace": "default"},
+                                  "spec": {"podGroups": [{"name": "w", "policy": {"gang": {"minCount": n}}}]}})
+    pods = [pod(f"p-{i}", gpu=1, cpu="100m", scheduler=labels.SCHEDULER_DEFAULT) for i in range(n)]
+    for p in pods:
+        p.spec.workload_ref = WorkloadReference(name="g", pod_group="w")
+    return wl, pods
+
+
+def _kai(n: int) -> tuple[Resource, list[Any]]:
+    pg = KaiPodGroup.model_validate({"metadata": {"name": "g", "namespace": "default"},
+                                     "spec": {"minMember": n, "subGroups": [{"name": "a", "minMember": 1}, {"name": "b", "minMember": n - 1}]}})
+    pods = [pod(f"p-{i}", gpu=1, cpu="100m", scheduler=labels.SCHEDULER_KAI,
+                annotations={labels.ANNOTATION_KAI_POD_GROUP: "g"},
+                labels={labels.LABEL_KAI_SUBGROUP: "a" if i == 0 else "b"}) for i in range(n)]
+    return pg, pods
+
+
+def _volcano(n: int) -> tuple[Resource, list[Any]]:
+    pg = VolcanoPodGroup.model_validate({"metadata": {"name": "g", "namespace": "default"},
+                                         "spec": {"minMember": n, "minTaskMember": {"t": n}}})
+    pods = [pod(f"p-{i}", gpu=1, cpu="100m", scheduler=labels.SCHEDULER_VOLCANO,
+                annotations={labels.ANNOTATION_VOLCANO_GROUP_NAME: "g", labels.ANNOTATION_VOLCANO_TASK_SPEC: "t"})
+            for i in range(n)]
+    return pg, pods
+
+
+def _coscheduling(n: int) -> tuple[Resource, list[Any]]:
+    pg = CoschedulingPodGroup.model_validate({"metadata": {"name": "g", "namespace": "default"}, "spec": {"minMember": n}})
+    pods = [pod(f"p-{i}", gpu=1, cpu="100m", scheduler=labels.SCHEDULER_KOORDINATOR,
+                labels={labels.LABEL_POD_GROUP: "g"}) for i in range(n)]
+    return pg, pods
+
+
+BACKENDS = {"workload": _workload, "kai": _kai, "volcano": _volcano, "coscheduling": _coscheduling}
+
+
+@pytest.mark.parametrize("backend", sorted(BACKENDS))
+@pytest.mark.parametrize("gpus", [4, 3])
+def test_each_backend_gang_is_all_or_nothing(backend: str, gpus: int) -> None:
+    obj, pods = BACKENDS[backend](4)
+
+    async def body(client: MemoryCluster, sched: Scheduler):
+        assert await sched.wait_idle(timeout=60)
+        live = await client.get(type(obj), "g", "default")
+        cond = next((c for c in live.status.conditions if c.type == CONDITION_GANG_SCHEDULED), None)
+        return await bound_nodes(client), cond
+
+    nodes, cond = run_scheduler(body, nodes=[node("n1", gpu=gpus)], pods=[obj, *pods])
+    placed = [n for n in nodes.values() if n]
+    assert cond is not None
+    if gpus == 4:
+        assert len(placed) == 4 and cond.status == "True"
+    else:
+        assert placed == [] and cond.status == "False" and cond.reason == "Unschedulable"
+        assert "Insufficient nvidia.com/gpu" in cond.message
+
+
+def test_koordinator_gang_group_is_placed_together_or_not_at_all() -> None:
+    """Two PodGroups in one gang group: room for one but not both means neither is bound."""
+    group = '["default/a", "default/b"]'
+    objs: list[Any] = []
+    for name in ("a", "b"):
+        objs.append(CoschedulingPodGroup.model_validate({
+            "metadata": {"name": name, "namespace": "default", "annotations": {labels.ANNOTATION_KOORD_GANG_GROUPS: group}},
+            "spec": {"minMember": 2},
+        }))
+        objs.extend(pod(f"{name}-{i}", gpu=1, cpu="100m", scheduler=labels.SCHEDULER_KOORDINATOR,
+                        labels={labels.LABEL_POD_GROUP: name}) for i in range(2))
+
+    async def body(client: MemoryCluster, sched: Scheduler):
+        assert await sched.wait_idle(timeout=60)
+        return await bound_nodes(client)
+
+    assert set(run_scheduler(body, nodes=[node("n1", gpu=3)], pods=objs).values()) == {None}
+    assert all(run_scheduler(body, nodes=[node("n1", gpu=4)], pods=objs).values())
