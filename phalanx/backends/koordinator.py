@@ -42,9 +42,9 @@ from .base import (
 from .objects import (
     ClientHolder,
     ensure,
+    GroupObjects,
     ensure_deleted,
     owned_meta,
-    owned_objects,
     replace_spec,
 )
 
@@ -131,6 +131,7 @@ class KoordinatorBackend(ClientHolder):
         # (namespace, group) -> pod annotations, filled by sync_podgang for prepare_pod,
         # which sees only the pod.
         self._pod_annotations: dict[tuple[str, str], dict[str, str]] = {}
+        self._podgroups = GroupObjects(CoschedulingPodGroup)
 
     async def sync_podgang(self, podgang: PodGang) -> None:
         client = self.client
@@ -148,17 +149,18 @@ class KoordinatorBackend(ClientHolder):
                 **pg.metadata.annotations,
             }
         # PodGroups of groups the PodGang no longer has (its cliques changed).
-        await self._delete_podgroups(podgang, keep={g.name for g in podgang.spec.pod_groups})
+        current = {g.name for g in podgang.spec.pod_groups}
+        await self._delete(podgang, await self._podgroups.stale(client, podgang, current))
+        self._podgroups.synced(podgang, current)
 
     async def on_podgang_delete(self, podgang: PodGang) -> None:
-        await self._delete_podgroups(podgang, keep=set())
+        await self._delete(podgang, await self._podgroups.all(self.client, podgang))
 
-    async def _delete_podgroups(self, podgang: PodGang, keep: set[str]) -> None:
+    async def _delete(self, podgang: PodGang, names: list[str]) -> None:
         ns = podgang.namespace or "default"
-        for obj in await owned_objects(self.client, CoschedulingPodGroup, podgang):
-            if obj.name not in keep:
-                await ensure_deleted(self.client, CoschedulingPodGroup, obj.name, podgang)
-                self._pod_annotations.pop((ns, obj.name), None)
+        for name in names:
+            await ensure_deleted(self.client, CoschedulingPodGroup, name, podgang)
+            self._pod_annotations.pop((ns, name), None)
 
     def prepare_pod(self, pod: Pod) -> None:
         pod.spec.scheduler_name = self.scheduler_name

@@ -69,9 +69,9 @@ from .objects import (
     ClientHolder,
     dns_label,
     ensure,
+    GroupObjects,
     ensure_deleted,
     owned_meta,
-    owned_objects,
     recreate_on_spec_change,
 )
 from .registry import BackendConfigError
@@ -215,24 +215,33 @@ class KubeBackend(ClientHolder):
         for obj in desired:
             # Workload pod groups / templates and PodGroup specs are immutable.
             await ensure(client, obj, recreate_on_spec_change)
-        # PodGroups of groups the PodGang no longer has (its cliques changed).
-        await self._release_podgroups(podgang, keep={obj.name for obj in desired[1:]})
+        if self._podgroups is not None:
+            # PodGroups of groups the PodGang no longer has (its cliques changed).
+            current = {obj.name for obj in desired[1:]}
+            for name in await self._podgroups.stale(client, podgang, current):
+                await self._release_podgroup(client, self._podgroups.kind, name, podgang)
+            self._podgroups.synced(podgang, current)
 
     async def on_podgang_delete(self, podgang: PodGang) -> None:
         if not self.config.gang_scheduling:
             return
         # Reverse creation order: PodGroups, then the Workload.
-        await self._release_podgroups(podgang, keep=set())
+        client = self.client
+        if self._podgroups is not None:
+            for name in await self._podgroups.all(client, podgang):
+                await self._release_podgroup(client, self._podgroups.kind, name, podgang)
         workload_kind = WORKLOAD_KINDS[self.workload_api_version][0]
-        await ensure_deleted(self.client, workload_kind, podgang.name, podgang)
+        await ensure_deleted(client, workload_kind, podgang.name, podgang)
 
-    async def _release_podgroups(self, podgang: PodGang, keep: set[str]) -> None:
-        podgroup_kind = WORKLOAD_KINDS[self.workload_api_version][1]
-        if podgroup_kind is None:
-            return  # 1.35: pod groups live inside the Workload
-        for obj in await owned_objects(self.client, podgroup_kind, podgang):
-            if obj.name not in keep:
-                await self._release_podgroup(self.client, podgroup_kind, obj.name, podgang)
+    @property
+    def workload_api_version(self) -> str:
+        return self._version
+
+    @workload_api_version.setter
+    def workload_api_version(self, version: str) -> None:
+        self._version = version
+        podgroup_kind = WORKLOAD_KINDS[version][1]  # None on 1.35: groups live in the Workload
+        self._podgroups = GroupObjects(podgroup_kind) if podgroup_kind is not None else None
 
     async def _release_podgroup(
         self, client: Client, kind: type[Resource], name: str, podgang: PodGang

@@ -29,6 +29,10 @@ T = TypeVar("T", bound=Resource)
 _CONFLICT_RETRIES = 5
 
 
+class OwnedElsewhere(Exception):
+    """The object name is taken by an object another controller owns."""
+
+
 def dns_label(name: str, limit: int = 63) -> str:
     """`name` if it fits, else a stable shortening: a prefix plus a hash of the whole name."""
     if len(name) <= limit:
@@ -143,6 +147,12 @@ async def ensure(client: Client, desired: T, merge: Merge[T]) -> T:
                 return await client.create(desired)
             except AlreadyExists:
                 continue  # raced with another writer: re-read and merge
+        mine, theirs = desired.metadata.controller_ref(), existing.metadata.controller_ref()
+        if mine is not None and theirs is not None and mine.uid != theirs.uid:
+            raise OwnedElsewhere(
+                f"{kind.KIND} {existing.key} already exists and belongs to {theirs.kind} "
+                f"{theirs.name}; not taking it over"
+            )
         if existing.metadata.deletion_timestamp is not None:
             raise SyncPending(
                 f"{kind.KIND} {existing.key} is being deleted; it will be created again "
@@ -201,6 +211,37 @@ async def owned_objects(client: Client, kind: type[T], podgang: PodGang) -> list
         kind, podgang.namespace, label_selector={labels.LABEL_PODGANG: podgang.name}
     )
     return [obj for obj in found.items if owned_by(obj, podgang)]
+
+
+class GroupObjects:
+    """Per-group objects of PodGangs (one PodGroup per PodGang group): finds the ones whose
+    group went away without listing on every sync.
+
+    Remembers, per PodGang uid, the group names of its last completed sync. Lists the owned
+    objects only when that is unknown and the PodGang spec has changed since creation
+    (generation > 1: after an operator restart); at generation 1 nothing can be stale.
+    """
+
+    def __init__(self, kind: type[Resource]) -> None:
+        self.kind = kind
+        self._groups: dict[str, frozenset[str]] = {}
+
+    async def stale(self, client: Client, podgang: PodGang, current: set[str]) -> list[str]:
+        previous = self._groups.get(podgang.metadata.uid or "")
+        if previous is not None:
+            return sorted(previous - current)
+        if (podgang.metadata.generation or 1) <= 1:
+            return []
+        return sorted(o.name for o in await owned_objects(client, self.kind, podgang) if o.name not in current)
+
+    def synced(self, podgang: PodGang, current: set[str]) -> None:
+        """Call once every stale object is gone, so a failed clean-up is retried."""
+        self._groups[podgang.metadata.uid or ""] = frozenset(current)
+
+    async def all(self, client: Client, podgang: PodGang) -> list[str]:
+        """Every owned object (for deletion); forgets the PodGang."""
+        self._groups.pop(podgang.metadata.uid or "", None)
+        return sorted(o.name for o in await owned_objects(client, self.kind, podgang))
 
 
 async def owning_podcliqueset(client: Client, podgang: PodGang) -> PodCliqueSet | None:

@@ -294,3 +294,21 @@ def test_podgroups_of_removed_groups_are_released() -> None:
         assert [t.name for t in wl.spec.pod_group_templates] == GROUPS[:2]
 
     run_virtual(main)
+
+
+def test_after_a_restart_stale_podgroups_are_found_by_listing() -> None:
+    async def main() -> None:
+        client = MemoryCluster()
+        backend = _backend(gangScheduling=True, workloadAPIVersion="v1alpha2")
+        await backend.init(client)
+        pg = await s.create_podgang(client, s.podgang())
+        await backend.sync_podgang(pg)
+        pg.spec.pod_groups = pg.spec.pod_groups[1:]
+        pg = await client.update(pg)  # generation 2
+        restarted = _backend(gangScheduling=True, workloadAPIVersion="v1alpha2")
+        await restarted.init(client)
+        await restarted.sync_podgang(pg)
+        left = sorted(o.name for o in (await client.list(PodGroupV1Alpha2, "default")).items)
+        assert left == sorted(GROUPS[1:])
+
+    run_virtual(main)

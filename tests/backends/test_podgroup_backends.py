@@ -300,3 +300,21 @@ def test_koordinator_deletes_podgroups_of_removed_groups() -> None:
         assert left == sorted(GROUPS[1:])
 
     run_virtual(main)
+
+
+def test_an_object_owned_by_another_podgang_is_not_taken_over() -> None:
+    from phalanx.backends.objects import OwnedElsewhere
+
+    async def main() -> None:
+        client = MemoryCluster()
+        backend = KoordinatorBackend(KoordinatorBackendConfig())
+        await backend.init(client)
+        first = await client.create(s.podgang())
+        await backend.sync_podgang(first)
+        clash = await client.create(s.podgang(name="clash-0"))  # same group names
+        with pytest.raises(OwnedElsewhere, match=f"belongs to PodGang {s.BASE_PODGANG}"):
+            await backend.sync_podgang(clash)
+        owner = (await client.get(CoschedulingPodGroup, GROUPS[0], "default")).metadata.owner_references
+        assert [r.uid for r in owner] == [first.metadata.uid]
+
+    run_virtual(main)
