@@ -20,7 +20,9 @@ namespace. Creation order is Workload, then PodGroups, then pods (the operator c
 pods only after `sync_podgang`); deletion runs in reverse.
 
 Limits, checked at admission: at most 8 groups per Workload; no topology-aware placement
-(see `topology.py`).
+(see `topology.py`). The objects are immutable: a changed gang (another minReplicas, other
+groups) re-creates them, and a 1.36+ PodGroup still used by pods is only replaced once
+those pods are gone (its protection finalizer; `SyncPending` until then).
 """
 
 from __future__ import annotations
@@ -219,7 +221,7 @@ class KubeBackend(ClientHolder):
             # PodGroups of groups the PodGang no longer has (its cliques changed).
             current = {obj.name for obj in desired[1:]}
             for name in await self._podgroups.stale(client, podgang, current):
-                await self._release_podgroup(client, self._podgroups.kind, name, podgang)
+                await self._release_podgroup(name, podgang)
             self._podgroups.synced(podgang, current)
 
     async def on_podgang_delete(self, podgang: PodGang) -> None:
@@ -229,7 +231,7 @@ class KubeBackend(ClientHolder):
         client = self.client
         if self._podgroups is not None:
             for name in await self._podgroups.all(client, podgang):
-                await self._release_podgroup(client, self._podgroups.kind, name, podgang)
+                await self._release_podgroup(name, podgang)
         workload_kind = WORKLOAD_KINDS[self.workload_api_version][0]
         await ensure_deleted(client, workload_kind, podgang.name, podgang)
 
@@ -243,12 +245,12 @@ class KubeBackend(ClientHolder):
         podgroup_kind = WORKLOAD_KINDS[version][1]  # None on 1.35: groups live in the Workload
         self._podgroups = GroupObjects(podgroup_kind) if podgroup_kind is not None else None
 
-    async def _release_podgroup(
-        self, client: Client, kind: type[Resource], name: str, podgang: PodGang
-    ) -> None:
+    async def _release_podgroup(self, name: str, podgang: PodGang) -> None:
         """Delete a PodGroup; drop its protection finalizer once no live pod uses it,
         as kube-controller-manager's PodGroup protection does."""
-        live = await ensure_deleted(client, kind, name, podgang)
+        assert self._podgroups is not None
+        client = self.client
+        live = await ensure_deleted(client, self._podgroups.kind, name, podgang)
         if live is None or labels.FINALIZER_PODGROUP_PROTECTION not in live.metadata.finalizers:
             return
         pods = await client.list(
