@@ -167,6 +167,19 @@ def run_scheduler_bench(cfg: BenchConfig) -> dict[str, Any]:
         conf = SchedulerConfiguration(profiles=[prof], percentage_of_nodes_to_score=cfg.percentage_of_nodes_to_score,
                                       seed=cfg.seed)
         sched = Scheduler(client, conf, record_events=cfg.events)
+        # Time the scheduling cycles themselves (PreFilter..Permit), apart from binding,
+        # informers, events and the cluster: the part that scales with node count.
+        cycle_cpu = [0.0]
+        inner = sched.schedule_one
+
+        def timed_schedule_one(qpi: Any) -> None:
+            c = time.process_time()
+            try:
+                inner(qpi)
+            finally:
+                cycle_cpu[0] += time.process_time() - c
+
+        sched.schedule_one = timed_schedule_one  # type: ignore[method-assign]
         gc.collect()
         _ACTIVE = rec
         t0 = time.perf_counter()
@@ -177,6 +190,7 @@ def run_scheduler_bench(cfg: BenchConfig) -> dict[str, Any]:
         stats = {
             "create_seconds": round(create_s, 3),
             "sync_seconds": round(t_synced - t0, 3),
+            "cycle_cpu_us_per_attempt": round(cycle_cpu[0] / max(sched.attempts, 1) * 1e6, 1),
             "attempts": sched.attempts,
             "failures": sched.failures,
             "bind_failures": sched.bind_failures,

@@ -46,8 +46,9 @@ class Snapshot:
         r = len(self.resources)
         self.allocatable = np.zeros((self._cap, r), dtype=np.float64)
         self.requested = np.zeros((self._cap, r), dtype=np.float64)
-        # cpu/memory as scoring counts them (best-effort pods count kube's defaults).
-        self.score_requested = np.zeros((self._cap, 2), dtype=np.float64)
+        # Requested as scoring counts it: like `requested`, except that pods asking no cpu or
+        # memory count kube's defaults there (100m, 200Mi), so best-effort pods still spread.
+        self.score_requested = np.zeros((self._cap, r), dtype=np.float64)
         self.valid = np.zeros(self._cap, dtype=bool)
         self.unschedulable = np.zeros(self._cap, dtype=bool)
         self.row_version = np.zeros(self._cap, dtype=np.int64)
@@ -60,8 +61,10 @@ class Snapshot:
         self.taint_sets: list[tuple[Taint, ...]] = [()]  # id 0 = no taints
         self._taint_set_index: dict[tuple[Taint, ...], int] = {(): 0}
         self.pods: list[dict[str, PodInfo]] = []
-        self._pod_rows: dict[str, tuple[int, np.ndarray, tuple[float, float]]] = {}
+        # pod key -> (row, columns, amounts, scoring columns, scoring amounts)
+        self._pod_rows: dict[str, tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
         self._valid_rows_cache: tuple[int, np.ndarray] | None = None
+        self._vectors_by_shape: dict[Any, tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
         self._node_set_version = 0  # bumps when nodes are added or removed
 
     # --- reading ------------------------------------------------------------------------
@@ -101,19 +104,47 @@ class Snapshot:
             pad = np.zeros((self._cap, 1), dtype=np.float64)
             self.allocatable = np.hstack([self.allocatable, pad])
             self.requested = np.hstack([self.requested, pad.copy()])
+            self.score_requested = np.hstack([self.score_requested, pad.copy()])
             self.layout_version += 1
         return i
 
     def request_vector(self, pod: PodInfo) -> tuple[np.ndarray, np.ndarray]:
         """(columns the pod requests, amounts), `pods`=1 included. Cached on the PodInfo."""
+        v = self._vectors(pod)
+        return v[1], v[2]
+
+    def score_vector(self, pod: PodInfo) -> tuple[np.ndarray, np.ndarray]:
+        """Like request_vector, with kube's scoring defaults for unset cpu/memory."""
+        v = self._vectors(pod)
+        return v[3], v[4]
+
+    def _vectors(self, pod: PodInfo) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         c = pod._vector_cache
         if c is not None and c[0] == self.layout_version:
-            return c[1], c[2]
+            return c
+        # Pods with equal requests (a gang's members) share one set of vectors.
+        shape = pod.signature[1]
+        c = self._vectors_by_shape.get(shape)
+        if c is not None and c[0] == self.layout_version:
+            pod._vector_cache = c
+            return c
         items = sorted(pod.requests.items())
         cols = [self.column(r) for r, _ in items] + [self.resource_index[PODS]]
         vals = [v for _, v in items] + [1.0]
-        out = (np.asarray(cols, dtype=np.int64), np.asarray(vals, dtype=np.float64))
-        pod._vector_cache = (self.layout_version, out[0], out[1])
+        sitems = sorted(pod.score_requests.items())
+        scols = [self.column(r) for r, _ in sitems] + [self.resource_index[PODS]]
+        svals = [v for _, v in sitems] + [1.0]
+        out = (
+            self.layout_version,
+            np.asarray(cols, dtype=np.int64),
+            np.asarray(vals, dtype=np.float64),
+            np.asarray(scols, dtype=np.int64),
+            np.asarray(svals, dtype=np.float64),
+        )
+        pod._vector_cache = out
+        if len(self._vectors_by_shape) > 4096:
+            self._vectors_by_shape.clear()
+        self._vectors_by_shape[shape] = out
         return out
 
     def free(self, rows: np.ndarray | slice | None = None) -> np.ndarray:
@@ -273,14 +304,13 @@ class Snapshot:
             return False
         if pod.key in self._pod_rows:
             self.remove_pod(pod.key)
-        cols, vals = self.request_vector(pod)
-        np.add.at(self.requested[row], cols, vals)
-        nz = (pod.score_requests.get(CPU, 0.0), pod.score_requests.get(MEMORY, 0.0))
-        self.score_requested[row, 0] += nz[0]
-        self.score_requested[row, 1] += nz[1]
+        _, cols, vals, scols, svals = self._vectors(pod)
+        # Columns are unique per pod, so fancy-index += is exact (no np.add.at needed).
+        self.requested[row, cols] += vals
+        self.score_requested[row, scols] += svals
         self.pods[row][pod.key] = pod
-        # Keep the columns with the amounts: the layout may grow before the pod leaves.
-        self._pod_rows[pod.key] = (row, np.vstack([cols.astype(np.float64), vals]), nz)
+        # Column indices stay valid: the layout only ever appends columns.
+        self._pod_rows[pod.key] = (row, cols, vals, scols, svals)
         self._bump(row)
         return True
 
@@ -288,11 +318,9 @@ class Snapshot:
         entry = self._pod_rows.pop(pod_key, None)
         if entry is None:
             return None
-        row, cv, nz = entry
-        cols = cv[0].astype(np.int64)
-        np.subtract.at(self.requested[row], cols, cv[1])
-        self.score_requested[row, 0] -= nz[0]
-        self.score_requested[row, 1] -= nz[1]
+        row, cols, vals, scols, svals = entry
+        self.requested[row, cols] -= vals
+        self.score_requested[row, scols] -= svals
         pod = self.pods[row].pop(pod_key, None)
         self._bump(row)
         return pod

@@ -317,7 +317,8 @@ class Framework:
             norm = getattr(p, "normalize_score", None)
             if norm is not None:
                 s = norm(state, pod, s)
-            total += w * np.clip(s, 0.0, MAX_NODE_SCORE)
+            # Clamp into [0, MAX_NODE_SCORE] (np.clip is several times slower on small arrays).
+            total += w * np.minimum(np.maximum(s, 0.0), MAX_NODE_SCORE)
         return total
 
     def run_reserve(self, state: CycleState, pod: PodInfo, node: str) -> Status:

@@ -66,7 +66,7 @@ class PodInfo:
         self.score_requests: dict[str, float] = non_zero_requests(self.requests)
         self._signature: Hashable | None = None
         # Snapshot-owned cache: (resource-layout version, request vector).
-        self._vector_cache: tuple[int, np.ndarray, np.ndarray] | None = None
+        self._vector_cache: tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
 
     @property
     def labels(self) -> dict[str, str]:

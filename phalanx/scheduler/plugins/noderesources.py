@@ -67,11 +67,13 @@ class NodeResourcesFit(Plugin):
         strategy = self.args.scoring_strategy
         self.most_allocated = strategy.type == ScoringType.MOST_ALLOCATED
         self.weights = [(r.name, float(r.weight)) for r in strategy.resources if r.weight]
+        self._layout: tuple[int, np.ndarray, np.ndarray] | None = None
 
     def filter(self, state: CycleState, pod: PodInfo, snap: Snapshot, idx: np.ndarray) -> FilterResult:
         cols, vals = snap.request_vector(pod)
-        grid = np.ix_(idx, cols)
-        fits = (snap.allocatable[grid] - snap.requested[grid]) >= vals
+        # Gather rows first, then columns: cheaper than np.ix_ for the few-row refreshes
+        # that dominate (the signature cache re-filters only changed nodes).
+        fits = (snap.allocatable[idx][:, cols] - snap.requested[idx][:, cols]) >= vals
         ok = fits.all(axis=1)
         if ok.all():
             return FilterResult(ok)
@@ -82,29 +84,35 @@ class NodeResourcesFit(Plugin):
         ]
         return FilterResult(ok, rejections)
 
+    def _weights(self, snap: Snapshot) -> tuple[np.ndarray, np.ndarray]:
+        """(columns, weights) of the scored resources in the snapshot's current layout."""
+        cached = self._layout
+        if cached is not None and cached[0] == snap.layout_version:
+            return cached[1], cached[2]
+        cols = np.asarray([snap.column(name) for name, _ in self.weights], dtype=np.int64)
+        w = np.asarray([w for _, w in self.weights], dtype=np.float64)
+        self._layout = (snap.layout_version, cols, w)
+        return cols, w
+
     def score(self, state: CycleState, pod: PodInfo, snap: Snapshot, idx: np.ndarray) -> np.ndarray:
-        total = np.zeros(idx.size, dtype=np.float64)
-        weight_sum = np.zeros(idx.size, dtype=np.float64)
-        for name, w in self.weights:
-            col = snap.resource_index.get(name)
-            if col is None:
-                continue
-            alloc = snap.allocatable[idx, col]
-            if name == CPU:
-                used = snap.score_requested[idx, 0] + pod.score_requests[CPU]
-            elif name == MEMORY:
-                used = snap.score_requested[idx, 1] + pod.score_requests[MEMORY]
-            else:
-                used = snap.requested[idx, col] + pod.requests.get(name, 0.0)
-            has = alloc > 0
-            safe = np.where(has, alloc, 1.0)
-            if self.most_allocated:
-                s = np.minimum(used, alloc) * MAX_NODE_SCORE / safe
-            else:
-                s = np.maximum(alloc - used, 0.0) * MAX_NODE_SCORE / safe
-            total += np.where(has, w * s, 0.0)
-            weight_sum += np.where(has, w, 0.0)
-        return np.divide(total, weight_sum, out=np.zeros_like(total), where=weight_sum > 0)
+        cols, w = self._weights(snap)
+        if cols.size == 0:
+            return np.zeros(idx.size)
+        alloc = snap.allocatable[idx][:, cols]
+        scols, svals = snap.score_vector(pod)
+        need = np.zeros(len(snap.resources))
+        need[scols] = svals
+        used = snap.score_requested[idx][:, cols] + need[cols]
+        has = alloc > 0  # resources a node lacks do not count for (or against) it
+        safe = np.where(has, alloc, 1.0)
+        if self.most_allocated:
+            ratio = np.minimum(used, alloc) / safe
+        else:
+            ratio = np.maximum(alloc - used, 0.0) / safe
+        wh = has * w
+        total = (ratio * wh).sum(axis=1)
+        weight_sum = wh.sum(axis=1)
+        return np.divide(total * MAX_NODE_SCORE, weight_sum, out=np.zeros(idx.size), where=weight_sum > 0)
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         return [
