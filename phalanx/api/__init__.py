@@ -68,7 +68,7 @@ from .grove import (
     TopologyLevel,
     default_podcliqueset,
 )
-from .loader import dump_yaml, load_file, load_yaml
+from .loader import dump_yaml, load_file, load_path, load_yaml
 from .podgang import NamespacedName, PodGang, PodGangGroup, PodGangSpec, PodGangStatus
 from .quantity import format_quantity, format_resources, parse_quantity, parse_resources
 from .registry import UnknownKind, from_dict
@@ -146,6 +146,7 @@ __all__ = [
     "labels",
     "load_file",
     "load_operator_config",
+    "load_path",
     "load_yaml",
     "parse_duration",
     "parse_quantity",

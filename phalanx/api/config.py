@@ -204,14 +204,19 @@ def validate_operator_config(cfg: OperatorConfiguration) -> list[FieldError]:
     return errors
 
 
-def _check_default_scheduler_config(config: dict[str, Any], where: list[str | int], err: Any) -> None:
+def _check_default_scheduler_config(
+    config: dict[str, Any], where: list[str | int], err: Any
+) -> None:
     for key, value in config.items():
         if key == "gangScheduling":
             if not isinstance(value, bool):
                 err([*where, key], f"must be a boolean (true or false), got {value!r}")
         elif key == "workloadAPIVersion":
             if not isinstance(value, str):
-                err([*where, key], f"must be a string such as scheduling.k8s.io/v1alpha1, got {value!r}")
+                err(
+                    [*where, key],
+                    f"must be a string such as scheduling.k8s.io/v1alpha1, got {value!r}",
+                )
         elif key == "mismatchPolicy":
             if value not in ("reject", "pass-through"):
                 err([*where, key], f'must be "reject" or "pass-through", got {value!r}')

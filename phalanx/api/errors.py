@@ -188,7 +188,12 @@ def _simple_message(err: dict[str, Any]) -> str:
         what = "characters" if isinstance(value, str) else "items"
         got = len(value) if hasattr(value, "__len__") else "?"
         return f"must have {bound} {limit} {what}, got {got}"
-    ops = {"greater_than": ">", "greater_than_equal": ">=", "less_than": "<", "less_than_equal": "<="}
+    ops = {
+        "greater_than": ">",
+        "greater_than_equal": ">=",
+        "less_than": "<",
+        "less_than_equal": "<=",
+    }
     if kind in ops:
         limit = next(iter(ctx.values()), "?")
         return f"must be {ops[kind]} {limit}, got {describe(value)}"

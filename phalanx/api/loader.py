@@ -23,7 +23,14 @@ from . import registry
 from .base import Resource
 from .errors import FieldError, ManifestError, field_errors, format_path, object_label
 
-__all__ = ["ManifestError", "dump_yaml", "load_file", "load_yaml", "validation_error"]
+__all__ = [
+    "ManifestError",
+    "dump_yaml",
+    "load_file",
+    "load_path",
+    "load_yaml",
+    "validation_error",
+]
 
 _BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _BaseDumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -57,6 +64,15 @@ def load_file(path: str | Path, *, lenient: bool = False) -> list[Resource]:
     """Every object in a YAML file (`---`-separated documents; `kind: List` expanded)."""
     p = Path(path)
     return load_yaml(p.read_text(encoding="utf-8"), source=str(p), lenient=lenient)
+
+
+def load_path(path: str | Path, *, lenient: bool = False) -> list[Resource]:
+    """A file, or every *.yaml / *.yml / *.json file of a directory (sorted by name)."""
+    p = Path(path)
+    if not p.is_dir():
+        return load_file(p, lenient=lenient)
+    files = sorted(f for f in p.iterdir() if f.suffix in (".yaml", ".yml", ".json") and f.is_file())
+    return [obj for f in files for obj in load_file(f, lenient=lenient)]
 
 
 def load_yaml(text: str, *, source: str | None = None, lenient: bool = False) -> list[Resource]:

@@ -19,7 +19,8 @@ from .base import Condition, KubeModel, Resource, _is_empty, get_condition, set_
 from .quantity import QUANTITY_PATTERN, parse_quantity
 
 # A quantity as written: "500m", "16Gi", 2, 0.5. The pattern check runs in Rust.
-QuantityValue = Annotated[str, StringConstraints(pattern=QUANTITY_PATTERN)] | StrictInt | StrictFloat
+QuantityString = Annotated[str, StringConstraints(pattern=QUANTITY_PATTERN)]
+QuantityValue = QuantityString | StrictInt | StrictFloat
 ResourceList = dict[str, QuantityValue]
 Opaque = dict[str, Any]
 

@@ -34,7 +34,8 @@ class NamespacedName(KubeModel):
 
 
 class PodGangPackConstraint(KubeModel):
-    """Node-label keys: `required` must hold (one domain for all pods), `preferred` is best-effort."""
+    """Node-label keys: `required` must hold (one domain for all pods); `preferred` is
+    best-effort."""
 
     required: str | None = None
     preferred: str | None = None
@@ -55,7 +56,8 @@ class PodGangGroup(KubeModel):
 
 
 class TopologyConstraintGroupConfig(KubeModel):
-    """A topology constraint for a strict subset of the PodGang's groups (a scaling-group replica)."""
+    """A topology constraint for a strict subset of the PodGang's groups (e.g. one
+    scaling-group replica)."""
 
     name: str
     pod_group_names: list[str] = Field(default_factory=list)

@@ -38,7 +38,9 @@ def register(cls: type[Resource], *, preferred: bool = False) -> type[Resource]:
         raise ValueError(f"{cls.__name__} sets no API_VERSION/KIND")
     existing = _BY_GVK.get(cls.gvk())
     if existing is not None and existing is not cls:
-        raise ValueError(f"{cls.API_VERSION}/{cls.KIND} is already registered as {existing.__name__}")
+        raise ValueError(
+            f"{cls.API_VERSION}/{cls.KIND} is already registered as {existing.__name__}"
+        )
     if existing is None:
         _BY_GVK[cls.gvk()] = cls
         _ORDER.append(cls)
@@ -134,7 +136,9 @@ def from_dict(data: dict[str, Any], *, lenient: bool = False) -> Resource:
 
     `lenient=True` ignores unknown fields (for objects read from a real API server, which may
     be newer than these models); otherwise unknown fields are errors, as for user input.
-    Raises ManifestError (or UnknownKind) with readable field paths.
+    Raises ManifestError (or UnknownKind) with readable field paths. Like `model_validate`,
+    the object may share nested values of opaque fields with `data`: hand over a dict you
+    will not mutate afterwards (or `copy_deep()` the result).
     """
     if not isinstance(data, dict):
         raise ManifestError(

@@ -231,3 +231,40 @@ def test_lenient_mode_ignores_fields_from_newer_servers():
     with pytest.raises(Exception, match="unknown field"):
         from_dict(data)
     assert from_dict(data, lenient=True).spec.containers[0].name == "a"
+
+
+def _models_in(tp):
+    import typing
+
+    from pydantic import BaseModel
+
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        return [tp]
+    return [m for arg in typing.get_args(tp) for m in _models_in(arg)]
+
+
+def test_copy_deep_may_drop_nones_no_optional_field_defaults_to_non_none():
+    # copy_deep (and the cluster's clone) dump with exclude_none: exact only if every field
+    # that accepts None also defaults to None.
+    import types
+    import typing
+
+    from phalanx.api import registry
+
+    seen, bad = set(), []
+    stack = list(registry.kinds())
+    while stack:
+        model = stack.pop()
+        if model in seen:
+            continue
+        seen.add(model)
+        for name, info in model.model_fields.items():
+            args = typing.get_args(info.annotation)
+            optional = typing.get_origin(info.annotation) in (typing.Union, types.UnionType) and (
+                type(None) in args
+            )
+            if optional and (info.default is not None or info.default_factory is not None):
+                bad.append(f"{model.__name__}.{name}")
+            stack.extend(_models_in(info.annotation))
+    assert not bad
+    assert len(seen) > 60

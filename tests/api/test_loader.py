@@ -101,19 +101,35 @@ def test_wrong_types_say_what_was_expected():
     )
 
 
-@pytest.mark.parametrize(
-    ("change", "expected"),
-    [
-        (("spec:\n  replicas: 1\n", "status: 7\nspec:\n"), "status: expected a mapping (an object with fields), got integer 7"),
-        (("    cliques:\n", "    cliques: {}\n    x:\n"), "spec.template.cliques: expected a list, got a mapping"),
-        (("image: busybox", "image: [a]"), "containers[0].image: expected a string, got a list"),
-        (("  name: demo", "  name: demo\n  labels: {a: 1}"), "metadata.labels.a: expected a string, got integer 1"),
-        (("    cliques:", "    terminationDelay: 4 hours\n    cliques:"), "invalid duration '4 hours'"),
-        (("    cliques:", "    cliqueStartupType: Random\n    cliques:"), "must be one of 'CliqueStartupTypeAnyOrder'"),
-        (("  replicas: 1", "  replicas: -1"), "spec.replicas: must be >= 0, got integer -1"),
-        (("          containers:\n          - name: main\n            image: busybox\n", "          containers: []\n"), "containers: must have at least 1 items, got 0"),
-    ],
-)
+_CONTAINERS = "          containers:\n          - name: main\n            image: busybox\n"
+TYPE_CASES = [
+    (
+        ("spec:\n  replicas: 1\n", "status: 7\nspec:\n"),
+        "status: expected a mapping (an object with fields), got integer 7",
+    ),
+    (
+        ("    cliques:\n", "    cliques: {}\n    x:\n"),
+        "spec.template.cliques: expected a list, got a mapping",
+    ),
+    (("image: busybox", "image: [a]"), "containers[0].image: expected a string, got a list"),
+    (
+        ("  name: demo", "  name: demo\n  labels: {a: 1}"),
+        "metadata.labels.a: expected a string, got integer 1",
+    ),
+    (("    cliques:", "    terminationDelay: 4 hours\n    cliques:"), "invalid duration '4 hours'"),
+    (
+        ("    cliques:", "    cliqueStartupType: Random\n    cliques:"),
+        "must be one of 'CliqueStartupTypeAnyOrder'",
+    ),
+    (("  replicas: 1", "  replicas: -1"), "spec.replicas: must be >= 0, got integer -1"),
+    (
+        (_CONTAINERS, "          containers: []\n"),
+        "containers: must have at least 1 items, got 0",
+    ),
+]
+
+
+@pytest.mark.parametrize(("change", "expected"), TYPE_CASES)
 def test_type_errors(change, expected):
     old, new = change
     assert old in PCS
@@ -121,7 +137,7 @@ def test_type_errors(change, expected):
 
 
 def test_missing_required_fields():
-    err = _error(PCS.replace("        podSpec:\n          containers:\n          - name: main\n            image: busybox\n", ""))
+    err = _error(PCS.replace("        podSpec:\n" + _CONTAINERS, ""))
     assert str(err) == (
         "workload.yaml, document 1 (PodCliqueSet/demo): line 11: "
         "spec.template.cliques[0].spec.podSpec: required field is missing"
@@ -170,3 +186,14 @@ def test_dump_order_and_multiline():
     ]
     assert "- |\n" in docs[1]
     assert load_yaml(text) == [pcs, pod]
+
+
+def test_load_path_reads_a_directory_in_name_order(tmp_path: Path):
+    from phalanx.api.loader import load_path
+
+    (tmp_path / "b.yaml").write_text(PCS)
+    (tmp_path / "a.yml").write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: ns}\n")
+    (tmp_path / "notes.txt").write_text("not yaml: [")
+    objs = load_path(tmp_path)
+    assert [o.kind for o in objs] == ["Namespace", "PodCliqueSet"]
+    assert load_path(tmp_path / "b.yaml")[0].name == "demo"
