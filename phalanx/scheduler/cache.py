@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from phalanx.scheduler.framework.types import ActionType, PodInfo
+from phalanx.scheduler.resources import pod_requests
 from phalanx.scheduler.snapshot import Snapshot
 
 if TYPE_CHECKING:
@@ -84,8 +85,19 @@ class SchedulerCache:
             self.remove_pod(key)
             return None
         node = pod.spec.node_name or ""
+        assumed = self.assumed.pop(key, None)
+        if assumed is not None and assumed.node == node and assumed.info.requests == pod_requests(pod):
+            # The bind we assumed, confirmed: the snapshot already counts it there. Keep the
+            # row untouched (its version too, so cached filter results stay valid).
+            assumed.info.pod = pod
+            self.bound[key] = assumed.info
+            return assumed.info
+        old = self.bound.get(key)
+        if old is not None and self.snapshot.pod_row(key) is not None and old.pod.spec.node_name == node \
+                and old.requests == pod_requests(pod):
+            old.pod = pod  # a status update (Running, Ready...): nothing the snapshot counts
+            return old
         info = PodInfo(pod)
-        self.assumed.pop(key, None)  # confirmed (or bound elsewhere by someone else)
         self.bound[key] = info
         if not self.snapshot.add_pod(info, node):
             self.snapshot.remove_pod(key)
