@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Mapping
+from functools import cache
 from typing import Any, Literal, TypeVar
 
 from phalanx.api.base import Resource
@@ -39,7 +40,7 @@ from .client import (
 from .clock import Clock, RealClock
 from .faults import FaultInjector
 from .gc import GarbageCollector
-from .objects import clone, from_dict, merge_patch, object_key
+from .objects import clone, dump_for_copy, from_dict, merge_patch, object_key
 from .selectors import SelectorError, check_labels, parse_field_selector, parse_label_selector
 from .stats import ClusterStats
 from .store import KindStore, Watcher, WatchStream
@@ -213,47 +214,51 @@ class MemoryCluster(GarbageCollector):
         if self.faults.active:
             self.faults.check("create", store.kind, object_key(ns, meta.name or
                                                                 f"{meta.generate_name or ''}*"))
-        new = clone(obj)
-        m = new.metadata
-        m.namespace = ns
-        if m.resource_version:
-            raise Invalid(f'{cls.KIND} "{m.name}": metadata.resourceVersion must not be set on '
-                          "create", kind=cls.KIND, name=m.name or "",
+        if meta.resource_version:
+            raise Invalid(f'{cls.KIND} "{meta.name}": metadata.resourceVersion must not be set '
+                          "on create", kind=cls.KIND, name=meta.name or "",
                           field="metadata.resourceVersion")
-        if not m.name:
-            if not m.generate_name:
+        name = meta.name
+        if not name:
+            if not meta.generate_name:
                 raise Invalid(f"{cls.KIND}: metadata.name or metadata.generateName is required",
                               kind=cls.KIND, field="metadata.name")
-            m.name = self._generate_name(store, ns, m.generate_name)
+            name = self._generate_name(store, ns, meta.generate_name)
+        key = object_key(ns, name)
+        if key in store.objects:
+            raise _exists(cls, name)
+        # Server-set fields go into the dump, so the private copy is built (and the caller's
+        # object validated) in one pass.
+        data = dump_for_copy(obj)
+        md = data["metadata"]
+        md["name"], md["namespace"], md["generation"] = name, ns, 1
+        md["uid"] = uid = f"00000000-0000-4000-8000-{self._uid_seq + 1:012x}"
+        md["creation_timestamp"] = self.clock.now_dt()
+        for server_only in ("deletion_timestamp", "deletion_grace_period_seconds"):
+            md.pop(server_only, None)
+        if cls.HAS_STATUS and cls.gvk() not in _STATUS_KEPT_ON_CREATE and \
+                _status_resettable(cls):
+            data.pop("status", None)  # status is the subresource's business
+        new = from_dict(cls, data, name)
+        self._uid_seq += 1
         if self.admission.handles(cls):
+            m = new.metadata
+            fixed = (m.name, m.namespace, m.uid, m.creation_timestamp)
             new = await self.admission.mutate(new, None)  # type: ignore[assignment]
             m = new.metadata
-            m.namespace = ns
+            m.name, m.namespace, m.uid, m.creation_timestamp = fixed
+            m.generation, m.deletion_timestamp, m.deletion_grace_period_seconds = 1, None, None
+            m.resource_version = None
         self._validate_meta(new)
-        m.uid = self._next_uid()
-        m.creation_timestamp = self.clock.now_dt()
-        m.generation = 1
-        m.deletion_timestamp = None
-        m.deletion_grace_period_seconds = None
-        if cls.HAS_STATUS and cls.gvk() not in _STATUS_KEPT_ON_CREATE and \
-                "status" in cls.model_fields:
-            new.status = cls.model_fields["status"].get_default(  # type: ignore[attr-defined]
-                call_default_factory=True)
         if pods.is_pod(cls):
             pods.validate_create(new)
         if self.admission.handles(cls):
             await self.admission.validate(new, None)
-        key = object_key(ns, m.name or "")
-        if key in store.objects:
-            raise AlreadyExists(f'{cls.PLURAL or cls.KIND} "{m.name}" already exists',
-                                kind=cls.KIND, name=m.name or "")
+            if key in store.objects:  # created while admission awaited
+                raise _exists(cls, name)
         self._commit(store, key, new, None, "ADDED", "create")
         self._track(store, key, new, None)
         return clone(new)
-
-    def _next_uid(self) -> str:
-        self._uid_seq += 1
-        return f"00000000-0000-4000-8000-{self._uid_seq:012x}"
 
     def _generate_name(self, store: KindStore, ns: str | None, prefix: str) -> str:
         """prefix + 5 chars, deterministic: a bijective scramble of a counter."""
@@ -454,6 +459,18 @@ class MemoryCluster(GarbageCollector):
         if namespace is None:
             return len(store.objects)
         return len(store.by_namespace.get(namespace, ()))
+
+
+@cache
+def _status_resettable(cls: type[Resource]) -> bool:
+    """The kind's status has a default to start from (so a create may drop the given one)."""
+    info = cls.model_fields.get("status")
+    return info is not None and not info.is_required()
+
+
+def _exists(cls: type[Resource], name: str) -> AlreadyExists:
+    return AlreadyExists(f'{cls.PLURAL or cls.KIND} "{name}" already exists', kind=cls.KIND,
+                         name=name)
 
 
 def clone_part(owner: Resource, part: Any) -> Any:

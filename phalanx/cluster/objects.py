@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from functools import cache
+from types import NoneType, UnionType
+from typing import Any, TypeVar, Union, get_args, get_origin
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from phalanx.api.base import Resource
 
@@ -17,15 +19,55 @@ T = TypeVar("T", bound=Resource)
 def clone(obj: T) -> T:
     """A private deep copy that is also re-validated.
 
-    A dump/validate round trip runs in pydantic-core and is ~2.5x faster than
+    A dump/validate round trip runs in pydantic-core and is 2.5-3.5x faster than
     `model_copy(deep=True)`; it also catches objects a caller mutated into an invalid
-    state (models do not validate on assignment). `round_trip` drops computed fields.
+    state (models do not validate on assignment).
     """
-    cls = type(obj)
-    try:
-        return cls.model_validate(obj.model_dump(round_trip=True, warnings=False))
-    except ValidationError as err:
-        raise invalid_from(err, cls, obj.metadata.name or "") from None
+    return from_dict(type(obj), dump_for_copy(obj), obj.metadata.name or "")
+
+
+def dump_for_copy(obj: BaseModel) -> dict[str, Any]:
+    """A fresh dict tree (python field names) that validates back into an equal object.
+
+    `round_trip` drops computed fields. Leaving `None`s out makes the dump and the
+    validation ~30% cheaper on sparse objects such as pods; that is exact only when no
+    field defaults to something else, which is checked once per class.
+    """
+    return obj.model_dump(round_trip=True, warnings=False,
+                          exclude_none=none_is_always_default(type(obj)))
+
+
+@cache
+def none_is_always_default(cls: type[BaseModel]) -> bool:
+    """True when no field of `cls` (or of any model nested in it) accepts None but defaults
+    to something else, so dropping None-valued fields from a dump loses nothing."""
+    seen: set[type] = set()
+
+    def models_in(tp: Any) -> list[type[BaseModel]]:
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            return [tp]
+        return [m for arg in get_args(tp) for m in models_in(arg)]
+
+    def accepts_none(tp: Any) -> bool:
+        if tp is None or tp is NoneType or tp is Any:
+            return True
+        if get_origin(tp) in (Union, UnionType):
+            return any(accepts_none(a) for a in get_args(tp))
+        return False
+
+    def safe(model: type[BaseModel]) -> bool:
+        if model in seen:
+            return True
+        seen.add(model)
+        for info in model.model_fields.values():
+            if accepts_none(info.annotation) and (
+                    info.default_factory is not None or info.default is not None):
+                return False
+            if not all(safe(m) for m in models_in(info.annotation)):
+                return False
+        return True
+
+    return safe(cls)
 
 
 def from_dict(cls: type[T], data: Mapping[str, Any], name: str = "") -> T:

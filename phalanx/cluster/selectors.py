@@ -238,14 +238,22 @@ def _from_label_selector_object(sel: Mapping[str, Any]) -> LabelSelector:
     return LabelSelector(tuple(reqs))
 
 
+_VALID_LABELS: dict[tuple[str, str], None] = {}  # pairs already checked (labels repeat a lot)
+
+
 def check_labels(labels: Mapping[str, str]) -> str | None:
     """Why a labels map is invalid (keys and values as the API server checks), or None."""
     for key, value in labels.items():
+        if (key, value) in _VALID_LABELS:
+            continue
         if not _KEY_RE.match(key):
             return f"invalid label key {key!r}"
         if not isinstance(value, str) or not _VALUE_RE.match(value):
             return f"invalid value {value!r} for label {key!r} (at most 63 characters: " \
                    "alphanumerics, '-', '_', '.'; starting and ending alphanumeric)"
+        if len(_VALID_LABELS) >= 65_536:
+            _VALID_LABELS.clear()
+        _VALID_LABELS[(key, value)] = None
     return None
 
 
