@@ -18,6 +18,8 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from phalanx.scheduler.resources import CPU, GPU, MEMORY, pod_requests
+
 from .model import Gang, GangId, MemberRef, Source
 from .sources.base import GangSource
 from .state import GangState, Member
@@ -31,6 +33,15 @@ ActivateListener = Callable[[list[str]], None]
 def _pod_key(pod: Any) -> str:
     meta = pod.metadata
     return f"{meta.namespace}/{meta.name}" if meta.namespace else (meta.name or "")
+
+
+def _size(pod: Any) -> tuple[float, float, float]:
+    """Representative-order key: larger pods first (GPUs, then cpu, then memory)."""
+    try:
+        req = pod_requests(pod)
+    except (AttributeError, ValueError):
+        return (0.0, 0.0, 0.0)
+    return (-req.get(GPU, 0.0), -req.get(CPU, 0.0), -req.get(MEMORY, 0.0))
 
 
 def _is_live(pod: Any) -> bool:
@@ -210,7 +221,7 @@ class GangCache:
         m = st.members.get(key)
         if m is None:
             ts = pod.metadata.creation_timestamp
-            m = Member(key, pod.metadata.uid or key, ref.group, ts.timestamp() if ts else 0.0, gated=gated)
+            m = Member(key, pod.metadata.uid or key, ref.group, ts.timestamp() if ts else 0.0, gated=gated, size=_size(pod))
             st.add_member(m)
             self._pods[key] = ref
             changed = True

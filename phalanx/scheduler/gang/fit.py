@@ -22,15 +22,21 @@ class Need:
     cols: np.ndarray  # int column indices
     vals: np.ndarray  # float amounts per column (> 0 where it matters)
     count: int
+    # Rows (aligned with `free`) this shape may use at all (its other filters); None: all.
+    mask: np.ndarray | None = None
 
 
 def capacity(free: np.ndarray, need: Need) -> np.ndarray:
     """Pods of `need`'s shape each row can still take (int array)."""
-    mask = need.vals > 0
-    if not mask.any():
-        return np.full(free.shape[0], need.count, dtype=np.int64)
-    per = (free[:, need.cols[mask]] + _EPS) / need.vals[mask]
-    return np.maximum(np.floor(per.min(axis=1)), 0).astype(np.int64)
+    used = need.vals > 0
+    if not used.any():
+        cap = np.full(free.shape[0], need.count, dtype=np.int64)
+    else:
+        per = (free[:, need.cols[used]] + _EPS) / need.vals[used]
+        cap = np.maximum(np.floor(per.min(axis=1)), 0).astype(np.int64)
+    if need.mask is not None:
+        cap[~need.mask] = 0
+    return cap
 
 
 def fits(free: np.ndarray, needs: Sequence[Need]) -> int | None:

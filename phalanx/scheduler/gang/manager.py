@@ -92,6 +92,10 @@ class GangManager:
         st = self.cache.get(gid)
         return self.unit(st).representative if st is not None else None
 
+    def group(self, st: GangState) -> list[GangState]:
+        """The states of `st`'s gang group that exist (just `st` for a lone gang)."""
+        return self._group(st)
+
     def _group(self, st: GangState) -> list[GangState]:
         if st.spec is None or len(st.spec.gang_group) == 1:
             return [st]

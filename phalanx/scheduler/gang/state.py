@@ -39,6 +39,11 @@ class Member:
     gated: bool = False
     # The informer's latest object (shared, read-only): what preemption sizes the member by.
     pod: object = None
+    # Plugins' cache of the PodInfo built from `pod` (rebuilt when `pod` changes).
+    _info: object = None
+    # Larger members go first in representative order, so a gang's big pods are not left
+    # without a node by small peers spread over it: (-gpus, -cpu, -memory).
+    size: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
 
 @dataclass(slots=True)
@@ -177,7 +182,8 @@ class GangState:
         return m is not None and not m.gated and key not in self._placed
 
     def pending_members(self) -> list[Member]:
-        """Members neither assumed nor bound, in representative order."""
+        """Members neither assumed nor bound, in representative order (largest first, then
+        oldest, then by key)."""
         return [self.members[k] for k in self._ordered() if k not in self._placed]
 
     def first_pending(self, exclude: str | None = None) -> str | None:
@@ -195,7 +201,7 @@ class GangState:
 
     def _ordered(self) -> list[str]:
         if self._order is None:
-            self._order = sorted(self.members, key=lambda k: (self.members[k].created, k))
+            self._order = sorted(self.members, key=lambda k: (self.members[k].size, self.members[k].created, k))
             self._cursor = 0
         return self._order
 

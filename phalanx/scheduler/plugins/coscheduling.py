@@ -20,9 +20,11 @@ Pods that belong to no gang pass every point untouched.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
@@ -36,17 +38,25 @@ from phalanx.scheduler.framework.types import (
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
+    FilterResult,
     FitError,
     PodInfo,
     PreFilterResult,
     QueueingHint,
 )
+from phalanx.scheduler.gang.fit import Need, max_placeable
 from phalanx.scheduler.gang.manager import DEFAULT_SCHEDULE_TIMEOUT, GangManager
 from phalanx.scheduler.gang.runtime import GangRuntime
 from phalanx.scheduler.gang.state import GangState
 
+# Backoff before a gang whose members were released retries (kube-scheduler's defaults).
+RETRY_INITIAL_SECONDS = 1.0
+RETRY_MAX_SECONDS = 10.0
 # CycleState key: this plugin rejected the pod itself (gang blocked): nothing to switch.
 STATE_BLOCKED = "Coscheduling/blocked"
+# CycleState key: a what-if asks whether one pod fits a node (preemption plans the whole
+# gang itself), so the gang capacity check stays out of it.
+STATE_PER_POD_ONLY = "Coscheduling/perPodOnly"
 # CycleState key: the gang whose waiting members BeforePostFilter released (for preemption).
 STATE_GANG_FAILED = "Coscheduling/gangFailed"
 
@@ -120,6 +130,59 @@ class Coscheduling(Plugin):
         state.write(STATE_BLOCKED, True)
         return None, Status.unresolvable(f"{adm.reason}: {adm.message}")
 
+    def filter(self, state: CycleState, pod: PodInfo, snap: Any, idx: np.ndarray) -> FilterResult:
+        """When a gang starts (nothing of its group placed yet), fail fast unless the nodes
+        that passed the other filters have room for every member still needed. Without this a
+        gang of 64 with room for 50 would assume 50 members, fail on the 51st and release
+        them all, on every retry; with it the representative fails in one cycle and the
+        diagnosis says by how much the cluster falls short."""
+        st = self.cache.gang_of(pod.key)
+        if st is None or st.spec is None or GangManager.free(st) or idx.size == 0 or state.read(STATE_PER_POD_ONLY):
+            return FilterResult.all_pass(idx.size)
+        group = self.manager.group(st)
+        if any(g.placed for g in group):
+            return FilterResult.all_pass(idx.size)
+        needs = self._needs(group, pod, snap)
+        if not needs:
+            return FilterResult.all_pass(idx.size)
+        room = max_placeable(snap.free(idx), needs)
+        total = sum(n.count for n in needs)
+        if room >= total:
+            return FilterResult.all_pass(idx.size)
+        return FilterResult.reject_all(
+            idx.size,
+            f"node(s) without room for the whole gang ({st.spec.display} needs {total} pods like this one, these nodes fit {room})",
+        )
+
+    def _needs(self, group: list[GangState], pod: PodInfo, snap: Any) -> list[Need]:
+        """How many members still needed share this pod's signature (requests, selectors,
+        tolerations): they pass exactly the node-local filters it passed, so all of them must
+        fit on `idx`. Members of other shapes may use other nodes and are not counted."""
+        count = 0
+        for g in group:
+            want = g.still_needed()
+            for m in g.pending_members():
+                if want <= 0:
+                    break
+                if m.gated:
+                    continue
+                want -= 1
+                if m.key == pod.key or m.pod is None or self._info(m).signature == pod.signature:
+                    count += 1
+        if count <= 1:
+            return []
+        cols, vals = snap.request_vector(pod)
+        return [Need(cols, vals, count)]
+
+    @staticmethod
+    def _info(m: Any) -> PodInfo:
+        """A member's PodInfo, cached on the member until its pod object changes."""
+        cached = getattr(m, "_info", None)
+        if cached is None or cached.pod is not m.pod:
+            cached = PodInfo(m.pod)
+            m._info = cached
+        return cached
+
     def reserve(self, state: CycleState, pod: PodInfo, node: str) -> Status:
         for key in self.manager.reserved(pod.key, node):
             state.pods_to_activate[key] = None
@@ -162,8 +225,25 @@ class Coscheduling(Plugin):
         reject = self.manager.failed(pod.key, "Unschedulable", message, self.handle.clock.now(), diagnosis)
         if reject:
             self._reject_waiting(reject, f"{st.spec.display} rejected: member {pod.key} is unschedulable")
+            # Releasing the members changed what fits (and this pod now leads the gang), which
+            # no cluster event reports: retry the representative after a backoff.
+            self._retry_later(st, pod.key)
         state.write(STATE_GANG_FAILED, st.id)
         return Status()
+
+    def _retry_later(self, st: GangState, rep: str) -> None:
+        delay = min(RETRY_INITIAL_SECONDS * 2 ** max(0, st.resets - 1), RETRY_MAX_SECONDS)
+
+        async def retry() -> None:
+            await asyncio.sleep(delay)
+            if self.manager.representative(st.id) == rep and st.is_pending(rep):
+                self.handle.activate([rep])
+
+        sched = getattr(self.handle, "scheduler", None)
+        if sched is not None and hasattr(sched, "spawn"):
+            sched.spawn(retry(), f"gang-retry-{rep}")  # tracked: wait_idle() waits for it
+        else:
+            asyncio.get_running_loop().create_task(retry())
 
     def _reject_waiting(self, keys: list[str], message: str) -> None:
         """Reject waiting members and release their reservations now (not when their binding

@@ -5,24 +5,26 @@ waiting members, so the snapshot shows the room the gang really has. For a pod o
 (not yet satisfied) the *preemptor* is every member still needed to reach minMember across
 its gang group (per sub-group too); for any other pod it is the pod alone. Then:
 
-1. Candidate nodes: every node the failed pod's filters did not reject as unresolvable
-   (taints, selectors, ... cannot be fixed by evicting pods). When the gang has a required
-   pack constraint for all its members, each domain of that level is tried on its own.
-2. Victims: pods with lower priority than the preemptor on candidate nodes, grouped into
-   eviction units. A victim that belongs to a gang brings its whole gang (group) with it:
-   evicting part of a gang would leave it partly running, which is worse than useless.
-3. Feasibility with every unit evicted; if the gang still does not fit, nothing is evicted
-   and the failure says by how much it falls short.
-4. The smallest prefix of units (lowest priority first, then fewest pods, then newest) that
-   makes the whole preemptor fit, found by bisection; then a reprieve pass puts back every
-   unit not actually needed (highest priority first).
+1. Victims: pods with lower priority than the preemptor, grouped into eviction units. A
+   victim that belongs to a gang brings its whole gang (group) with it: evicting part of a
+   gang would leave it partly running, which is worse than useless.
+2. Candidate nodes, per shape of pod to place (members with different requests, selectors or
+   tolerations): a what-if on the snapshot with every victim removed runs the profile's
+   filters once per shape, so taints, selectors, topology rules all count, and nodes no
+   eviction can fix are left out. With a required pack constraint over the whole gang, each
+   domain of that level is planned on its own.
+3. If the preemptor fits without evicting anyone (the release freed enough and its next
+   attempt, led by the failed pod, can place it), nothing is evicted. If it does not fit even
+   with every unit evicted, nothing is evicted and the failure says by how much it falls short.
+4. Otherwise the smallest prefix of units (lowest priority first, then fewest pods, then
+   newest) that makes the whole preemptor fit, found by bisection; then a reprieve pass puts
+   back every unit not actually needed (highest priority first).
 5. Eviction: bound victims are deleted (a "Preempted" Event each); victims still waiting at
    Permit are rejected (their reservations released). The failed pod is nominated to a node
    of the plan. While those victims terminate, further failures of the same gang wait for
    them instead of evicting more.
 
-Fit is checked on the snapshot's resource columns (vectorised); filters other than
-resources are taken from the failed pod's diagnosis and assumed to hold for its peers.
+Fit is checked on the snapshot's resource columns (vectorised, greedy per shape).
 """
 
 from __future__ import annotations
@@ -39,13 +41,15 @@ from phalanx.scheduler.framework.config import DEFAULT_PREEMPTION
 from phalanx.scheduler.framework.cycle_state import CycleState
 from phalanx.scheduler.framework.interface import Handle, Plugin
 from phalanx.scheduler.framework.registry import register_plugin
-from phalanx.scheduler.framework.status import Code, Status
+from phalanx.scheduler.framework.status import Status
 from phalanx.scheduler.framework.types import FitError, PodInfo, PostFilterResult
 from phalanx.scheduler.gang.fit import Need, fits, max_placeable
 from phalanx.scheduler.gang.manager import GangManager
 from phalanx.scheduler.gang.runtime import GangRuntime
 from phalanx.scheduler.gang.state import GangState
 from phalanx.scheduler.snapshot import Snapshot
+
+from .coscheduling import STATE_PER_POD_ONLY
 
 
 
@@ -96,30 +100,41 @@ class DefaultPreemption(Plugin):
         if waiting:
             return None, Status.unschedulable(f"waiting for {waiting} preempted pod(s) to terminate")
 
-        needs, own = self._preemptor(pod, gang)
-        if not needs:
+        shapes, own = self._preemptor(pod, gang)
+        if not shapes:
             return None, Status.unschedulable("nothing to place")
-        codes = fit.node_codes
         rows = snap.valid_rows()
-        if codes is not None:
-            rows = rows[codes[rows] != Code.UNSCHEDULABLE_AND_UNRESOLVABLE]
-        if rows.size == 0:
-            return None, Status.unresolvable("preemption cannot help: every node is rejected by an unresolvable filter")
-        domains = self._domains(gang, snap, rows)
-        priority = pod.priority
+        units = self._victim_units(snap, rows, pod.priority, own)
+        what = f"{gang.spec.display} ({sum(n for _, n in shapes)} members)" if gang is not None and gang.spec else pod.key
+        if not units:
+            return None, Status.unschedulable(f"no lower-priority pods to preempt for {what}")
+        masks = self._feasible_without(snap, rows, units, [info for info, _ in shapes])
+        candidate = np.zeros(rows.size, dtype=bool)
+        for m in masks:
+            candidate |= m
+        if not candidate.any():
+            return None, Status.unresolvable(f"preemption cannot help {what}: no node passes its filters even without lower-priority pods")
         best: tuple[tuple[Any, ...], list[Unit], int] | None = None
         shortfall = ""
-        for drows in domains:
-            units = self._victim_units(snap, drows, priority, own)
-            plan = self._plan(snap, drows, needs, units)
+        for dsel in self._domains(gang, snap, rows, candidate):
+            drows = rows[dsel]
+            needs = [
+                Need(*snap.request_vector(info), count, mask[dsel]) for (info, count), mask in zip(shapes, masks, strict=True)
+            ]
+            dset = set(drows.tolist())
+            dunits = [u for u in units if any(r in dset for _, r in u.pods)]
+            plan = self._plan(snap, drows, needs, dunits)
             if isinstance(plan, str):
                 shortfall = shortfall or plan
                 continue
             chosen, node_row = plan
-            cost = (max((u.priority for u in chosen), default=-(1 << 62)), sum(len(u.pods) for u in chosen), len(chosen))
+            if not chosen:
+                # The gang fits without evicting anyone (a different placement order works,
+                # which its next attempt, led by this pod, tries): evict nothing.
+                return None, Status.unschedulable(f"{what} fits without preemption; retrying")
+            cost = (max(u.priority for u in chosen), sum(len(u.pods) for u in chosen), len(chosen))
             if best is None or cost < best[0]:
                 best = (cost, chosen, node_row)
-        what = f"{gang.spec.display} ({sum(n.count for n in needs)} members)" if gang is not None and gang.spec else pod.key
         if best is None:
             return None, Status.unschedulable(f"preemption cannot make room for {what}: {shortfall}; nothing evicted")
         _, chosen, node_row = best
@@ -128,29 +143,42 @@ class DefaultPreemption(Plugin):
 
     # --- the preemptor ------------------------------------------------------------------
 
-    def _preemptor(self, pod: PodInfo, gang: GangState | None) -> tuple[list[Need], set[str]]:
-        """What must fit (vectors with counts) and the pods that must not be victims."""
-        snap = self.handle.snapshot()
+    def _preemptor(self, pod: PodInfo, gang: GangState | None) -> tuple[list[tuple[PodInfo, int]], set[str]]:
+        """What must fit, as (a pod of each signature, how many), the failed pod's first; and
+        the pods that must not be victims."""
         if gang is None:
-            cols, vals = snap.request_vector(pod)
-            return [Need(cols, vals, 1)], {pod.key}
+            return [(pod, 1)], {pod.key}
         group = [g for g in self.runtime.cache.group_states(gang) if g is not None]
         own = {k for g in group for k in g.members}
         chosen: list[PodInfo] = []
         for g in group:
             chosen.extend(self._members_needed(g, pod))
-        # The failed pod's shape first: the plan's first placement is where it is nominated.
-        chosen.sort(key=lambda i: i.key != pod.key)
-        needs: dict[tuple[Any, ...], Need] = {}
+        chosen.sort(key=lambda i: i.key != pod.key)  # nominated where the plan puts it
+        shapes: dict[Any, list[Any]] = {}
         for info in chosen:
-            cols, vals = snap.request_vector(info)
-            key = (tuple(cols.tolist()), tuple(vals.tolist()))
-            n = needs.get(key)
-            if n is None:
-                needs[key] = Need(cols, vals, 1)
+            entry = shapes.get(info.signature)
+            if entry is None:
+                shapes[info.signature] = [info, 1]
             else:
-                n.count += 1
-        return list(needs.values()), own
+                entry[1] += 1
+        return [(info, n) for info, n in shapes.values()], own
+
+    def _feasible_without(self, snap: Snapshot, rows: np.ndarray, units: list[Unit], shapes: list[PodInfo]) -> list[np.ndarray]:
+        """Per shape, the rows where one such pod passes every filter once all victims are
+        gone (a what-if on the live snapshot, restored before returning; the cycle is
+        synchronous, so nothing else sees it)."""
+        removed: list[tuple[PodInfo, str]] = []
+        for u in units:
+            for info, row in u.pods:
+                if snap.remove_pod(info.key) is not None:
+                    removed.append((info, snap.names[row]))
+        state = CycleState()
+        state.write(STATE_PER_POD_ONLY, True)
+        try:
+            return [self.handle.run_filter_plugins(state, info, rows).feasible for info in shapes]
+        finally:
+            for info, node in removed:
+                snap.add_pod(info, node)
 
     def _members_needed(self, g: GangState, failed: PodInfo) -> list[PodInfo]:
         """Pending members that bring the gang to minMember (each short sub-group first);
@@ -180,15 +208,16 @@ class DefaultPreemption(Plugin):
                 out.append(info)
         return out
 
-    def _domains(self, gang: GangState | None, snap: Snapshot, rows: np.ndarray) -> list[np.ndarray]:
-        """Row sets to try: one per domain of the gang's required whole-gang pack level."""
-        if gang is None or gang.spec is None:
-            return [rows]
-        req = next((p.required for p in gang.spec.packs if p.groups is None and p.required), None)
+    def _domains(self, gang: GangState | None, snap: Snapshot, rows: np.ndarray, candidate: np.ndarray) -> list[np.ndarray]:
+        """Row selections (bool over `rows`) to try: one per domain of the gang's required
+        whole-gang pack level, else all candidate rows."""
+        req = None
+        if gang is not None and gang.spec is not None:
+            req = next((p.required for p in gang.spec.packs if p.groups is None and p.required), None)
         if req is None:
-            return [rows]
+            return [candidate]
         col = snap.label_column(req.topology_key)[rows]
-        return [rows[col == v] for v in np.unique(col[col > 0])]
+        return [candidate & (col == v) for v in np.unique(col[candidate & (col > 0)])]
 
     # --- victims --------------------------------------------------------------------------
 
@@ -246,6 +275,9 @@ class DefaultPreemption(Plugin):
                         out[i, cols] += vals
             return out
 
+        as_is = fits(freed([]), needs)
+        if as_is is not None:
+            return [], int(rows[as_is])
         placement = fits(freed(units), needs)
         if placement is None:
             total = sum(n.count for n in needs)

@@ -73,7 +73,7 @@ def test_each_backend_gang_is_all_or_nothing(backend: str, gpus: int) -> None:
         assert len(placed) == 4 and cond.status == "True"
     else:
         assert placed == [] and cond.status == "False" and cond.reason == "Unschedulable"
-        assert "Insufficient nvidia.com/gpu" in cond.message
+        assert "without room for the whole gang" in cond.message and "needs 4 pods like this one, these nodes fit 3" in cond.message
 
 
 def test_koordinator_gang_group_is_placed_together_or_not_at_all() -> None:

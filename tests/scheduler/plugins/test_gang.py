@@ -55,9 +55,13 @@ def test_gang_that_does_not_fit_binds_nothing_and_says_why() -> None:
     )
     assert bound["g"] == [None] * 4
     assert cond is not None and cond.status == "False" and cond.reason == "Unschedulable"
-    assert "0/2 nodes are available" in cond.message and "Insufficient nvidia.com/gpu" in cond.message
-    # The members that never ran a cycle (gated behind the representative) carry it too.
-    assert events and all("Insufficient nvidia.com/gpu" in e.message for e in events)
+    # The representative fails at once: the gang needs 4 GPUs, the cluster has 3 (no member
+    # is assumed just to be released again).
+    assert "0/2 nodes are available: 2 node(s) without room for the whole gang" in cond.message
+    assert "PodGang default/g needs 4 pods like this one, these nodes fit 3" in cond.message
+    # Every member carries it, including those that never ran a cycle (gated behind the
+    # representative, so they have no FailedScheduling Event of their own).
+    assert len(events) == 4 and all("needs 4 pods like this one, these nodes fit 3" in e.message for e in events)
 
 
 def test_incomplete_gang_is_held_with_condition_and_events_then_scheduled() -> None:
@@ -85,15 +89,17 @@ def test_incomplete_gang_is_held_with_condition_and_events_then_scheduled() -> N
 
 
 def test_schedule_timeout_releases_the_gang_and_records_why() -> None:
-    """A NonStrict gang keeps its assumed members when one fails, so it waits at Permit until
-    the schedule timeout releases every reservation; the PodGroup says why."""
+    """A NonStrict gang keeps its assumed members when one fails (here: a member whose node
+    selector matches no node), so it waits at Permit until the schedule timeout releases every
+    reservation; the PodGroup says why."""
     pg = CoschedulingPodGroup.model_validate(
         {
             "metadata": {"name": "g", "namespace": "default", "annotations": {labels.ANNOTATION_KOORD_GANG_MODE: "NonStrict"}},
             "spec": {"minMember": 3, "scheduleTimeoutSeconds": 30},
         }
     )
-    pods = [pod(f"m-{i}", gpu=1, scheduler=labels.SCHEDULER_KOORDINATOR, labels={labels.LABEL_POD_GROUP: "g"}) for i in range(3)]
+    pods = [pod(f"m-{i}", gpu=1, scheduler=labels.SCHEDULER_KOORDINATOR, labels={labels.LABEL_POD_GROUP: "g"},
+                node_selector={"zone": "nowhere"} if i == 2 else None) for i in range(3)]
 
     async def body(client: MemoryCluster, sched: Scheduler):
         async def timed_out() -> bool:
@@ -105,7 +111,7 @@ def test_schedule_timeout_releases_the_gang_and_records_why() -> None:
         waited = sched.client.clock.now() - VIRTUAL_EPOCH
         return await bound_nodes(client), cond, waited, await _events(client, "GangScheduleTimeout")
 
-    bound, cond, waited, events = run_scheduler(body, nodes=[node("n1", gpu=2)], pods=[pg, *pods])
+    bound, cond, waited, events = run_scheduler(body, nodes=[node("n1", gpu=3)], pods=[pg, *pods])
     assert set(bound.values()) == {None}
     assert cond.status == "False" and "2/3 placed" in cond.message
     assert waited >= 30

@@ -82,39 +82,54 @@ def _preemption(sched: Scheduler) -> Any:
     return sched.frameworks["phalanx-scheduler"].plugins["DefaultPreemption"]
 
 
+NVLINK = {"nvlink": "true"}
+
+
 def test_representative_switch_and_release_happen_before_preemption_which_acts_for_the_whole_gang() -> None:
+    """n1: 3 GPUs (the emptiest node); n2: 2 nvlink GPUs, one held by a low-priority pod.
+    A priority-100 gang of 4 x 1 GPU whose last two members need nvlink: 4 GPUs are free, so
+    the gang starts; w-0, w-1 go to n1, w-2 takes n2's last GPU, and w-3 fails while the
+    three others wait at Permit. Only evicting the low-priority pod makes room for all four."""
     LOG.clear()
 
     async def body(client: MemoryCluster, sched: Scheduler):
-        # A low-priority pod holds one GPU on n2.
-        await client.create(pod("victim", gpu=1, cpu="100m", priority=0))
+        await client.create(pod("victim", gpu=1, cpu="100m", priority=0, node_selector=NVLINK))
         assert await sched.wait_idle(timeout=30)
         assert (await bound_nodes(client))["victim"] == "n2"
-        # A priority-100 gang of 4 x 1 GPU: 3 GPUs free, so w-0..w-2 wait at Permit, w-3 fails.
         await client.create(podgang("g", {"w": 4}))
-        for p in members("g", "w", 4, gpu=1, cpu="100m", priority=100):
+        for i, p in enumerate(members("g", "w", 4, gpu=1, cpu="100m", priority=100)):
+            if i >= 2:
+                p.spec.node_selector = dict(NVLINK)
             await client.create(p)
         assert await sched.wait_idle(timeout=120)
         return await bound_by_gang(client), await bound_nodes(client), _preemption(sched).evictions
 
     bound, nodes, evictions = run_scheduler(
-        body, nodes=[node("n1", gpu=2), node("n2", gpu=2)], scheduler_factory=lambda c: Scheduler(c, [_profile()])
+        body,
+        nodes=[node("n1", gpu=3, cpu="64"), node("n2", gpu=2, cpu="8", labels=NVLINK)],
+        scheduler_factory=lambda c: Scheduler(c, [_profile()]),
     )
-    first_fail = next(i for i, (point, d) in enumerate(LOG) if point == "beforePostFilter:start" and d["pod"] == "default/w-3")
+    # The first failure of a member while others wait at Permit.
+    first_fail = next(i for i, (point, d) in enumerate(LOG) if point == "beforePostFilter:start" and d["waiting"])
     before, post = LOG[first_fail], LOG[first_fail + 1]
-    # BeforePostFilter starts with three members waiting at Permit, holding 3 GPUs.
-    assert before[1]["waiting"] == ["default/w-0", "default/w-1", "default/w-2"] and before[1]["free_gpus"] == 0.0
+    failed = before[1]["pod"]
+    assert failed == "default/w-3"
+    # BeforePostFilter starts with three members waiting at Permit, holding 3 of the 4 free GPUs.
+    assert before[1]["waiting"] == ["default/w-0", "default/w-1", "default/w-2"] and before[1]["free_gpus"] == 1.0
     # By the time the first PostFilter plugin runs, the switch and the release are done:
     # nobody of the gang waits or holds a reservation, and the failed pod is the representative.
-    assert post[0] == "postFilter:start" and post[1]["pod"] == "default/w-3"
-    assert post[1]["waiting"] == [] and post[1]["assumed"] == [] and post[1]["free_gpus"] == 3.0
-    assert post[1]["representative"] == "default/w-3"
-    # Preemption saw the gang's real need (4 GPUs: 3 free + the victim's) and succeeded, so the
-    # PostFilter chain stopped there: a switch placed after it (Koordinator's) never ran.
-    assert not any(p == "legacySwitch" and d["pod"] == "default/w-3" for p, d in LOG[first_fail:])
+    assert post[0] == "postFilter:start" and post[1]["pod"] == failed
+    assert post[1]["waiting"] == [] and post[1]["assumed"] == [] and post[1]["free_gpus"] == 4.0
+    assert post[1]["representative"] == failed
+    # Preemption planned for the whole gang (2 nvlink + 2 plain members: only evicting the
+    # victim frees a second nvlink GPU) and succeeded, so the PostFilter chain stopped there:
+    # a switch placed after it, as Koordinator's was, never ran for this failure.
+    cycle = LOG[first_fail + 1 : next((i for i in range(first_fail + 1, len(LOG)) if LOG[i][0] == "beforePostFilter:start"), len(LOG))]
+    assert [p for p, _ in cycle] == ["postFilter:start"]
     # It evicted exactly the victim, and the whole gang then ran.
     assert evictions == 1 and "victim" not in nodes
     assert sorted(bound["g"]) == ["n1", "n1", "n2", "n2"]
+    assert nodes["w-2"] == nodes["w-3"] == "n2"
 
 
 def test_preemption_evicts_nothing_when_the_whole_gang_cannot_fit() -> None:
@@ -125,13 +140,14 @@ def test_preemption_evicts_nothing_when_the_whole_gang_cannot_fit() -> None:
         for p in members("g", "w", 5, gpu=1, cpu="100m", priority=100):
             await client.create(p)
         assert await sched.wait_idle(timeout=120)
-        # w-0..w-2 took the 3 free GPUs and waited; w-3 failed and is the representative.
-        d = sched.diagnosis("default/w-3")
+        # The representative (w-0) fails at once: 5 GPUs needed, 3 free.
+        d = sched.diagnosis("default/w-0")
         return await bound_nodes(client), _preemption(sched).evictions, d.message()
 
     nodes, evictions, message = run_scheduler(body, nodes=[node("n1", gpu=2), node("n2", gpu=2)])
     assert evictions == 0 and nodes["victim"] == "n2"
     assert all(nodes[f"w-{i}"] is None for i in range(5))
+    assert "PodGang default/g needs 5 pods like this one, these nodes fit 3" in message
     assert "preemption cannot make room for PodGang default/g (5 members): only 4/5 fit" in message
 
 
