@@ -68,6 +68,23 @@ class GangRuntime:
         rt: GangRuntime = sched.shared(SHARED_KEY, build)
         return rt
 
+    def find(self, namespace: str, name: str) -> list[str]:
+        """Ids of the gangs named `name` in `namespace`, whatever their source (a PodGang and
+        its KAI PodGroup share a name), plus gangs of a Workload named `name`."""
+        out = []
+        for st in self.cache.gangs():
+            _, _, rest = st.id.partition(":")
+            ns, _, gname = rest.partition("/")
+            if ns == namespace and (gname == name or gname.startswith(name + "/")):
+                out.append(st.id)
+        return out
+
+    def explain(self, namespace: str, name: str) -> list[dict[str, Any]]:
+        """The gang status controller's view of each gang with that name (phalanx explain)."""
+        if self.status is None:
+            return []
+        return [e for gid in self.find(namespace, name) if (e := self.status.explain(gid)) is not None]
+
     def set_activator(self, fn: Callable[[list[str]], None]) -> None:
         self._activate = fn
 

@@ -147,3 +147,22 @@ def test_pods_of_a_missing_gang_object_get_gang_not_found_events() -> None:
     events, bound = run_scheduler(body, nodes=[node("n1")], pods=members("nope", "w", 2))
     assert bound["nope"] == [None, None]
     assert len(events) == 2 and all("gang default/nope not found" in e.message for e in events)
+
+
+def test_explain_gives_counts_verdict_and_the_failed_members_diagnosis() -> None:
+    from phalanx.scheduler.gang.runtime import GangRuntime
+
+    async def body(client: MemoryCluster, sched: Scheduler):
+        assert await sched.wait_idle(timeout=60)
+        return GangRuntime.for_handle(sched.handles["phalanx-scheduler"]).explain("default", "g")
+
+    (info,) = run_scheduler(
+        body,
+        nodes=[node("n1", gpu=2, taints=[("dedicated", "x", "NoSchedule")]), node("n2", gpu=2)],
+        pods=[podgang("g", {"w": 3}), *members("g", "w", 3, gpu=1)],
+    )
+    assert info["gang"] == "podgang:default/g" and info["object"] == "PodGang default/g"
+    assert (info["minMember"], info["created"], info["placed"], info["status"]) == (3, 3, 0, False)
+    assert info["reason"] == "Unschedulable" and info["representative"] == "default/w-0"
+    reasons = info["lastFailure"]["diagnosis"]["reasons"]
+    assert any("untolerated taint" in r for r in reasons) and any("without room for the whole gang" in r for r in reasons)
