@@ -17,6 +17,7 @@ from phalanx.scheduler.framework.cycle_state import CycleState
 from phalanx.scheduler.framework.runtime import Framework, num_nodes_to_score
 from phalanx.scheduler.framework.status import Code, Status
 from phalanx.scheduler.framework.types import Diagnosis, FitError, PodInfo, QueuedPodInfo
+from phalanx.scheduler.nominator import REASON as NOMINATED_REASON
 
 if TYPE_CHECKING:
     from phalanx.scheduler.scheduler import Scheduler
@@ -46,8 +47,15 @@ class SchedulingCycle:
             return
 
         rows = fw.feasible_rows(state, info, snap, allowed)
+        reserved = None
+        if len(self.nominator) and rows.size:
+            rows, reserved = self.nominator.filter_rows(info, snap, rows)
         if rows.size == 0:
             fit = fw.diagnose(state, info, snap, allowed, why)
+            if reserved is not None and reserved.size:
+                fit.diagnosis.reason_counts[NOMINATED_REASON] = int(reserved.size)
+                if fit.node_codes is not None:
+                    fit.node_codes[reserved] = Code.UNSCHEDULABLE
             self._fail(fw, state, qpi, Status(Code.UNSCHEDULABLE, [fit.message()]), fit)
             return
 
@@ -55,7 +63,9 @@ class SchedulingCycle:
         if node is None:
             return self._fail(fw, state, qpi, Status.error("scoring failed"), None)
 
-        # Assume: the snapshot counts the pod on `node` from now on.
+        # Assume: the snapshot counts the pod on `node` from now on (its nomination, if any,
+        # is used up: the room is now counted as requested).
+        self.nominator.remove(info.key)
         if not self.cache.assume(info, node):
             self._fail(fw, state, qpi, Status.error(f"node {node} vanished"), None)
             return

@@ -35,6 +35,7 @@ from phalanx.scheduler.framework.types import (
 )
 from phalanx.scheduler.framework.waiting import WaitingPods
 from phalanx.scheduler.handle import SchedulerHandle
+from phalanx.scheduler.nominator import Nominator
 from phalanx.scheduler.queue import SchedulingQueue
 
 if TYPE_CHECKING:
@@ -80,6 +81,7 @@ class Scheduler(SchedulingCycle):
         self._own_informers = informers is None
         self.cache = SchedulerCache()
         self.waiting = WaitingPods()
+        self.nominator = Nominator()
         self.events = EventRecorder(client)
         self.events.enabled = record_events
         self.update_pod_conditions = update_pod_conditions
@@ -219,6 +221,14 @@ class Scheduler(SchedulingCycle):
         self.spawn(delete(), f"evict-{victim.key}")
 
     def nominate(self, pod: PodInfo, node: str | None) -> None:
+        """Keep `node`'s freed room for `pod` (None clears) and record it on the pod status."""
+        if node is None:
+            if self.nominator.nominated_node(pod.key) is None:
+                return
+            self.nominator.remove(pod.key)
+        else:
+            self.nominator.add(pod, node)
+
         async def patch() -> None:
             try:
                 await self.client.patch(Pod, pod.name, {"status": {"nominatedNodeName": node}}, pod.namespace, subresource="status")
@@ -283,6 +293,7 @@ class Scheduler(SchedulingCycle):
 
     def _on_pod_delete(self, pod: Pod) -> None:
         key = pod.key
+        self.nominator.remove(key)
         self.events.forget(pod.metadata.uid or key)
         self._diagnoses.pop(key, None)
         if pod.spec.node_name or self.cache.pod_info(key) is not None:

@@ -155,3 +155,46 @@ def test_many_pods_fill_nodes_exactly_and_deterministically():
             counts[v] = counts.get(v, 0) + 1
     assert set(counts.values()) == {4}
     assert run() == first
+
+
+def test_room_freed_for_a_nominated_pod_is_not_taken_by_lower_priority_pods():
+    from phalanx.scheduler.framework import PluginRef, Plugins, PluginSet, PodInfo, SchedulerProfile
+
+    # Preemption off: the test nominates by hand, as a PostFilter plugin would.
+    no_preemption = SchedulerProfile(plugins=Plugins(post_filter=PluginSet(disabled=[PluginRef(name="*")])))
+
+    async def body(client, sched):
+        assert await sched.wait_idle(timeout=30)
+        assert await bound_nodes(client) == {"filler": "n1"}
+        await client.create(pod("vip", cpu="4", priority=100))
+        assert await sched.wait_idle(timeout=30)
+        sched.nominate(PodInfo(await client.get(Pod, "vip", "default")), "n1")
+        await client.create(pod("sneaky", cpu="4", priority=1))
+        assert await sched.wait_idle(timeout=30)
+        await client.delete(Pod, "filler", "default")  # the victim leaves
+        assert await wait_for_condition(lambda: sched.scheduled == 2, timeout=60)
+        assert await sched.wait_idle(timeout=60)
+        placed = await bound_nodes(client)
+        assert placed == {"vip": "n1", "sneaky": None}
+        assert (await client.get(Pod, "vip", "default")).status.nominated_node_name == "n1"
+        assert len(sched.nominator) == 0  # used up by the bind
+
+    run_scheduler(body, nodes=[node("n1", cpu=4)], pods=[pod("filler", cpu="4")],
+                  scheduler_factory=lambda c: Scheduler(c, [no_preemption]))
+
+
+def test_nominated_room_is_reported_when_it_blocks_a_pod():
+    from phalanx.scheduler.framework import PluginRef, Plugins, PluginSet, PodInfo, SchedulerProfile
+
+    no_preemption = SchedulerProfile(plugins=Plugins(post_filter=PluginSet(disabled=[PluginRef(name="*")])))
+
+    async def body(client, sched):
+        assert await sched.wait_idle(timeout=30)
+        sched.nominate(PodInfo(pod("vip", cpu="4", priority=100)), "n1")
+        await client.create(pod("low", cpu="4", priority=1))
+        assert await sched.wait_idle(timeout=30)
+        assert (await bound_nodes(client))["low"] is None
+        d = sched.diagnosis("default/low")
+        assert d.message() == "0/1 nodes are available: 1 node(s) had room reserved for nominated pods of higher priority."
+
+    run_scheduler(body, nodes=[node("n1", cpu=4)], scheduler_factory=lambda c: Scheduler(c, [no_preemption]))
