@@ -202,7 +202,7 @@ class Event(Resource):
     involved_object: ObjectReference
     reason: str | None = None
     message: str | None = None
-    type: Literal["Normal", "Warning"] | None = None
+    type: str | None = None  # "Normal" or "Warning" (Kubernetes may add more)
     count: int | None = None
     first_timestamp: datetime | None = None
     last_timestamp: datetime | None = None

@@ -125,7 +125,9 @@ def _pick(name: str, matches: list[type[Resource]]) -> type[Resource]:
         raise UnknownKind(f"unknown kind {name!r}. Known kinds: {', '.join(known_kinds())}")
     groups = {_group(c) for c in matches}
     if len(groups) > 1:
-        options = ", ".join(f"{c.PLURAL or c.KIND.lower()}.{_group(c) or 'core'}" for c in matches)
+        options = ", ".join(
+            dict.fromkeys(f"{c.PLURAL or c.KIND.lower()}.{_group(c) or 'core'}" for c in matches)
+        )
         raise UnknownKind(f"{name!r} is ambiguous; say which: {options}")
     preferred = [c for c in matches if c in _PREFERRED]
     return preferred[0] if preferred else matches[0]
@@ -179,3 +181,7 @@ for _cls in (
     OperatorConfiguration,
 ):
     register(_cls)
+
+# Workload v1alpha2/v1beta1 and the standalone PodGroup register themselves on import; importing
+# them here (last, as they import this module) makes every lookup see them.
+from . import workloads as _workloads  # noqa: E402,F401
