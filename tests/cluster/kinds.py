@@ -1,15 +1,16 @@
-"""Test-only kinds: a namespaced kind with spec+status, a cluster-scoped kind, a kind
-without spec, and the Pod/Event used by the cluster (phalanx.api.core when it exists,
-otherwise a minimal stand-in of the same shape)."""
+"""Test-only kinds (a namespaced kind with spec+status, a cluster-scoped kind, a kind
+without spec), plus the real core Pod and Event for the pod rules and the recorder."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from pydantic import Field
 
 from phalanx.api.base import Condition, KubeModel, ObjectMeta, Resource
+from phalanx.api.core import Event, Pod
+
+__all__ = ["Event", "Gadget", "Note", "Pod", "Widget", "make_pod", "widget"]
 
 
 class WidgetSpec(KubeModel):
@@ -59,78 +60,6 @@ class Note(Resource):
     PLURAL = "notes"
 
     data: dict[str, str] = Field(default_factory=dict)
-
-
-try:  # the real core kinds, once phalanx.api.core lands
-    from phalanx.api.core import Event, Pod  # type: ignore[attr-defined]
-    REAL_CORE = True
-except ImportError:
-    REAL_CORE = False
-
-    class PodSchedulingGate(KubeModel):
-        name: str
-
-    class Container(KubeModel):
-        name: str
-        image: str = ""
-
-    class PodSpec(KubeModel):
-        containers: list[Container] = Field(default_factory=list)
-        node_name: str | None = None
-        scheduler_name: str | None = None
-        scheduling_gates: list[PodSchedulingGate] = Field(default_factory=list)
-        node_selector: dict[str, str] = Field(default_factory=dict)
-        tolerations: list[dict[str, Any]] = Field(default_factory=list)
-        priority: int | None = None
-
-    class PodCondition(KubeModel):
-        type: str
-        status: str
-        reason: str | None = None
-        message: str | None = None
-        last_transition_time: datetime | None = None
-
-    class PodStatus(KubeModel):
-        phase: str | None = None
-        conditions: list[PodCondition] = Field(default_factory=list)
-
-    class Pod(Resource):  # type: ignore[no-redef]
-        API_VERSION = "v1"
-        KIND = "Pod"
-        PLURAL = "pods"
-        HAS_STATUS = True
-
-        spec: PodSpec = Field(default_factory=PodSpec)
-        status: PodStatus = Field(default_factory=PodStatus)
-
-    class ObjectReference(KubeModel):
-        api_version: str | None = None
-        kind: str | None = None
-        name: str | None = None
-        namespace: str | None = None
-        uid: str | None = None
-        resource_version: str | None = None
-        field_path: str | None = None
-
-    class EventSource(KubeModel):
-        component: str | None = None
-        host: str | None = None
-
-    class Event(Resource):  # type: ignore[no-redef]
-        API_VERSION = "v1"
-        KIND = "Event"
-        PLURAL = "events"
-
-        involved_object: ObjectReference = Field(default_factory=ObjectReference)
-        reason: str | None = None
-        message: str | None = None
-        source: EventSource | None = None
-        first_timestamp: datetime | None = None
-        last_timestamp: datetime | None = None
-        count: int | None = None
-        type: str | None = None
-        reporting_component: str | None = None
-        reporting_instance: str | None = None
 
 
 def widget(name: str, ns: str | None = "default", **spec: Any) -> Widget:
