@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import platform
 import random
 import time
@@ -146,6 +147,7 @@ def _percentiles(values: list[float]) -> dict[str, float]:
 def run_scheduler_bench(cfg: BenchConfig) -> dict[str, Any]:
     """One run; returns the JSON-ready result."""
     global _ACTIVE
+    load_before = _loadavg()
     gangs = make_gangs(cfg.pods, cfg.gang_min, cfg.gang_max, cfg.seed)
     nodes = make_nodes(cfg.nodes)
     rec = _Recorder()
@@ -245,6 +247,10 @@ def run_scheduler_bench(cfg: BenchConfig) -> dict[str, Any]:
         "gang_time_to_schedule_seconds": _percentiles(tts),
         "gang_end_to_end_seconds": _percentiles(e2e),
         **stats,
+        # Other processes competing for the CPUs during the run (1-minute load averages):
+        # wall-clock numbers are only comparable between runs with similar load.
+        "cpus": os.cpu_count(),
+        "loadavg_before_after": [load_before, _loadavg()],
         "python": platform.python_version(),
         "machine": platform.machine(),
     }
@@ -263,6 +269,13 @@ def run_scaling(node_counts: list[int], pods: int, gang_min: int, gang_max: int,
         rows.append({k: r[k] for k in ("pods_bound", "pods_per_second", "us_per_pod", "cpu_us_per_pod", "gang_time_to_schedule_seconds",
                                        "schedule_seconds")} | {"nodes": n})
     return {"benchmark": "scheduler-scaling", "pods": pods, "gang_min": gang_min, "gang_max": gang_max, "rows": rows}
+
+
+def _loadavg() -> float | None:
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return None
 
 
 def write_result(result: dict[str, Any], out_dir: Path, name: str) -> Path:
