@@ -130,6 +130,11 @@ def field_errors(exc: ValidationError, model: type[BaseModel]) -> list[tuple[Loc
     return out
 
 
+# Human wording for `pattern` constraints, keyed by the pattern (models add theirs).
+PATTERN_HINTS: dict[str, str] = {}
+_MAX_LISTED = 15
+
+
 def _message(model: type[BaseModel], loc: Loc, errs: list[dict[str, Any]]) -> str:
     err = errs[0]
     kind, value = err["type"], err.get("input")
@@ -139,7 +144,9 @@ def _message(model: type[BaseModel], loc: Loc, errs: list[dict[str, Any]]) -> st
         if hint:
             return f"unknown field; did you mean '{hint}'?"
         if allowed:
-            return "unknown field; expected one of: " + ", ".join(allowed)
+            shown = ", ".join(allowed[:_MAX_LISTED])
+            more = f" (and {len(allowed) - _MAX_LISTED} more)" if len(allowed) > _MAX_LISTED else ""
+            return f"unknown field; expected one of: {shown}{more}"
         return "unknown field"
     if kind == "missing":
         return "required field is missing"
@@ -153,7 +160,8 @@ def _message(model: type[BaseModel], loc: Loc, errs: list[dict[str, Any]]) -> st
             return f"invalid duration {value!r}; expected a Go duration such as 30s, 5m, 4h, 1h30m"
         if kind == "string_pattern_mismatch":
             pattern = err.get("ctx", {}).get("pattern")
-            return f"invalid value {value!r}: must match {pattern}"
+            hint = PATTERN_HINTS.get(pattern, f"must match {pattern}")
+            return f"invalid value {value!r}: {hint}"
     return _simple_message(err)
 
 

@@ -15,6 +15,7 @@ from pydantic import Field, StringConstraints
 
 from .base import Condition, KubeModel, Resource, _is_empty
 from .duration import DURATION_PATTERN, parse_duration
+from .errors import PATTERN_HINTS
 from .pod import PodSpec
 from .podgang import (
     PODGANG_DISRUPTION_TARGET,
@@ -54,8 +55,13 @@ DEFAULT_TERMINATION_DELAY = "4h"
 
 # Grove's well-known domains, broadest first. Custom lower-case names are allowed too.
 TOPOLOGY_DOMAINS = ("region", "zone", "datacenter", "block", "rack", "host", "numa")
+DOMAIN_PATTERN = r"^[a-z][a-z0-9-]*$"
+PATTERN_HINTS[DOMAIN_PATTERN] = (
+    "a topology domain is lower-case letters, digits and '-', starting with a letter "
+    f"(e.g. {', '.join(TOPOLOGY_DOMAINS)})"
+)
 TopologyDomain = Annotated[
-    str, StringConstraints(min_length=1, max_length=63, pattern=r"^[a-z][a-z0-9-]*$")
+    str, StringConstraints(min_length=1, max_length=63, pattern=DOMAIN_PATTERN)
 ]
 GoDuration = Annotated[str, StringConstraints(pattern=DURATION_PATTERN)]
 CliqueStartupType = Literal[

@@ -197,3 +197,14 @@ def test_load_path_reads_a_directory_in_name_order(tmp_path: Path):
     objs = load_path(tmp_path)
     assert [o.kind for o in objs] == ["Namespace", "PodCliqueSet"]
     assert load_path(tmp_path / "b.yaml")[0].name == "demo"
+
+
+def test_pattern_and_long_field_list_messages():
+    err = _error(PCS.replace("    cliques:", "    topologyConstraint: {packDomain: Rack}\n    cliques:"))
+    assert (
+        "spec.template.topologyConstraint.packDomain: invalid value 'Rack': a topology domain is "
+        "lower-case letters, digits and '-', starting with a letter (e.g. region, zone"
+    ) in str(err)
+    err = _error(PCS.replace("          containers:", "          qqq: 1\n          containers:"))
+    assert "podSpec.qqq: unknown field; expected one of: containers, initContainers" in str(err)
+    assert "more)" in str(err)
