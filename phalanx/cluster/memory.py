@@ -24,32 +24,27 @@ Deliberate choices, where Kubernetes leaves room or differs:
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Mapping
-from functools import cache
 from typing import Any, Literal, TypeVar
 
 from phalanx.api.base import Resource
 
-from . import pods
+from . import pods, rules
 from .admission import AdmissionChain, AdmissionHook
 from .client import (
-    AlreadyExists, ApiError, Conflict, Invalid, NotFound, ObjectList, PropagationPolicy,
+    ApiError, Conflict, Invalid, NotFound, ObjectList, PropagationPolicy,
     Selector, WatchEvent,
 )
 from .clock import Clock, RealClock
 from .faults import FaultInjector
 from .gc import GarbageCollector
-from .objects import clone, dump_for_copy, from_dict, merge_patch, object_key
-from .selectors import SelectorError, check_labels, parse_field_selector, parse_label_selector
+from .objects import clone, clone_part, dump_for_copy, from_dict, merge_patch, object_key
+from .selectors import SelectorError, parse_field_selector, parse_label_selector
 from .stats import ClusterStats
-from .store import KindStore, Watcher, WatchStream
+from .store import KindStore, WatchStream
 
 T = TypeVar("T", bound=Resource)
 
-_NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-# generateName suffixes use the API server's alphabet (no vowels, no look-alikes).
-_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 _STATUS_KEPT_ON_CREATE = {("v1", "Node")}
 _REAL_CLOCK = RealClock()
 
@@ -181,23 +176,22 @@ class MemoryCluster(GarbageCollector):
         """Registers at once (no event is missed before the first `__anext__`); errors
         (Gone, Invalid, injected faults) are raised by the first `__anext__`."""
         store = self._store(kind)
-        error: ApiError | None = None
         try:
             if self.faults.active:
                 self.faults.check("watch", store.kind, namespace or "")
             labels = parse_label_selector(label_selector)
             fields = parse_field_selector(field_selector)
-            since = None if resource_version in (None, "", "0") else int(resource_version)
+        except SelectorError as err:
+            return WatchStream(store.failed_watcher(
+                Invalid(f"watch {store.kind}: {err}", kind=store.kind, field="selector")))
         except ApiError as err:
-            error = err
-        except (SelectorError, ValueError) as err:
-            error = Invalid(f"watch {store.kind}: {err}", kind=store.kind, field="resourceVersion"
-                            if not isinstance(err, SelectorError) else "selector")
-        if error is not None:
-            watcher = Watcher(store, -1, None, parse_label_selector(None),
-                              parse_field_selector(None))
-            watcher.error, watcher.ended = error, True
-            return WatchStream(watcher)
+            return WatchStream(store.failed_watcher(err))
+        try:
+            since = None if resource_version in (None, "", "0") else int(resource_version)
+        except ValueError:
+            return WatchStream(store.failed_watcher(Invalid(
+                f"watch {store.kind}: resourceVersion {resource_version!r} is not a number",
+                kind=store.kind, field="resourceVersion")))
         self.stats.reads[("watch", store.kind)] += 1
         ns = namespace if kind.NAMESPACED else None
         watcher = store.add_watcher(ns, labels, fields, since, self._rv,
@@ -226,7 +220,7 @@ class MemoryCluster(GarbageCollector):
             name = self._generate_name(store, ns, meta.generate_name)
         key = object_key(ns, name)
         if key in store.objects:
-            raise _exists(cls, name)
+            raise rules.already_exists(cls, name)
         # Server-set fields go into the dump, so the private copy is built (and the caller's
         # object validated) in one pass.
         data = dump_for_copy(obj)
@@ -237,7 +231,7 @@ class MemoryCluster(GarbageCollector):
         for server_only in ("deletion_timestamp", "deletion_grace_period_seconds"):
             md.pop(server_only, None)
         if cls.HAS_STATUS and cls.gvk() not in _STATUS_KEPT_ON_CREATE and \
-                _status_resettable(cls):
+                rules.status_resettable(cls):
             data.pop("status", None)  # status is the subresource's business
         new = from_dict(cls, data, name)
         self._uid_seq += 1
@@ -249,48 +243,23 @@ class MemoryCluster(GarbageCollector):
             m.name, m.namespace, m.uid, m.creation_timestamp = fixed
             m.generation, m.deletion_timestamp, m.deletion_grace_period_seconds = 1, None, None
             m.resource_version = None
-        self._validate_meta(new)
+        rules.validate_meta(new)
         if pods.is_pod(cls):
             pods.validate_create(new)
         if self.admission.handles(cls):
             await self.admission.validate(new, None)
             if key in store.objects:  # created while admission awaited
-                raise _exists(cls, name)
+                raise rules.already_exists(cls, name)
         self._commit(store, key, new, None, "ADDED", "create")
         self._track(store, key, new, None)
         return clone(new)
 
     def _generate_name(self, store: KindStore, ns: str | None, prefix: str) -> str:
-        """prefix + 5 chars, deterministic: a bijective scramble of a counter."""
-        prefix = prefix[:58]
         while True:
             self._name_seq += 1
-            n = (self._name_seq * 7_777_777) % 27**5  # 27**5 = 3**15; 7777777 is coprime
-            suffix = ""
-            for _ in range(5):
-                n, d = divmod(n, 27)
-                suffix += _SUFFIX_ALPHABET[d]
-            name = prefix + suffix
+            name = rules.generated_name(prefix, self._name_seq)
             if object_key(ns, name) not in store.objects:
                 return name
-
-    @staticmethod
-    def _validate_meta(obj: Resource) -> None:
-        m, kind = obj.metadata, obj.KIND
-        name = m.name or ""
-        if len(name) > 253 or not _NAME_RE.match(name):
-            raise Invalid(f'{kind} "{name}" is invalid: metadata.name: must be a lowercase RFC '
-                          "1123 subdomain (a-z, 0-9, '-', '.'; at most 253 characters)",
-                          kind=kind, name=name, field="metadata.name")
-        if m.namespace is not None and not _NAME_RE.match(m.namespace):
-            raise Invalid(f'{kind} "{name}" is invalid: metadata.namespace: {m.namespace!r} is '
-                          "not a valid namespace name", kind=kind, name=name,
-                          field="metadata.namespace")
-        if m.labels:
-            why = check_labels(m.labels)
-            if why:
-                raise Invalid(f'{kind} "{name}" is invalid: metadata.labels: {why}', kind=kind,
-                              name=name, field="metadata.labels")
 
     # ------------------------------------------------------------------ update
 
@@ -302,7 +271,7 @@ class MemoryCluster(GarbageCollector):
         store, key, old = self._target(obj, "update_status")
         status = getattr(obj, "status", None)
         if status is not None:
-            status = clone_part(obj, status)
+            status = clone_part(obj, status, "status")
         return self._apply_status(store, key, old, status, obj.metadata, "update_status")  # type: ignore
 
     async def patch(
@@ -378,14 +347,14 @@ class MemoryCluster(GarbageCollector):
         if cls.HAS_STATUS and "status" in cls.model_fields:
             new.status = old.status  # type: ignore[attr-defined]  # status subresource only
         if m.labels != om.labels:
-            self._validate_meta(new)
+            rules.validate_meta(new)
         if om.deletion_timestamp is not None:
-            _check_deleting_update(old, new)
+            rules.check_deleting_update(old, new)
         if pods.is_pod(cls):
             pods.validate_update(old, new)
         if self.admission.handles(cls):
             await self.admission.validate(new, old)
-        if _spec_changed(cls, old, new):
+        if rules.spec_changed(cls, old, new):
             m.generation = (om.generation or 0) + 1
         if new == old:
             self.stats.noops[(verb, store.kind)] += 1
@@ -459,60 +428,3 @@ class MemoryCluster(GarbageCollector):
         if namespace is None:
             return len(store.objects)
         return len(store.by_namespace.get(namespace, ()))
-
-
-@cache
-def _status_resettable(cls: type[Resource]) -> bool:
-    """The kind's status has a default to start from (so a create may drop the given one)."""
-    info = cls.model_fields.get("status")
-    return info is not None and not info.is_required()
-
-
-def _exists(cls: type[Resource], name: str) -> AlreadyExists:
-    return AlreadyExists(f'{cls.PLURAL or cls.KIND} "{name}" already exists', kind=cls.KIND,
-                         name=name)
-
-
-def clone_part(owner: Resource, part: Any) -> Any:
-    """A private, validated copy of a nested model (status) of `owner`."""
-    from pydantic import ValidationError
-
-    from .objects import invalid_from
-
-    try:
-        return type(part).model_validate(part.model_dump(round_trip=True, warnings=False))
-    except ValidationError as err:
-        inv = invalid_from(err, type(owner), owner.name)
-        inv.field = f"status.{inv.field}"
-        raise inv from None
-
-
-def _spec_changed(cls: type[Resource], old: Resource, new: Resource) -> bool:
-    if "spec" in cls.model_fields:
-        return old.spec != new.spec  # type: ignore[attr-defined]
-    skip = {"api_version", "kind", "metadata", "status" if cls.HAS_STATUS else ""}
-    return any(getattr(old, f) != getattr(new, f) for f in cls.model_fields if f not in skip)
-
-
-def _check_deleting_update(old: Resource, new: Resource) -> None:
-    """An object being deleted may only lose finalizers (and change status)."""
-    om, m = old.metadata, new.metadata
-    added = [f for f in m.finalizers if f not in om.finalizers]
-    if added:
-        raise Invalid(f'{old.KIND} "{old.name}" is being deleted: no new finalizers may be '
-                      f"added (got {added})", kind=old.KIND, name=old.name,
-                      field="metadata.finalizers")
-    probe = new.model_copy(update={"metadata": om})
-    if not old.HAS_STATUS and "status" in type(old).model_fields:
-        probe.status = old.status  # type: ignore[attr-defined]
-    if probe != old:
-        changed = [f for f in type(old).model_fields if f != "metadata" and
-                   getattr(probe, f) != getattr(old, f)] or ["metadata"]
-        raise Invalid(f'{old.KIND} "{old.name}" is being deleted: only finalizer removals and '
-                      f"status changes are allowed (changed: {', '.join(changed)})",
-                      kind=old.KIND, name=old.name, field=changed[0])
-    if (m.labels, m.annotations, m.owner_references) != \
-            (om.labels, om.annotations, om.owner_references):
-        raise Invalid(f'{old.KIND} "{old.name}" is being deleted: only finalizer removals and '
-                      "status changes are allowed (changed: metadata)", kind=old.KIND,
-                      name=old.name, field="metadata")

@@ -26,6 +26,16 @@ def clone(obj: T) -> T:
     return from_dict(type(obj), dump_for_copy(obj), obj.metadata.name or "")
 
 
+def clone_part(owner: Resource, part: BaseModel, field: str) -> Any:
+    """A private, validated copy of a nested model (e.g. status) of `owner`."""
+    try:
+        return type(part).model_validate(dump_for_copy(part))
+    except ValidationError as err:
+        inv = invalid_from(err, type(owner), owner.name)
+        inv.field = f"{field}.{inv.field}"
+        raise inv from None
+
+
 def dump_for_copy(obj: BaseModel) -> dict[str, Any]:
     """A fresh dict tree (python field names) that validates back into an equal object.
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 from phalanx.api.base import Resource
 
 from .client import Gone, WatchEvent
-from .selectors import FieldSelector, LabelSelector
+from .selectors import EVERYTHING, NO_FIELDS, FieldSelector, LabelSelector
 
 if TYPE_CHECKING:
     from .faults import FaultInjector
@@ -72,8 +72,10 @@ class KindStore:
         if history.maxlen and len(history) == history.maxlen:
             self.evicted_rv = history[0].rv
         history.append(HistoryEntry(rv, event, prev))
-        for watcher in list(self.watchers.values()) if faults.watch_drop_rate else \
-                self.watchers.values():
+        watchers = self.watchers.values()
+        if faults.watch_drop_rate:  # a drop unregisters the watcher while we iterate
+            watchers = list(watchers)  # type: ignore[assignment]
+        for watcher in watchers:
             watcher.push(event, prev, faults)
 
     def add_watcher(
@@ -85,15 +87,13 @@ class KindStore:
         current_rv: int,
         initial_state: bool,
     ) -> Watcher:
-        watcher = Watcher(self, next(self._ids), namespace, labels, fields)
         if since is not None and since < self.evicted_rv:
-            watcher.error = Gone(
+            return self.failed_watcher(Gone(
                 f"too old resource version: {since} (the {self.kind} watch history starts "
                 f"after {self.evicted_rv}); re-list and watch from the list's version",
                 kind=self.kind,
-            )
-            watcher.ended = True
-            return watcher
+            ))
+        watcher = Watcher(self, next(self._ids), namespace, labels, fields)
         if initial_state:
             for obj in self.scan(namespace):
                 watcher.push(WatchEvent("ADDED", obj), None, None)
@@ -101,6 +101,12 @@ class KindStore:
             for entry in self._since(since):
                 watcher.push(entry.event, entry.prev, None)
         self.watchers[watcher.id] = watcher
+        return watcher
+
+    def failed_watcher(self, error: Exception) -> Watcher:
+        """A watch that raises `error` on its first read (never registered)."""
+        watcher = Watcher(self, -1, None, EVERYTHING, NO_FIELDS)
+        watcher.error, watcher.ended = error, True
         return watcher
 
     def _since(self, rv: int) -> list[HistoryEntry]:

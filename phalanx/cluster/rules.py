@@ -1,0 +1,91 @@
+"""Write rules the API server applies to every kind: names, labels, generation, deletion."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from phalanx.api.base import Resource
+
+from .client import AlreadyExists, Invalid
+from .selectors import check_labels
+
+_NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+# generateName suffixes use the API server's alphabet (no vowels, no look-alikes).
+_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+_SUFFIXES = 27**5  # = 3**15, so any multiplier not divisible by 3 permutes the suffixes
+
+
+def generated_name(prefix: str, seq: int) -> str:
+    """prefix (at most 58 chars) + 5 chars: a deterministic scramble of a counter that does
+    not repeat for 14M names, so runs with the same inputs get the same names."""
+    n = (seq * 7_777_777) % _SUFFIXES
+    suffix = []
+    for _ in range(5):
+        n, d = divmod(n, 27)
+        suffix.append(_SUFFIX_ALPHABET[d])
+    return prefix[:58] + "".join(suffix)
+
+
+def validate_meta(obj: Resource) -> None:
+    """Name, namespace and labels as the API server validates them."""
+    m, kind = obj.metadata, obj.KIND
+    name = m.name or ""
+    if len(name) > 253 or not _NAME_RE.match(name):
+        raise Invalid(f'{kind} "{name}" is invalid: metadata.name: must be a lowercase RFC '
+                      "1123 subdomain (a-z, 0-9, '-', '.'; at most 253 characters)",
+                      kind=kind, name=name, field="metadata.name")
+    if m.namespace is not None and not _NAME_RE.match(m.namespace):
+        raise Invalid(f'{kind} "{name}" is invalid: metadata.namespace: {m.namespace!r} is '
+                      "not a valid namespace name", kind=kind, name=name,
+                      field="metadata.namespace")
+    if m.labels:
+        why = check_labels(m.labels)
+        if why:
+            raise Invalid(f'{kind} "{name}" is invalid: metadata.labels: {why}', kind=kind,
+                          name=name, field="metadata.labels")
+
+
+def already_exists(cls: type[Resource], name: str) -> AlreadyExists:
+    return AlreadyExists(f'{cls.PLURAL or cls.KIND} "{name}" already exists', kind=cls.KIND,
+                         name=name)
+
+
+@cache
+def status_resettable(cls: type[Resource]) -> bool:
+    """The kind's status has a default to start from (so a create may drop the given one)."""
+    info = cls.model_fields.get("status")
+    return info is not None and not info.is_required()
+
+
+def spec_changed(cls: type[Resource], old: Resource, new: Resource) -> bool:
+    """Whether an update bumps metadata.generation: a spec change, or for kinds without
+    spec any change outside metadata (and status, when that is a subresource)."""
+    if "spec" in cls.model_fields:
+        return old.spec != new.spec  # type: ignore[attr-defined]
+    skip = {"api_version", "kind", "metadata", "status" if cls.HAS_STATUS else ""}
+    return any(getattr(old, f) != getattr(new, f) for f in cls.model_fields if f not in skip)
+
+
+def check_deleting_update(old: Resource, new: Resource) -> None:
+    """An object being deleted may only lose finalizers (and change status)."""
+    om, m = old.metadata, new.metadata
+    added = [f for f in m.finalizers if f not in om.finalizers]
+    if added:
+        raise Invalid(f'{old.KIND} "{old.name}" is being deleted: no new finalizers may be '
+                      f"added (got {added})", kind=old.KIND, name=old.name,
+                      field="metadata.finalizers")
+    probe = new.model_copy(update={"metadata": om})
+    if not old.HAS_STATUS and "status" in type(old).model_fields:
+        probe.status = old.status  # type: ignore[attr-defined]  # status may still change
+    if probe != old:
+        changed = [f for f in type(old).model_fields if f != "metadata" and
+                   getattr(probe, f) != getattr(old, f)] or ["metadata"]
+        raise Invalid(f'{old.KIND} "{old.name}" is being deleted: only finalizer removals and '
+                      f"status changes are allowed (changed: {', '.join(changed)})",
+                      kind=old.KIND, name=old.name, field=changed[0])
+    if (m.labels, m.annotations, m.owner_references) != \
+            (om.labels, om.annotations, om.owner_references):
+        raise Invalid(f'{old.KIND} "{old.name}" is being deleted: only finalizer removals and '
+                      "status changes are allowed (changed: metadata)", kind=old.KIND,
+                      name=old.name, field="metadata")
