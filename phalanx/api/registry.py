@@ -182,6 +182,8 @@ for _cls in (
 ):
     register(_cls)
 
-# Workload v1alpha2/v1beta1 and the standalone PodGroup register themselves on import; importing
-# them here (last, as they import this module) makes every lookup see them.
+# Kinds defined by the backends' API modules (Workload v1alpha2/v1beta1 and the standalone
+# PodGroup; KAI's Topology) register themselves on import; importing them here (last, as they
+# import this module) makes every lookup see them.
+from . import kai_topology as _kai_topology  # noqa: E402,F401
 from . import workloads as _workloads  # noqa: E402,F401
