@@ -103,6 +103,7 @@ class _VirtualSelector(selectors.BaseSelector):
         # next quiescent point *after* some progress (so waiting in a loop lets time advance).
         self.progress = 0
         self.waiters: list[_QuiescenceWaiter] = []
+        self.loop_fd = -1  # the loop's self-pipe, set by VirtualTimeLoop
 
     def register(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
         return self._inner.register(fileobj, events, data)
@@ -119,14 +120,21 @@ class _VirtualSelector(selectors.BaseSelector):
             self.progress += 1
             return ready
         # Nothing is ready: the loop is quiescent until time moves (or real I/O arrives).
-        if self.waiters and self._wake_waiters(stalled=timeout is None):
+        if self.waiters and self._wake_waiters(
+                stalled=timeout is None and not self._waiting_on_io()):
             return []
         if timeout is None:
-            # Nothing is scheduled: only real I/O (another thread) can wake us.
-            return self._inner.select(None)
+            # Nothing is scheduled: only real I/O (a socket, another thread) can wake us.
+            ready = self._inner.select(None)
+            self.progress += 1
+            return ready
         self._clock.advance(timeout)
         self.progress += 1
         return []
+
+    def _waiting_on_io(self) -> bool:
+        """Some file descriptor besides the loop's own wake-up pipe is registered."""
+        return any(key.fd != self.loop_fd for key in self._inner.get_map().values())
 
     def _wake_waiters(self, stalled: bool) -> bool:
         due, keep = [], []
@@ -156,6 +164,7 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         self.clock = clock or VirtualClock()
         self._vselector = _VirtualSelector(self.clock)
         super().__init__(selector=self._vselector)
+        self._vselector.loop_fd = self._ssock.fileno()  # type: ignore[attr-defined]
 
     def time(self) -> float:
         return self.clock.monotonic()
@@ -166,7 +175,8 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
 
         With `after_progress`, the loop must first run something or advance time, so a
         caller that checks a condition and waits again lets time move. The result is True
-        when the loop is stalled: nothing is ready and no timer is pending.
+        when the loop is stalled: nothing is ready, no timer is pending and no socket is
+        awaited.
         """
         future = self.create_future()
         sel = self._vselector

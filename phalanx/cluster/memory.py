@@ -404,7 +404,7 @@ class MemoryCluster(GarbageCollector):
         self._delete_object(store, key, obj, propagation_policy, verb="delete")
 
     async def bind(self, pod_name: str, namespace: str, node_name: str) -> None:
-        store = next((s for s in self._stores.values() if pods.is_pod(s.cls)), None)
+        store = self._stores.get(pods.POD_GVK)
         key = object_key(namespace or "default", pod_name)
         if self.faults.active:
             self.faults.check("bind", "Pod", key)

@@ -85,3 +85,20 @@ def test_settle_runs_ready_work_without_moving_time():
         assert await loop.quiescent(after_progress=True) is True  # nothing left at all
         assert loop.time() == t0 + 15
     run_virtual(main)
+
+
+def test_a_task_waiting_on_a_socket_is_not_a_stall():
+    async def main():
+        import socket
+        loop = asyncio.get_running_loop()
+        a, b = socket.socketpair()
+        a.setblocking(False)
+        b.setblocking(False)
+        reader = asyncio.create_task(loop.sock_recv(a, 10))
+        await settle()
+        assert await loop.quiescent() is False  # blocked on I/O, which may still arrive
+        await loop.sock_sendall(b, b"hi")
+        assert await reader == b"hi"
+        a.close()
+        b.close()
+    run_virtual(main)
