@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .config import OPTIONAL_DEFAULT_PLUGINS, DEFAULT_PLUGINS, PluginRef, SchedulerProfile
+from .config import SchedulerProfile
+from .resolve import ProfileError, num_nodes_to_score, resolve_profile
 from .cycle_state import CycleState
 from .interface import MAX_NODE_SCORE, Handle
 from .registry import EXTENSION_POINTS, get_plugin
@@ -32,38 +33,6 @@ log = logging.getLogger(__name__)
 _SIGNATURE_ENTRY = "framework/signatureEntry"
 
 
-class ProfileError(ValueError):
-    """A profile names an unknown plugin, or a plugin at a point it does not implement."""
-
-
-def _resolve(profile: SchedulerProfile) -> dict[str, list[PluginRef]]:
-    """Per extension point, the enabled plugins in order (defaults merged like kube-scheduler)."""
-    defaults = [PluginRef(name=n, weight=w) for n, w in DEFAULT_PLUGINS if n not in OPTIONAL_DEFAULT_PLUGINS or get_plugin(n)]
-    mp = profile.plugins.multi_point
-    mp_disabled = {r.name for r in mp.disabled}
-    multi: list[PluginRef] = [] if "*" in mp_disabled else [r for r in defaults if r.name not in mp_disabled]
-    for ref in mp.enabled:
-        multi = [r for r in multi if r.name != ref.name] + [ref]
-    out: dict[str, list[PluginRef]] = {}
-    for point, method in EXTENSION_POINTS.items():
-        ps = profile.plugins.for_point(point)
-        disabled = {r.name for r in ps.disabled}
-        chosen: list[PluginRef] = list(ps.enabled)
-        names = {r.name for r in chosen}
-        if "*" not in disabled:
-            for ref in multi:
-                if ref.name in names or ref.name in disabled:
-                    continue
-                cls = get_plugin(ref.name)
-                if cls is None:
-                    raise ProfileError(f"profile {profile.scheduler_name!r}: unknown plugin {ref.name!r}")
-                if callable(getattr(cls, method, None)):
-                    chosen.append(ref)
-                    names.add(ref.name)
-        out[point] = chosen
-    return out
-
-
 class Framework:
     """One profile: its plugin instances and the ordered lists per extension point."""
 
@@ -72,7 +41,7 @@ class Framework:
         self.name = profile.scheduler_name
         self.handle = handle
         self.waiting = waiting
-        resolved = _resolve(profile)
+        resolved = resolve_profile(profile)
         self.plugins: dict[str, Any] = {}
         for refs in resolved.values():
             for ref in refs:
@@ -404,19 +373,6 @@ class Framework:
                 p.post_bind(state, pod, node)
             except Exception:
                 log.exception("postBind %s failed for %s", p.NAME, pod.key)
-
-
-def num_nodes_to_score(total: int, percentage: int) -> int:
-    """kube-scheduler's numFeasibleNodesToFind: score a sample on big clusters."""
-    min_feasible = 100
-    if total < min_feasible:
-        return total
-    pct = percentage
-    if pct <= 0:
-        pct = max(5, 50 - total // 125)
-    if pct >= 100:
-        return total
-    return max(min_feasible, total * pct // 100)
 
 
 __all__: Sequence[str] = ["Framework", "ProfileError", "num_nodes_to_score"]
