@@ -155,3 +155,16 @@ def test_delete_removes_the_pod_wherever_it_is():
     for key in ("default/a", "default/b", "default/c"):
         q.delete(key)
     assert len(q) == 0 and pop_all(q) == []
+
+
+def test_gate_removal_event_concerns_only_that_pod():
+    # Lifting one pod's gate must not re-check every other gated pod (O(N^2) for N gates).
+    q, _ = make_queue()
+    for name in ("a", "b", "c"):
+        q.add(info(pod(name, gates=["example.com/wait"])))
+    old, new = pod("a", gates=["example.com/wait"]), pod("a")
+    q.update(info(new))
+    moved = q.on_event(ClusterEvent("Pod", ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED), old, new)
+    assert moved == 0  # "a" already moved through update(); b and c are not touched
+    assert q.where("default/a") == ACTIVE
+    assert q.get("default/b").gated and q.get("default/c").gated
