@@ -119,7 +119,7 @@ def explain_podgang(record: RunRecord, name: str) -> str:
     if g.pack_constraint:
         lines.append(f"  topology:   {g.pack_constraint}")
     lines.append("")
-    if g.scheduled is not None and bound:
+    if g.scheduled is not None and bound and g.phase != "Pending":
         lines.append(
             f"Why it is where it is: all {len(bound)} pods were bound together "
             f"{fmt_duration(g.wait_seconds)} after the gang was created"

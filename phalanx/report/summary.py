@@ -112,6 +112,17 @@ def gang_is_live(g: GangRecord) -> bool:
     return g.deleted is None
 
 
+def gang_is_placed(g: GangRecord) -> bool:
+    """Bound now (or ran to completion); a preempted gang waiting again is not."""
+    if g.deleted is not None:
+        return g.scheduled is not None
+    return g.scheduled is not None and g.phase in ("Starting", "Running", "Succeeded")
+
+
+def gang_is_pending(g: GangRecord) -> bool:
+    return g.deleted is None and not gang_is_placed(g)
+
+
 def _pcs_rows(record: RunRecord) -> list[PodCliqueSetRow]:
     rows: list[PodCliqueSetRow] = []
     pods_by_name = {p.name: p for p in record.pods}
@@ -121,7 +132,7 @@ def _pcs_rows(record: RunRecord) -> list[PodCliqueSetRow]:
         gangs = [g for g in record.gangs if g.podcliqueset == name and gang_is_live(g)]
         pods = [pods_by_name[p] for g in gangs for p in g.pods if p in pods_by_name]
         running = sum(1 for p in pods if p.phase == "Running")
-        scheduled = sum(1 for g in gangs if g.scheduled is not None)
+        scheduled = sum(1 for g in gangs if gang_is_placed(g))
         conditions = [
             f"{c.get('type')}={c.get('status')} ({c.get('reason', '')})"
             for c in status.get("conditions", [])
@@ -205,8 +216,8 @@ def _totals(record: RunRecord, gangs: list[GangRecord]) -> Totals:
     waits = [w for g in gangs if (w := g.wait_seconds) is not None]
     t = Totals(
         gangs=len(gangs),
-        gangs_scheduled=sum(1 for g in gangs if g.scheduled is not None),
-        gangs_pending=sum(1 for g in gangs if g.scheduled is None and g.deleted is None),
+        gangs_scheduled=sum(1 for g in gangs if gang_is_placed(g)),
+        gangs_pending=sum(1 for g in gangs if gang_is_pending(g)),
         pods=sum(1 for p in record.pods if p.deleted is None),
         pods_running=sum(1 for p in record.pods if p.phase == "Running" and p.deleted is None),
         preemptions=sum(len(g.preempted) for g in record.gangs),
@@ -240,11 +251,12 @@ def summarize(record: RunRecord, *, event_limit: int = 20) -> Summary:
         PendingRow(
             name=g.name,
             namespace=g.namespace,
-            waiting_for=end - (g.created or 0.0),
+            # A preempted gang has waited since its eviction, not since it was created.
+            waiting_for=end - (g.preempted[-1] if g.preempted else (g.created or 0.0)),
             explanation=g.explanation or "no explanation recorded",
         )
         for g in live
-        if g.scheduled is None
+        if gang_is_pending(g)
     ]
     events, hidden = _event_rows(record, event_limit)
     return Summary(

@@ -7,9 +7,10 @@ def test_summary_counts_gangs_waits_and_pending() -> None:
     rec = synthetic_record()
     s = summarize(rec)
     assert s.totals.gangs == 5
-    assert s.totals.gangs_scheduled == 4
-    assert [p.name for p in s.pending] == ["big-0"]
-    assert "every rack has at most 4 free nodes" in s.pending[0].explanation
+    assert s.totals.gangs_scheduled == 3  # scavenger-0 was preempted and waits
+    assert [p.name for p in s.pending] == ["scavenger-0", "big-0"]
+    assert "every rack has at most 4 free nodes" in s.pending[1].explanation
+    assert s.pending[0].waiting_for == 600.0 - 119.0  # since its preemption
     assert s.totals.preemptions == 1
     train2 = next(g for g in s.gangs if g.name == "train-2")
     assert train2.placement == "node-[008-011]"
@@ -30,4 +31,4 @@ def test_mean_utilisation_is_time_weighted() -> None:
     # 32 GPUs from t=2, 64 from t=3, 96 from t=120, over 600s of 128 GPUs.
     expected = (32 * 1 + 64 * 117 + 96 * 480) / (600 * 128)
     assert abs(mean_utilisation(rec) - expected) < 1e-9
-    assert "4/5 gangs scheduled" in headline(rec, summarize(rec))
+    assert "3/5 gangs scheduled; 2 pending" in headline(rec, summarize(rec))
