@@ -364,7 +364,7 @@ def timeline_svg(record: RunRecord) -> str:
         handles = [Patch(color=STATE_COLOURS[s], label=STATE_LABELS[s])
                    for s in STATE_COLOURS if s in seen]
         if any(g.preempted for g in gangs):
-            handles.append(ax.scatter([], [], marker="x", color="#d9534f", label="preempted"))
+            handles.append(ax.scatter([], [], marker="x", color=INK, label="preempted"))
         if handles:
             ax.legend(handles=handles, loc="lower left", bbox_to_anchor=(0, 1.0),
                       ncols=len(handles), handlelength=1.2)
@@ -378,6 +378,6 @@ def _draw_gang(ax, row: int, g: GangRecord, end: float,  # type: ignore[no-untyp
         ax.barh(row, stop - start, left=start, height=0.6, color=colour, lw=0)
         seen.add(state)
     for t in g.preempted:
-        ax.scatter([t], [row], marker="x", color="#d9534f", s=28, zorder=3, lw=1.5)
+        ax.scatter([t], [row], marker="x", color=INK, s=30, zorder=3, lw=1.6)
     if g.deleted is not None:
         ax.plot([g.deleted, g.deleted], [row - 0.32, row + 0.32], color=INK, lw=1.2)
