@@ -57,8 +57,6 @@ STATE_BLOCKED = "Coscheduling/blocked"
 # CycleState key: a what-if asks whether one pod fits a node (preemption plans the whole
 # gang itself), so the gang capacity check stays out of it.
 STATE_PER_POD_ONLY = "Coscheduling/perPodOnly"
-# CycleState key: the gang whose waiting members BeforePostFilter released (for preemption).
-STATE_GANG_FAILED = "Coscheduling/gangFailed"
 
 
 class CoschedulingArgs(BaseModel):
@@ -228,7 +226,6 @@ class Coscheduling(Plugin):
             # Releasing the members changed what fits (and this pod now leads the gang), which
             # no cluster event reports: retry the representative after a backoff.
             self._retry_later(st, pod.key)
-        state.write(STATE_GANG_FAILED, st.id)
         return Status()
 
     def _retry_later(self, st: GangState, rep: str) -> None:
