@@ -82,7 +82,7 @@ class VirtualClock:
 
 
 class _QuiescenceWaiter:
-    __slots__ = ("future", "after_progress", "registered_at")
+    __slots__ = ("after_progress", "future", "registered_at")
 
     def __init__(self, future: asyncio.Future[bool], after_progress: bool, progress: int):
         self.future = future

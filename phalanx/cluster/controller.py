@@ -252,7 +252,8 @@ class Manager:
         after_progress = False
         while True:
             if virtual:
-                stalled = await loop.quiescent(after_progress=after_progress)  # type: ignore[union-attr]
+                stalled = await loop.quiescent(  # type: ignore[attr-defined]
+                    after_progress=after_progress)
             else:  # a real loop: informers may still have events on the wire; best effort
                 await asyncio.sleep(0.05)
                 stalled = False

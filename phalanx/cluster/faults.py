@@ -29,7 +29,8 @@ FaultHook = Callable[[str, str, str], ApiError | None]
 def _kind_names(kinds: Iterable[type | str] | None) -> frozenset[str] | None:
     if kinds is None:
         return None
-    return frozenset(k if isinstance(k, str) else k.KIND for k in kinds)  # type: ignore[attr-defined]
+    return frozenset(k if isinstance(k, str) else k.KIND  # type: ignore[attr-defined]
+                     for k in kinds)
 
 
 @dataclass(slots=True)

@@ -32,8 +32,14 @@ from phalanx.api.base import Resource
 from . import pods, rules
 from .admission import AdmissionChain, AdmissionHook
 from .client import (
-    ApiError, Conflict, Invalid, NotFound, ObjectList, PropagationPolicy,
-    Selector, WatchEvent,
+    ApiError,
+    Conflict,
+    Invalid,
+    NotFound,
+    ObjectList,
+    PropagationPolicy,
+    Selector,
+    WatchEvent,
 )
 from .clock import Clock, RealClock
 from .faults import FaultInjector
@@ -107,8 +113,8 @@ class MemoryCluster(GarbageCollector):
         return store
 
     @staticmethod
-    def _ns(cls: type[Resource], namespace: str | None) -> str | None:
-        return (namespace or "default") if cls.NAMESPACED else None
+    def _ns(kind: type[Resource], namespace: str | None) -> str | None:
+        return (namespace or "default") if kind.NAMESPACED else None
 
     def _live(self, store: KindStore, key: str) -> Resource:
         obj = store.objects.get(key)
@@ -226,7 +232,7 @@ class MemoryCluster(GarbageCollector):
         data = dump_for_copy(obj)
         md = data["metadata"]
         md["name"], md["namespace"], md["generation"] = name, ns, 1
-        md["uid"] = uid = f"00000000-0000-4000-8000-{self._uid_seq + 1:012x}"
+        md["uid"] = f"00000000-0000-4000-8000-{self._uid_seq + 1:012x}"
         md["creation_timestamp"] = self.clock.now_dt()
         for server_only in ("deletion_timestamp", "deletion_grace_period_seconds"):
             md.pop(server_only, None)
@@ -272,7 +278,8 @@ class MemoryCluster(GarbageCollector):
         status = getattr(obj, "status", None)
         if status is not None:
             status = clone_part(obj, status, "status")
-        return self._apply_status(store, key, old, status, obj.metadata, "update_status")  # type: ignore
+        return self._apply_status(  # type: ignore[return-value]
+            store, key, old, status, obj.metadata, "update_status")
 
     async def patch(
         self,

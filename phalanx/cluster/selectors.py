@@ -74,7 +74,7 @@ class Requirement:
 class LabelSelector:
     """A compiled label selector. The empty selector matches everything."""
 
-    __slots__ = ("requirements", "_equal", "_rest")
+    __slots__ = ("_equal", "_rest", "requirements")
 
     def __init__(self, requirements: tuple[Requirement, ...] = ()) -> None:
         self.requirements = requirements
@@ -125,7 +125,8 @@ def parse_label_selector(selector: Any) -> LabelSelector:
         if "matchLabels" in selector or "matchExpressions" in selector:
             return _from_label_selector_object(selector)
         return _from_dict(selector)
-    raise SelectorError(f"label selector {selector!r}: expected a string, a dict or a LabelSelector")
+    raise SelectorError(
+        f"label selector {selector!r}: expected a string, a dict or a LabelSelector")
 
 
 @lru_cache(maxsize=1024)
@@ -207,7 +208,7 @@ def _from_dict(labels: Mapping[str, Any]) -> LabelSelector:
     text = repr(dict(labels))
     reqs = []
     for key, value in labels.items():
-        bad = lambda why, k=key: SelectorError(f"label selector {text}: {k!r}: {why}")  # noqa: E731
+        bad = lambda why, k=key: SelectorError(f"label selector {text}: {k!r}: {why}")
         if not isinstance(value, str):
             raise bad(f"value must be a string, got {value!r}")
         _check_key(key, bad)
@@ -222,7 +223,7 @@ def _from_label_selector_object(sel: Mapping[str, Any]) -> LabelSelector:
         where = f"label selector matchExpressions[{i}]"
         key, op = expr.get("key", ""), expr.get("operator", "")
         values = tuple(sorted(set(expr.get("values") or ())))
-        bad = lambda why, w=where: SelectorError(f"{w}: {why}")  # noqa: E731
+        bad = lambda why, w=where: SelectorError(f"{w}: {why}")
         _check_key(key, bad)
         if op in ("In", "NotIn"):
             if not values:
@@ -296,7 +297,8 @@ def parse_field_selector(selector: Any) -> FieldSelector:
     if isinstance(selector, Mapping):
         for k, v in selector.items():
             if not isinstance(v, str):
-                raise SelectorError(f"field selector {dict(selector)!r}: {k!r} must map to a string")
+                raise SelectorError(
+                    f"field selector {dict(selector)!r}: {k!r} must map to a string")
         selector = ",".join(f"{k}={v}" for k, v in selector.items())
     if not isinstance(selector, str):
         raise SelectorError(f"field selector {selector!r}: expected a string or a dict")

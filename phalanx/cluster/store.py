@@ -34,8 +34,16 @@ class HistoryEntry(NamedTuple):
 class KindStore:
     """Objects of one kind, indexed by `namespace/name` and by namespace."""
 
-    __slots__ = ("cls", "kind", "objects", "by_namespace", "history", "evicted_rv", "watchers",
-                 "_ids")
+    __slots__ = (
+        "_ids",
+        "by_namespace",
+        "cls",
+        "evicted_rv",
+        "history",
+        "kind",
+        "objects",
+        "watchers",
+    )
 
     def __init__(self, cls: type[Resource], history_size: int) -> None:
         self.cls = cls
@@ -122,8 +130,18 @@ class KindStore:
 class Watcher:
     """One watch: a filter and a buffer. The store holds this, never the user's stream."""
 
-    __slots__ = ("store", "id", "namespace", "labels", "fields", "filtered", "buf", "waiter",
-                 "ended", "error")
+    __slots__ = (
+        "buf",
+        "ended",
+        "error",
+        "fields",
+        "filtered",
+        "id",
+        "labels",
+        "namespace",
+        "store",
+        "waiter",
+    )
 
     def __init__(self, store: KindStore, id_: int, namespace: str | None,
                  labels: LabelSelector, fields: FieldSelector) -> None:
@@ -182,7 +200,7 @@ class WatchStream(Generic[T]):
     unregisters the watcher at once.
     """
 
-    __slots__ = ("_w", "__weakref__")
+    __slots__ = ("__weakref__", "_w")
 
     def __init__(self, watcher: Watcher) -> None:
         self._w = watcher

@@ -34,7 +34,7 @@ def test_reconciles_own_kind_and_owner_mapping(client_factory):
             ns, name = split_key(key)
             w = widgets.get(key)
             if w is None:
-                return None
+                return
             mine = notes.by_index("owner", w.metadata.uid)
             for i in range(len(mine), w.spec.replicas):
                 n = Note.model_validate({"metadata": {"name": f"{name}-{i}", "namespace": ns}})
@@ -44,7 +44,7 @@ def test_reconciles_own_kind_and_owner_mapping(client_factory):
                 fresh = w.copy_deep()
                 fresh.status.ready = len(mine)
                 await c.update_status(fresh)
-            return None
+            return
 
         ctrl = mgr.add(Controller("widgets", reconcile, workers=2))
         ctrl.watch(widgets)
@@ -71,7 +71,6 @@ def test_errors_are_retried_with_backoff_then_forgotten():
             attempts.append(loop.time())
             if len(attempts) < 4:
                 raise RuntimeError("transient")
-            return None
 
         ctrl = mgr.add(Controller("flaky", reconcile))
         ctrl.watch(mgr.informer(Widget))

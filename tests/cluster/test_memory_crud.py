@@ -239,7 +239,8 @@ def test_status_subresource(client_factory):
             await c.update_status(out)  # stale
         p = await c.patch(Widget, "a", {"status": {"phase": "Running"}}, subresource="status")
         assert p.status.phase == "Running" and p.status.ready == 3
-        p = await c.patch(Widget, "a", {"status": {"phase": "Lost"}})  # main resource ignores status
+        # The main resource ignores status.
+        p = await c.patch(Widget, "a", {"status": {"phase": "Lost"}})
         assert p.status.phase == "Running"
     run_virtual(main)
 
