@@ -173,7 +173,7 @@ def _requests(p: PodRecord) -> str:
 def explain_pod(record: RunRecord, name: str) -> str:
     p = record.pod(name)
     if p is None:
-        raise NotInRun("pod", name, [x.name for x in record.pods])
+        raise NotInRun("pod", name, list(dict.fromkeys(x.name for x in record.pods)))
     lines = [
         f"Pod {p.namespace}/{p.name}" + (f" (gang {p.gang}, clique {p.clique})" if p.gang else ""),
         f"  phase:     {'Deleted' if p.deleted is not None else p.phase}",

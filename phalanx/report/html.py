@@ -48,7 +48,8 @@ td code, li code { font-size:12px; }
         font-weight:600; background:#eceef1; }
 .pill.Running,.pill.Completed,.pill.Succeeded { background:#e3f3e8; color:#1f6b3a; }
 .pill.Pending,.pill.Progressing,.pill.Starting { background:#fdf0d5; color:#8a5a00; }
-.pill.Deleted,.pill.Terminating,.pill.Failed { background:#f3f4f6; color:#6b7280; }
+.pill.Deleted,.pill.Terminating { background:#f3f4f6; color:#6b7280; }
+.pill.Failed,.pill.Degraded { background:#fde2e1; color:#a12622; }
 .pill.Warning { background:#fde2e1; color:#a12622; }
 .pill.Normal { background:#e7eef7; color:#2c5282; }
 .explain { background:#fff8eb; border-left:3px solid var(--warn); padding:8px 12px;

@@ -30,6 +30,7 @@ STATE_COLOURS = {
     "Queued": "#f2b134",
     "Scheduled": "#6fa8dc",
     "Running": "#3a9d5d",
+    "Degraded": "#e8a39f",
     "Preempted": "#d9534f",
 }
 STATE_LABELS = {
@@ -38,6 +39,7 @@ STATE_LABELS = {
     "Queued": "queued for scheduling",
     "Scheduled": "scheduled, starting",
     "Running": "running",
+    "Degraded": "below minAvailable",
     "Preempted": "preempted, re-queued",
 }
 INK = "#2b2f36"

@@ -116,7 +116,8 @@ def gang_is_placed(g: GangRecord) -> bool:
     """Bound now (or ran to completion); a preempted gang waiting again is not."""
     if g.deleted is not None:
         return g.scheduled is not None
-    return g.scheduled is not None and g.phase in ("Starting", "Running", "Succeeded")
+    return g.scheduled is not None and g.phase in ("Starting", "Running", "Succeeded",
+                                                   "Degraded")
 
 
 def gang_is_pending(g: GangRecord) -> bool:
@@ -166,7 +167,8 @@ def _pcs_rows(record: RunRecord) -> list[PodCliqueSetRow]:
 
 
 def _gang_row(g: GangRecord, pods_by_name: dict[str, PodRecord]) -> GangRow:
-    bound = sum(1 for p in g.pods if (pod := pods_by_name.get(p)) and pod.node and not pod.deleted)
+    bound = sum(1 for p in g.pods if (pod := pods_by_name.get(p)) and pod.node
+                and pod.deleted is None and pod.phase != "Failed")
     return GangRow(
         name=g.name,
         namespace=g.namespace,

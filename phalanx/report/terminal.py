@@ -25,6 +25,7 @@ _PHASE_STYLE = {
     "Progressing": "yellow",
     "Starting": "cyan",
     "Failed": "red",
+    "Degraded": "red",
     "Deleted": "dim",
     "Terminating": "dim",
 }

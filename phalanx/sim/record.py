@@ -51,7 +51,7 @@ GANG_END_STATES = ("Finished", "Deleted")
 
 class GangTransition(_Record):
     t: float
-    state: str  # one of GANG_STATES, "Preempted", or one of GANG_END_STATES
+    state: str  # one of GANG_STATES, "Degraded", "Preempted", or one of GANG_END_STATES
 
 
 class GangRecord(_Record):
@@ -200,7 +200,9 @@ class RunRecord(_Record):
         return next((g for g in self.gangs if g.name == name), None)
 
     def pod(self, name: str) -> PodRecord | None:
-        return next((p for p in self.pods if p.name == name), None)
+        """The latest pod of that name (a replaced pod keeps its name)."""
+        found = [p for p in self.pods if p.name == name]
+        return max(found, key=lambda p: p.created or 0.0) if found else None
 
     def node(self, name: str) -> NodeInfo | None:
         return next((n for n in self.nodes if n.name == name), None)

@@ -43,6 +43,7 @@ _HOST_DOMAINS = ("host", "hostname", "node")
 # lag: it is not updated once pods complete).
 _PHASE_OF_STATE = {"Created": "Pending", "Initialized": "Pending", "Queued": "Pending",
                    _DISRUPTED: "Pending", "Scheduled": "Starting", "Running": "Running",
+                   "Degraded": "Degraded",
                    "Finished": "Succeeded", "Deleted": "Deleted"}
 
 
@@ -76,7 +77,10 @@ class RunRecorder:
     def __init__(self, client: Client, topology: list[TopologyLevel]) -> None:
         self.client = client
         self.topology = topology
-        self.pods: dict[str, PodRecord] = {}  # by namespace/name
+        self.pods: dict[str, PodRecord] = {}  # by namespace/name: the current incarnation
+        self._uids: dict[str, str] = {}  # namespace/name -> uid of that incarnation
+        # Earlier pods of the same name (a replaced pod keeps its name, not its uid).
+        self.retired: list[PodRecord] = []
         self.gangs: dict[str, _Gang] = {}  # by namespace/name
         self.nodes: dict[str, NodeInfo] = {}
         self.events: dict[str, EventRecord] = {}  # by Event uid (repeats fold into count)
@@ -175,6 +179,14 @@ class RunRecorder:
         t = self.now()
         key = pod.key
         rec = self.pods.get(key)
+        uid = pod.metadata.uid or ""
+        if rec is not None and self._uids.get(key, uid) != uid:
+            if rec.deleted is None:
+                rec.deleted = t
+            self.retired.append(rec)
+            self._usage.pop(key, None)
+            rec = None
+        self._uids[key] = uid
         if rec is None:
             reqs = pod.resource_requests()
             rec = self.pods[key] = PodRecord(
@@ -270,8 +282,13 @@ class RunRecorder:
         active = [p for p in live if p.phase not in ("Succeeded", "Failed")]
         if sum(1 for p in active if p.running is not None and p.phase == "Running") >= need:
             return "Running"
-        if sum(1 for p in active if p.node) >= need:
+        bound = sum(1 for p in active if p.node)
+        if bound >= need:
             return "Scheduled"
+        if bound and g.state in ("Scheduled", "Running", "Degraded"):
+            # Below minMember with pods still running (e.g. one failed): not waiting to be
+            # scheduled; the operator decides whether to replace pods or end the gang.
+            return "Degraded"
         if not g.initialized:
             return "Created"
         gated = [self._gated.get(f"{p.namespace}/{p.name}", True) for p in active]
@@ -283,23 +300,31 @@ class RunRecorder:
         new = self._derive(g)
         if new == g.state:
             return
-        rec, was_up = g.rec, g.state in ("Scheduled", "Running")
+        rec, was_up = g.rec, g.state in ("Scheduled", "Running", "Degraded")
         g.state = new
         waiting = new in ("Created", "Initialized", "Queued")
         if was_up and waiting:
             g.disrupted = True
-            rec.history.append(GangTransition(t=t, state=_DISRUPTED))
+            self._transition(rec, t, _DISRUPTED)
             return
         if g.disrupted and waiting:
             return  # pods being recreated after a disruption: one stretch until rescheduled
         if new in ("Scheduled", "Running"):
             g.disrupted = False
-        rec.history.append(GangTransition(t=t, state=new))
+        self._transition(rec, t, new)
         attr = _MILESTONES.get(new)
         if attr and getattr(rec, attr) is None:
             setattr(rec, attr, t)
         for listener in self.listeners:
             listener(new, rec)
+
+    @staticmethod
+    def _transition(rec: GangRecord, t: float, state: str) -> None:
+        # Several changes at one instant (pods evicted together) are one transition.
+        if rec.history and rec.history[-1].t == t:
+            rec.history[-1] = GangTransition(t=t, state=state)
+        else:
+            rec.history.append(GangTransition(t=t, state=state))
 
     # ------------------------------------------------------------------ the record
 
@@ -337,7 +362,7 @@ class RunRecorder:
         """The record so far (call after `stop()` for a final one)."""
         for g in self.gangs.values():
             self._classify_disruptions(g)
-            live = [p for p in self._live_pods(g) if p.node]
+            live = [p for p in self._live_pods(g) if p.node and p.phase != "Failed"]
             g.rec.nodes = sorted({p.node for p in live})
             g.rec.domain = self._domain(g.rec.nodes) if g.rec.scheduled is not None else ""
             g.rec.phase = _PHASE_OF_STATE.get(g.state, g.rec.phase)
@@ -346,7 +371,8 @@ class RunRecorder:
             nodes=sorted(self.nodes.values(), key=lambda n: n.name),
             gangs=sorted((g.rec for g in self.gangs.values()),
                          key=lambda r: (r.created if r.created is not None else 0.0, r.name)),
-            pods=sorted(self.pods.values(), key=lambda p: (p.gang, p.name)),
+            pods=sorted([*self.retired, *self.pods.values()],
+                        key=lambda p: (p.gang, p.name, p.created or 0.0)),
             samples=list(self.samples),
             events=sorted(self.events.values(), key=lambda e: e.t),
         )
