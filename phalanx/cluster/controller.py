@@ -58,12 +58,14 @@ def own_key(obj: Resource) -> str:
 
 
 def map_to_owner(owner_kind: type[Resource] | str, *, controller_only: bool = True) -> KeyMapper:
-    """Map an object to the key of its owner of `owner_kind` (via ownerReferences; owners
-    live in the dependent's namespace)."""
+    """Map an object to the key of its owner of `owner_kind` (via ownerReferences). A
+    namespaced owner lives in its dependent's namespace; pass the class (not the kind name)
+    for a cluster-scoped owner so its key has no namespace."""
     kind = owner_kind if isinstance(owner_kind, str) else owner_kind.KIND
+    namespaced = isinstance(owner_kind, str) or owner_kind.NAMESPACED
 
     def mapper(obj: Resource) -> list[str]:
-        ns = obj.metadata.namespace
+        ns = obj.metadata.namespace if namespaced else None
         return [object_key(ns, ref.name) for ref in obj.metadata.owner_references
                 if ref.kind == kind and (ref.controller or not controller_only)]
 

@@ -4,6 +4,7 @@ import asyncio
 
 import pytest
 
+from phalanx.api.base import OwnerReference
 from phalanx.cluster.clock import run_virtual
 from phalanx.cluster.controller import (
     Controller,
@@ -206,3 +207,17 @@ def test_a_key_is_not_reconciled_concurrently():
         assert overlaps == []
         await mgr.stop()
     run_virtual(main)
+
+
+def test_owner_mapping_for_namespaced_and_cluster_scoped_owners():
+    from .kinds import Gadget
+
+    w = widget("w", ns="team")
+    w.metadata.owner_references = [
+        OwnerReference(api_version=Widget.API_VERSION, kind="Widget", name="parent", uid="1",
+                       controller=True),
+        OwnerReference(api_version=Gadget.API_VERSION, kind="Gadget", name="g", uid="2"),
+    ]
+    assert map_to_owner(Widget)(w) == ["team/parent"]
+    assert map_to_owner(Gadget)(w) == []  # not the controller
+    assert map_to_owner(Gadget, controller_only=False)(w) == ["g"]
