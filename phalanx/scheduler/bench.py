@@ -152,6 +152,19 @@ def run_scheduler_bench(cfg: BenchConfig) -> dict[str, Any]:
     nodes = make_nodes(cfg.nodes)
     rec = _Recorder()
     profile_text = ""
+    gc_time = [0.0, 0.0, 0]  # total seconds, longest pause, collections
+    gc_start = [0.0]
+
+    def on_gc(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            gc_start[0] = time.perf_counter()
+        else:
+            d = time.perf_counter() - gc_start[0]
+            gc_time[0] += d
+            gc_time[1] = max(gc_time[1], d)
+            gc_time[2] += 1
+
+    gc.callbacks.append(on_gc)
 
     async def main() -> dict[str, Any]:
         global _ACTIVE
@@ -185,13 +198,17 @@ def run_scheduler_bench(cfg: BenchConfig) -> dict[str, Any]:
         gc.collect()
         _ACTIVE = rec
         t0 = time.perf_counter()
+        gc_at_start = gc_time[0]
         await sched.start()
         t_synced = time.perf_counter()
+        gc_at_sync = gc_time[0]
         await sched.wait_idle(timeout=24 * 3600, poll=1.0)
         t_end = time.perf_counter()
         stats = {
             "create_seconds": round(create_s, 3),
             "sync_seconds": round(t_synced - t0, 3),
+            "gc_seconds_sync": round(gc_at_sync - gc_at_start, 3),
+            "gc_seconds_scheduling": round(gc_time[0] - gc_at_sync, 3),
             "cycle_cpu_us_per_attempt": round(cycle_cpu[0] / max(sched.attempts, 1) * 1e6, 1),
             "attempts": sched.attempts,
             "failures": sched.failures,
@@ -221,6 +238,7 @@ def run_scheduler_bench(cfg: BenchConfig) -> dict[str, Any]:
             stats = run_virtual(main)
     finally:
         _ACTIVE = None
+        gc.callbacks.remove(on_gc)
 
     t0 = stats.pop("t0")
     t_end = stats.pop("t_end")
@@ -246,6 +264,11 @@ def run_scheduler_bench(cfg: BenchConfig) -> dict[str, Any]:
         "cpu_us_per_pod": round((rec.cpu_last - (rec.cpu_first or rec.cpu_last)) / max(bound, 1) * 1e6, 1),
         "gang_time_to_schedule_seconds": _percentiles(tts),
         "gang_end_to_end_seconds": _percentiles(e2e),
+        # Python's cyclic GC over the whole run (load, sync, scheduling): total and longest pause
+        # (gc_seconds_sync / gc_seconds_scheduling: the part inside those phases).
+        "gc_seconds": round(gc_time[0], 3),
+        "gc_longest_pause_seconds": round(gc_time[1], 3),
+        "gc_collections": gc_time[2],
         **stats,
         # Other processes competing for the CPUs during the run (1-minute load averages):
         # wall-clock numbers are only comparable between runs with similar load.
