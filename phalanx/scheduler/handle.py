@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -15,6 +15,7 @@ from phalanx.scheduler.framework.waiting import WaitingPodImpl
 
 if TYPE_CHECKING:
     from phalanx.cluster.client import Client
+    from phalanx.cluster.informer import InformerFactory
     from phalanx.cluster.clock import Clock
     from phalanx.scheduler.framework.runtime import Framework
     from phalanx.scheduler.scheduler import Scheduler
@@ -45,6 +46,15 @@ class SchedulerHandle:
     def scheduler(self) -> Scheduler:
         """The owning scheduler (for plugins that need cross-profile state)."""
         return self._s
+
+    @property
+    def informers(self) -> InformerFactory:
+        """The scheduler's shared informers: register extra kinds before `start()`."""
+        return self._s.informers
+
+    def shared(self, name: str, factory: Callable[[], Any]) -> Any:
+        """A scheduler-wide object for plugins (one per name across all profiles)."""
+        return self._s.shared(name, factory)
 
     def snapshot(self) -> Snapshot:
         return self._s.cache.snapshot

@@ -27,7 +27,7 @@ inter-pod rules) or at CycleState from PreFilter keep `NODE_LOCAL = False`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from phalanx.api.core import Pod
     from phalanx.cluster.client import Client
     from phalanx.cluster.clock import Clock
+    from phalanx.cluster.informer import InformerFactory
     from phalanx.scheduler.snapshot import Snapshot
 
 # Kube-scheduler's score range: every Score plugin returns (after normalisation) 0..100.
@@ -256,6 +257,15 @@ class Handle(Protocol):
     @property
     def profile_name(self) -> str:
         """The schedulerName this plugin instance serves."""
+
+    @property
+    def informers(self) -> InformerFactory:
+        """The scheduler's shared informers (register extra kinds in the plugin constructor,
+        before the scheduler starts: they are synced before the first cycle)."""
+
+    def shared(self, name: str, factory: Callable[[], Any]) -> Any:
+        """A scheduler-wide object, built by `factory` on first use (e.g. one gang cache for
+        the plugin instances of every profile)."""
 
     def snapshot(self) -> Snapshot:
         """Nodes, their resources and the pods on them, assumed pods included."""
