@@ -39,7 +39,8 @@ class SchedulingCycle:
         allowed, st, why = fw.run_pre_filter(state, info, snap)
         if not st.is_success:
             rows = snap.valid_rows()
-            diag = Diagnosis(total_nodes=int(rows.size), pre_filter_message=st.message or "rejected by PreFilter", code=st.code)
+            diag = Diagnosis(total_nodes=int(rows.size), pre_filter_message=st.message or "rejected by PreFilter",
+                             code=st.code, stage="PreFilter")
             diag.unschedulable_plugins.add(st.plugin)
             codes = np.full(snap.n, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, dtype=np.int8)
             codes[rows] = st.code if st.is_rejected else Code.UNSCHEDULABLE_AND_UNRESOLVABLE
@@ -73,13 +74,13 @@ class SchedulingCycle:
         if not st.is_success:
             fw.run_unreserve(state, info, node)
             self.cache.forget(info.key)
-            self._fail(fw, state, qpi, st, None)
+            self._fail(fw, state, qpi, st, None, stage="Reserve")
             return
         st = fw.run_permit(state, info, node)
         if not (st.is_success or st.is_wait):
             fw.run_unreserve(state, info, node)
             self.cache.forget(info.key)
-            self._fail(fw, state, qpi, st, None)
+            self._fail(fw, state, qpi, st, None, stage="Permit")
             return
 
         if st.is_wait:
@@ -116,13 +117,14 @@ class SchedulingCycle:
 
     # --- failures ---------------------------------------------------------------------
 
-    def _fail(self: Scheduler, fw: Framework, state: CycleState, qpi: QueuedPodInfo, status: Status, fit: FitError | None) -> None:
+    def _fail(self: Scheduler, fw: Framework, state: CycleState, qpi: QueuedPodInfo, status: Status, fit: FitError | None,
+              stage: str = "Filter") -> None:
         """BeforePostFilter (all, always) -> PostFilter (filter failures) -> back to the queue."""
         info = qpi.info
         self.failures += 1
         run_post = fw.run_before_post_filter(state, info, status, fit)
         diag = fit.diagnosis if fit is not None else Diagnosis(
-            total_nodes=len(self.cache.snapshot), pre_filter_message=status.message, code=status.code
+            total_nodes=len(self.cache.snapshot), pre_filter_message=status.message, code=status.code, stage=stage
         )
         if status.plugin:
             diag.unschedulable_plugins.add(status.plugin)
@@ -165,11 +167,14 @@ class SchedulingCycle:
 
     async def _binding_cycle(self: Scheduler, fw: Framework, state: CycleState, qpi: QueuedPodInfo, node: str) -> None:
         info = qpi.info
+        stage = "Permit"
         try:
             st = await fw.wait_on_permit(info)
             if st.is_success:
+                stage = "PreBind"
                 st = await fw.run_pre_bind(state, info, node)
             if st.is_success:
+                stage = "Bind"
                 st = await fw.run_bind(state, info, node)
         except asyncio.CancelledError:
             fw.run_unreserve(state, info, node)
@@ -189,7 +194,7 @@ class SchedulingCycle:
         fw.run_unreserve(state, info, node)
         self.cache.forget(info.key)
         diag = Diagnosis(total_nodes=len(self.cache.snapshot), pre_filter_message=st.message, code=st.code,
-                         attempts=qpi.attempts, timestamp=self.client.clock.now())
+                         attempts=qpi.attempts, timestamp=self.client.clock.now(), stage=stage)
         if st.plugin:
             diag.unschedulable_plugins.add(st.plugin)
         self._diagnoses[info.key] = diag

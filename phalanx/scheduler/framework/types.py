@@ -308,9 +308,15 @@ class Diagnosis:
     code: Code = Code.UNSCHEDULABLE
     attempts: int = 0
     timestamp: float = 0.0
+    # Where the attempt failed: "PreFilter"/"Filter" (no node fits: counted per node), or
+    # "Reserve", "Permit", "PreBind", "Bind" (a node was chosen, then the pod was rejected).
+    stage: str = "Filter"
 
     def message(self) -> str:
         """The kube-scheduler style one-liner for Events and `phalanx explain`."""
+        if self.stage not in ("PreFilter", "Filter"):
+            msg = f"{self.stage}: {self.pre_filter_message or 'rejected'}"
+            return f"{msg} {self.post_filter_message}" if self.post_filter_message else msg
         head = f"0/{self.total_nodes} nodes are available"
         parts = [
             f"{n} {reason}" for reason, n in sorted(self.reason_counts.items(), key=lambda kv: (-kv[1], kv[0]))
@@ -333,6 +339,7 @@ class Diagnosis:
             "code": self.code.name,
             "attempts": self.attempts,
             "timestamp": self.timestamp,
+            "stage": self.stage,
             "message": self.message(),
         }
 
