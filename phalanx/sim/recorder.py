@@ -86,7 +86,11 @@ class RunRecorder:
         self.events: dict[str, EventRecord] = {}  # by Event uid (repeats fold into count)
         self.samples: list[Sample] = []
         self.last_change = 0.0  # last time a pod, gang or node changed (for "settled")
+        # Incremental totals (a sample per pod change must not rescan every pod).
         self._usage: dict[str, tuple[float, float, float]] = {}
+        self._used = [0.0, 0.0, 0.0]  # gpu, cpu, memory of bound, live pods
+        self._category: dict[str, str] = {}  # pod key -> "running" | "pending" | ""
+        self._counts = {"running": 0, "pending": 0, "": 0}
         self._preempted_pods: dict[str, float] = {}  # pod key -> when marked a preemption victim
         self._gated: dict[str, bool] = {}  # pod key -> still has scheduling gates
         self._tasks: list[asyncio.Task[None]] = []
@@ -184,7 +188,7 @@ class RunRecorder:
             if rec.deleted is None:
                 rec.deleted = t
             self.retired.append(rec)
-            self._usage.pop(key, None)
+            self._set_usage(key, None)
             rec = None
         self._uids[key] = uid
         if rec is None:
@@ -214,10 +218,21 @@ class RunRecorder:
         if type_ == "DELETED":
             rec.deleted = t
         live = type_ != "DELETED" and not pod.is_terminal and not pod.is_deleting
-        if live and pod.spec.node_name:
-            self._usage[key] = (rec.gpu, rec.cpu, rec.memory)
+        self._set_usage(key, (rec.gpu, rec.cpu, rec.memory) if live and pod.spec.node_name
+                        else None)
+        if rec.deleted is not None:
+            category = ""
+        elif rec.phase == "Running":
+            category = "running"
+        elif rec.phase == "Pending" and not rec.node:
+            category = "pending"
         else:
-            self._usage.pop(key, None)
+            category = ""
+        previous = self._category.get(key)
+        if previous is not None:
+            self._counts[previous] -= 1
+        self._category[key] = category
+        self._counts[category] += 1
         self._sample(t)
         if rec.gang:
             g = self._gang(rec.namespace, rec.gang)
@@ -248,16 +263,21 @@ class RunRecorder:
 
     # ------------------------------------------------------------------ derived state
 
+    def _set_usage(self, key: str, usage: tuple[float, float, float] | None) -> None:
+        old = self._usage.pop(key, None)
+        if old is not None:
+            for i in range(3):
+                self._used[i] -= old[i]
+        if usage is not None:
+            self._usage[key] = usage
+            for i in range(3):
+                self._used[i] += usage[i]
+
     def _sample(self, t: float) -> None:
-        gpu = sum(u[0] for u in self._usage.values())
-        cpu = sum(u[1] for u in self._usage.values())
-        mem = sum(u[2] for u in self._usage.values())
-        running = sum(1 for p in self.pods.values()
-                      if p.phase == "Running" and p.deleted is None)
-        pending = sum(1 for p in self.pods.values()
-                      if not p.node and p.deleted is None and p.phase == "Pending")
+        gpu, cpu, mem = (round(x, 6) for x in self._used)  # no float drift from +/-
         sample = Sample(t=t, gpu_used=gpu, cpu_used=cpu, memory_used=mem,
-                        pods_running=running, pods_pending=pending)
+                        pods_running=self._counts["running"],
+                        pods_pending=self._counts["pending"])
         if self.samples and self.samples[-1].t == t:
             self.samples[-1] = sample
         elif not self.samples or self.samples[-1].model_dump(exclude={"t"}) != sample.model_dump(
