@@ -88,3 +88,18 @@ spec:
         (60.0, "nodeDown", True), (120.0, "delete", False)]
     assert "not found" in record.steps[1].error
     assert not record.node("node-000").ready
+
+
+def test_a_cluster_topology_with_labels_no_node_carries_is_refused(tmp_path: Path) -> None:
+    topology = """
+---
+apiVersion: grove.io/v1alpha1
+kind: ClusterTopology
+metadata: {name: dc}
+spec:
+  levels:
+  - {domain: rack, key: example.com/rack}
+"""
+    with pytest.raises(RunFailed, match="level rack uses node label example.com/rack, which no "
+                                        "node of the cluster carries"):
+        _run(tmp_path, PCS.format(replicas=1, pods=2) + topology)
