@@ -166,3 +166,23 @@ def test_explain_gives_counts_verdict_and_the_failed_members_diagnosis() -> None
     assert info["reason"] == "Unschedulable" and info["representative"] == "default/w-0"
     reasons = info["lastFailure"]["diagnosis"]["reasons"]
     assert any("untolerated taint" in r for r in reasons) and any("without room for the whole gang" in r for r in reasons)
+
+
+def test_gang_plugins_sit_at_their_extension_points_in_every_default_profile() -> None:
+    async def main() -> dict[str, dict[str, list[str]]]:
+        sched = Scheduler(MemoryCluster())
+        return {name: fw.extension_points() for name, fw in sched.frameworks.items()}
+
+    from phalanx.cluster.clock import run_virtual
+
+    profiles = run_virtual(main)
+    assert set(profiles) == {labels.SCHEDULER_DEFAULT, labels.SCHEDULER_KAI, labels.SCHEDULER_VOLCANO,
+                             labels.SCHEDULER_KOORDINATOR, labels.SCHEDULER_PHALANX}
+    for points in profiles.values():
+        for point in ("preEnqueue", "preFilter", "filter", "beforePostFilter", "reserve", "permit", "postBind"):
+            assert "Coscheduling" in points[point], point
+        assert "TopologyPacking" in points["filter"] and "TopologyPacking" in points["score"]
+        assert points["postFilter"] == ["DefaultPreemption"]
+        # The gang check runs after the node filters it counts room on.
+        assert points["filter"].index("Coscheduling") > points["filter"].index("NodeResourcesFit")
+        assert points["filter"].index("TopologyPacking") > points["filter"].index("Coscheduling")
