@@ -150,11 +150,11 @@ def test_pods_of_a_missing_gang_object_get_gang_not_found_events() -> None:
 
 
 def test_explain_gives_counts_verdict_and_the_failed_members_diagnosis() -> None:
-    from phalanx.scheduler.gang.runtime import GangRuntime
+    from phalanx.scheduler import gang_explain
 
     async def body(client: MemoryCluster, sched: Scheduler):
         assert await sched.wait_idle(timeout=60)
-        return GangRuntime.for_handle(sched.handles["phalanx-scheduler"]).explain("default", "g")
+        return gang_explain(sched, "default", "g")
 
     (info,) = run_scheduler(
         body,
