@@ -132,6 +132,15 @@ class Scheduler(SchedulingCycle):
             return
         self._started = True
         self.events.start()
+        # Plugins may prepare before the informers start (e.g. the gang plugins watch only
+        # the scheduler kinds the server serves): an optional `async def start(self)`.
+        started: set[int] = set()
+        for fw in self.frameworks.values():
+            for plugin in fw.plugins.values():
+                hook = getattr(plugin, "start", None)
+                if callable(hook) and id(plugin) not in started:
+                    started.add(id(plugin))
+                    await hook()
         if self._own_informers:
             self.informers.start()
         if not await self.informers.wait_for_cache_sync(sync_timeout):

@@ -46,6 +46,8 @@ class GangRuntime:
         self.cache.add_activate_listener(self._on_activate)
         self.status: Any = None  # the GangStatusController, attached by the plugin when enabled
         self._object_informers: list[tuple[GangSource, Any]] = []
+        self._informers: Any = None
+        self._attached = False
 
     # --- wiring -------------------------------------------------------------------------
 
@@ -62,7 +64,11 @@ class GangRuntime:
             names = [p.scheduler_name for p in sched.config.profiles]
             rt = cls(names, default_timeout=default_timeout)
             rt.set_activator(lambda keys: sched.queue.activate(keys) if getattr(sched, "queue", None) else None)
-            rt.attach_informers(sched.informers)
+            rt._informers = sched.informers
+            if not hasattr(sched.client, "serves"):
+                # The embedded cluster serves every kind: watch them all now. Against a real
+                # server, `start` (before the informers start) watches only served kinds.
+                rt.attach_informers(sched.informers)
             return rt
 
         rt: GangRuntime = sched.shared(SHARED_KEY, build)
@@ -97,15 +103,39 @@ class GangRuntime:
         except Exception:  # the queue may not exist yet while profiles are built
             log.debug("activation of %s deferred", keys, exc_info=True)
 
-    def attach_informers(self, informers: InformerFactory) -> None:
+    async def start(self, client: Any) -> None:
+        """Watch pods, and each gang kind and the ClusterTopology if the server serves them
+        (a cluster without Volcano's CRDs must not keep the scheduler from syncing).
+        Idempotent; called by the gang plugins' `start` hook."""
+        if self._attached or self._informers is None:
+            return
+        serves = getattr(client, "serves", None)
+        skip: set[type] = set()
+        if serves is not None:
+            from phalanx.api.grove import ClusterTopology
+
+            for kind in {*(getattr(s, "kind", None) for s in self.cache.sources), ClusterTopology} - {None}:
+                try:
+                    ok = await serves(kind)
+                except Exception:  # discovery failed: try to watch it anyway
+                    ok = True
+                if not ok:
+                    skip.add(kind)
+                    log.info("%s %s is not served: gangs of that kind are not read", kind.API_VERSION, kind.KIND)
+        self.attach_informers(self._informers, skip=skip)
+
+    def attach_informers(self, informers: InformerFactory, *, skip: set[type] | frozenset[type] = frozenset()) -> None:
         from phalanx.api.core import Pod
         from phalanx.api.grove import ClusterTopology
 
+        if self._attached:
+            return
+        self._attached = True
         pods = informers.informer(Pod)
         pods.add_handler(self._guard(self.cache.add_pod), self._guard(self.cache.update_pod), self._guard(self.cache.delete_pod))
         for src in self.cache.sources:
             kind = getattr(src, "kind", None)
-            if kind is None:
+            if kind is None or kind in skip:
                 continue
             inf = informers.informer(kind)
             self._object_informers.append((src, inf))
@@ -114,6 +144,8 @@ class GangRuntime:
                 self._guard(lambda _old, obj, s=src: self.cache.set_object(s, obj)),
                 self._guard(lambda obj, s=src: self.cache.delete_object(s, obj)),
             )
+        if ClusterTopology in skip:
+            return
         topo = informers.informer(ClusterTopology)
         topo.add_handler(
             self._guard(self._on_topology),

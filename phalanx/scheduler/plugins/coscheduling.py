@@ -86,6 +86,10 @@ class Coscheduling(Plugin):
 
             self.runtime.status = GangStatusController(handle, self.runtime, min_interval=args.status_min_interval_seconds)
 
+    async def start(self) -> None:
+        """Before the scheduler's informers start: watch the gang kinds the server serves."""
+        await self.runtime.start(self.handle.client)
+
     # --- queue --------------------------------------------------------------------------
 
     def pre_enqueue(self, pod: PodInfo) -> Status:

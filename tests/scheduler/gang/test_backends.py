@@ -94,3 +94,37 @@ def test_koordinator_gang_group_is_placed_together_or_not_at_all() -> None:
 
     assert set(run_scheduler(body, nodes=[node("n1", gpu=3)], pods=objs).values()) == {None}
     assert all(run_scheduler(body, nodes=[node("n1", gpu=4)], pods=objs).values())
+
+
+def test_a_server_without_a_backends_crds_does_not_keep_the_scheduler_from_starting() -> None:
+    """A real cluster may lack Volcano's CRDs: the scheduler starts, watches what is served,
+    gang-schedules the rest, and holds pods of the missing kind as GangNotFound."""
+    from phalanx.cluster.client import NotFound
+    from phalanx.cluster.clock import run_virtual
+
+    from .builders import bound_by_gang, members, podgang
+
+    class NoVolcano(MemoryCluster):
+        async def serves(self, kind: type) -> bool:
+            return kind is not VolcanoPodGroup
+
+        async def list(self, kind: Any, *a: Any, **kw: Any) -> Any:
+            if kind is VolcanoPodGroup:
+                raise NotFound("the server could not find the requested resource")
+            return await super().list(kind, *a, **kw)
+
+    async def main() -> tuple[dict[str, Any], dict[str, Any]]:
+        client = NoVolcano()
+        await client.create(node("n1", gpu=8))
+        sched = Scheduler(client)
+        await sched.start(sync_timeout=30)
+        _, vpods = _volcano(2)
+        for o in [podgang("g", {"w": 2}), *members("g", "w", 2, gpu=1), *vpods]:
+            await client.create(o)
+        assert await sched.wait_idle(timeout=60)
+        out = await bound_by_gang(client), await bound_nodes(client)
+        await sched.stop()
+        return out
+
+    by_gang, nodes = run_virtual(main)
+    assert all(by_gang["g"]) and nodes["p-0"] is None and nodes["p-1"] is None
