@@ -86,6 +86,10 @@ class DefaultPreemption(Plugin):
         self._pending: dict[str, tuple[set[str], float]] = {}
         self.evictions = 0  # pods evicted (tests and bench)
 
+    async def start(self) -> None:
+        """Watch the gang kinds the server serves (shared with the other gang plugins)."""
+        await self.runtime.start(self.handle.client)
+
     # --- PostFilter ---------------------------------------------------------------------
 
     def post_filter(self, state: CycleState, pod: PodInfo, fit: FitError) -> tuple[PostFilterResult | None, Status]:

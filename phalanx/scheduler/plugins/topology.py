@@ -67,6 +67,10 @@ class TopologyPacking(Plugin):
         super().__init__(handle, args)
         self.runtime = GangRuntime.for_handle(handle)
 
+    async def start(self) -> None:
+        """Watch the gang kinds the server serves (shared with the other gang plugins)."""
+        await self.runtime.start(self.handle.client)
+
     # --- PreFilter -------------------------------------------------------------------------
 
     def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> tuple[PreFilterResult | None, Status]:
