@@ -19,6 +19,7 @@ Deliberate choices, where Kubernetes leaves room or differs:
 - Status is reset on create for kinds with a status subresource (as for CRDs and pods),
   except Nodes, which register with their status.
 - Namespaces need not exist; a namespaced object without one goes to "default".
+- The Priority admission plugin is built in (`priority.py`), as in kube-apiserver.
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ class MemoryCluster(GarbageCollector):
         admission: AdmissionChain | None = None,
         history_size: int = 10_000,
         seed: int = 0,
+        builtin_admission: bool = True,
     ) -> None:
         super().__init__()
         self._clock = clock
@@ -76,6 +78,11 @@ class MemoryCluster(GarbageCollector):
         self._rv = 0
         self._uid_seq = 0
         self._name_seq = 0
+        if builtin_admission:
+            # Admission plugins kube-apiserver enables by default and the layers above rely on.
+            from .priority import install_priority_admission
+
+            install_priority_admission(self)
 
     # ------------------------------------------------------------------ basics
 

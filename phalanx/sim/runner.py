@@ -28,7 +28,6 @@ from . import explain_state
 from .clusterspec import ClusterSpec, build_nodes
 from .feasibility import never_fits
 from .lifecycle import PodScripts
-from .priority import install_priority_admission
 from .record import RunMeta, RunRecord, StepRecord, TopologyLevel
 from .recorder import RunRecorder
 from .steps import run_scenario
@@ -180,7 +179,6 @@ class Simulation:
         wall0 = time.perf_counter()
         loop = asyncio.get_running_loop()
         client = self.client = MemoryCluster()
-        install_priority_admission(client)  # what kube-apiserver does for pods
         self.nodes = build_nodes(self.cluster_spec)
         for node in self.nodes:
             await client.create(node)
