@@ -96,6 +96,10 @@ def build_podclique(pcs: PodCliqueSet, plan: CliquePlan,
     if replicas is not None:
         spec.replicas = replicas
     spec.starts_after = [name for name, _ in plan.starts_after] or None
+    # The PodCliqueSet's priority applies to every pod unless a clique names its own, so
+    # queue order and preemption see the same priority the PodGang carries.
+    if spec.pod_spec.priority_class_name is None and pcs.spec.template.priority_class_name:
+        spec.pod_spec.priority_class_name = pcs.spec.template.priority_class_name
     annotations = dict(plan.template.annotations or {})
     if plan.starts_after:
         annotations[naming.ANNOTATION_STARTS_AFTER] = naming.format_starts_after(

@@ -269,3 +269,24 @@ def test_deleting_the_podcliqueset_removes_everything() -> None:
         assert env.op.backend.syncs >= 5
 
     run(scenario)
+
+
+def test_podcliqueset_priority_class_reaches_every_pod_unless_a_clique_names_its_own() -> None:
+    from phalanx.api.base import ObjectMeta
+    from phalanx.api.core import PriorityClass
+
+    async def scenario(env: Env) -> None:
+        for name, value in (("high", 1000), ("low", 10)):
+            await env.cluster.create(PriorityClass(metadata=ObjectMeta(name=name), value=value))
+        pcs = make_pcs("prio", cliques=[("a", 2), ("b", 1)])
+        pcs.spec.template.priority_class_name = "high"
+        pcs.spec.template.cliques[1].spec.pod_spec.priority_class_name = "low"
+        await env.create(pcs)
+        await env.settle()
+        by_clique = {p.metadata.labels[L.LABEL_PODCLIQUE]: p for p in await env.pods()}
+        assert by_clique["prio-0-a"].spec.priority_class_name == "high"
+        assert by_clique["prio-0-a"].spec.priority == 1000
+        assert by_clique["prio-0-b"].spec.priority_class_name == "low"
+        assert by_clique["prio-0-b"].spec.priority == 10
+
+    run(scenario)
