@@ -1,0 +1,186 @@
+"""`phalanx bench e2e`: PodCliqueSet creation to every pod Running, the whole stack.
+
+The embedded API server with `nodes` 8-GPU nodes, the operator (every backend enabled), the
+scheduler and the simulated kubelets (no start delay unless asked) run on virtual time.
+`pods / pods_per_pcs` PodCliqueSets (one gang each) are created back to back; the bench
+follows pods through an informer and records, in wall-clock seconds from the first create:
+every pod created, every pod bound, every pod Running. Virtual time is reported too, but the
+number that matters is wall time: how fast the control plane itself is.
+
+Also: PodCliqueSets/s and pods/s until all Running, per-PodCliqueSet time from its create to
+all its pods Running (p50/p99), API writes per pod by verb and kind, process CPU time (robust
+when other work shares the machine), peak RSS and the load average during the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import platform
+import resource
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from phalanx.api import labels
+from phalanx.api.core import Pod
+from phalanx.cluster.clock import run_virtual
+
+from .gctune import tuned_gc
+from .results import percentiles
+from .stack import EmbeddedStack
+from .tracker import PodTracker
+from .workload import ALL_SCHEDULERS, gpu_cluster, job_podcliqueset
+
+
+@dataclass(slots=True)
+class E2EConfig:
+    nodes: int = 5000
+    pods: int = 10_000
+    pods_per_pcs: int = 8
+    gpus_per_pod: int = 1
+    # "phalanx-scheduler", any one schedulerName, or "all" (round-robin over every backend).
+    schedulers: str = labels.SCHEDULER_PHALANX
+    start_delay: float = 0.0  # kubelet: bound -> Running (virtual seconds)
+    events: bool = True  # the scheduler writes Scheduled/FailedScheduling Events
+    tune_gc: bool = True  # see gctune.py
+    timeout: float = 6 * 3600.0  # virtual seconds to wait for all Running
+    profile: bool = False  # pyinstrument; the text report is returned under "profile"
+
+    def scheduler_names(self) -> list[str]:
+        if self.schedulers == "all":
+            return list(ALL_SCHEDULERS)
+        names = [s.strip() for s in self.schedulers.split(",") if s.strip()]
+        unknown = [s for s in names if s not in ALL_SCHEDULERS]
+        if not names or unknown:
+            raise ValueError(f"schedulers: unknown {unknown or self.schedulers!r}; use 'all' or "
+                             f"some of {', '.join(ALL_SCHEDULERS)}")
+        return names
+
+
+class _Clock:
+    """Wall-clock milestones, taken inside the informer handler that sees them happen."""
+
+    def __init__(self, tracker: PodTracker, pods: int, per_pcs: int) -> None:
+        self.tracker, self.pods, self.per_pcs = tracker, pods, per_pcs
+        self.t0 = 0.0
+        self.created: dict[str, float] = {}
+        self.pcs_running: dict[str, float] = {}
+        self.all_created = self.all_bound = self.all_running = 0.0
+        self.done = asyncio.Event()
+        tracker.listeners.append(self._on_pcs)
+        tracker.informer.add_handler(self._on_any, lambda old, new: self._on_any(new))
+
+    def _on_pcs(self, pcs: str, group: Any) -> None:
+        if pcs not in self.pcs_running and len(group.running) >= self.per_pcs:
+            self.pcs_running[pcs] = time.perf_counter()
+
+    def _on_any(self, _: Pod) -> None:
+        t, now = self.tracker, 0.0
+        if not self.all_created and t.pods >= self.pods:
+            now = self.all_created = time.perf_counter()
+        if not self.all_bound and t.bound >= self.pods:
+            now = self.all_bound = now or time.perf_counter()
+        if not self.all_running and t.running >= self.pods:
+            self.all_running = now or time.perf_counter()
+            self.done.set()
+
+
+def run_e2e_bench(cfg: E2EConfig) -> dict[str, Any]:
+    """One run; returns the JSON-ready result (raises ValueError on a bad config)."""
+    if cfg.pods < cfg.pods_per_pcs or cfg.pods_per_pcs < 1:
+        raise ValueError(f"pods ({cfg.pods}) must be at least pods-per-pcs ({cfg.pods_per_pcs}) >= 1")
+    names = cfg.scheduler_names()
+    n_pcs = cfg.pods // cfg.pods_per_pcs
+    pods = n_pcs * cfg.pods_per_pcs
+    profile_text = ""
+
+    async def main() -> dict[str, Any]:
+        t_setup = time.perf_counter()
+        stack = EmbeddedStack(gpu_cluster(cfg.nodes, start_delay=f"{cfg.start_delay}s"),
+                              record_events=cfg.events)
+        await stack.start()
+        tracker = PodTracker(stack.cluster)
+        await tracker.start()
+        clock = _Clock(tracker, pods, cfg.pods_per_pcs)
+        jobs = [job_podcliqueset(f"job-{i:05d}", cfg.pods_per_pcs, cfg.gpus_per_pod,
+                                 scheduler=names[i % len(names)]) for i in range(n_pcs)]
+        setup_s = time.perf_counter() - t_setup
+        cluster = stack.cluster
+        cluster.stats.reset()
+        loop = asyncio.get_running_loop()
+        v0, cpu0, load0 = loop.time(), time.process_time(), os.getloadavg()[0]
+        clock.t0 = time.perf_counter()
+        for pcs in jobs:
+            clock.created[pcs.name] = time.perf_counter()
+            await cluster.create(pcs)
+        t_submitted = time.perf_counter()
+        try:
+            await asyncio.wait_for(clock.done.wait(), cfg.timeout)
+        except TimeoutError:
+            pass
+        t_end = time.perf_counter()
+        cpu = time.process_time() - cpu0
+        virtual = loop.time() - v0
+        load1 = os.getloadavg()[0]
+        writes = dict(cluster.stats.writes)
+        state = {"pods": tracker.pods, "bound": tracker.bound, "running": tracker.running}
+        await tracker.stop()
+        await stack.stop()
+        t0 = clock.t0
+        per_pcs = [clock.pcs_running[n] - clock.created[n] for n in clock.pcs_running]
+        total_writes = sum(writes.values())
+
+        def since(t: float) -> float | None:
+            return round(t - t0, 3) if t else None
+
+        running_s = (clock.all_running or t_end) - t0
+        return {
+            "setup_seconds": round(setup_s, 3),
+            "submit_seconds": round(t_submitted - t0, 3),
+            "all_pods_created_seconds": since(clock.all_created),
+            "all_pods_bound_seconds": since(clock.all_bound),
+            "all_pods_running_seconds": since(clock.all_running),
+            "completed": bool(clock.all_running),
+            "final_state": state,
+            "podcliquesets_per_second": round(len(clock.pcs_running) / running_s, 1),
+            "pods_per_second_to_bound": round(pods / (clock.all_bound - t0), 1) if clock.all_bound else None,
+            "pods_per_second_to_running": round(pods / running_s, 1) if clock.all_running else None,
+            "pcs_create_to_running_seconds": percentiles(per_pcs),
+            "api_writes": total_writes,
+            "api_writes_per_pod": round(total_writes / pods, 2),
+            "api_writes_by_kind": {f"{verb} {kind}": n for (verb, kind), n in
+                                   sorted(writes.items(), key=lambda kv: -kv[1])},
+            "cpu_seconds": round(cpu, 3),
+            "cpu_us_per_pod": round(cpu / pods * 1e6, 1),
+            "virtual_seconds": round(virtual, 3),
+            "load_average_1m": [round(load0, 2), round(load1, 2)],
+        }
+
+    with tuned_gc(enabled=cfg.tune_gc):
+        if cfg.profile:
+            from pyinstrument import Profiler
+
+            profiler = Profiler(interval=0.001)
+            profiler.start()
+            try:
+                stats = run_virtual(main)
+            finally:
+                profiler.stop()
+            profile_text = profiler.output_text(unicode=False, color=False)
+        else:
+            stats = run_virtual(main)
+    result: dict[str, Any] = {
+        "benchmark": "e2e",
+        "config": asdict(cfg),
+        "podcliquesets": n_pcs,
+        "pods": pods,
+        **stats,
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+    }
+    if profile_text:
+        result["profile"] = profile_text
+    return result
