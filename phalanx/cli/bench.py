@@ -44,6 +44,8 @@ def scheduler(
     scaling_pods: Annotated[int, typer.Option(min=1, help="Pods per --scaling run.")] = 4000,
     events: Annotated[bool, typer.Option(help="Write Scheduled/FailedScheduling Events (as in production).")] = True,
     profile: Annotated[bool, typer.Option(help="Run under pyinstrument; write the profile next to the JSON.")] = False,
+    gc_freeze: Annotated[bool, typer.Option(help="gc.freeze() after the informers sync (long-lived objects "
+                                            "leave the cyclic GC's full collections).")] = False,
     out: Annotated[Path, typer.Option(help="Directory for the JSON results.")] = DEFAULT_OUT,
 ) -> None:
     """Schedule --pods gang pods on --nodes nodes through the full scheduler; report pods/s and
@@ -55,10 +57,10 @@ def scheduler(
     counts = _parse_counts(scaling) if scaling else []
     typer.echo(f"scheduling {pods} pods (gangs of {gang_min}-{gang_max}) on {nodes} nodes ...")
     cfg = BenchConfig(nodes=nodes, pods=pods, gang_min=gang_min, gang_max=gang_max, seed=seed,
-                      events=events, profile=profile)
+                      events=events, profile=profile, gc_freeze=gc_freeze)
     result = run_scheduler_bench(cfg)
     profile_text = result.pop("profile", "")
-    path = write_result(result, out, f"scheduler-{nodes}n-{pods}p")
+    path = write_result(result, out, f"scheduler-{nodes}n-{pods}p" + ("-gcfreeze" if gc_freeze else ""))
     tts = result["gang_time_to_schedule_seconds"]
     e2e = result["gang_end_to_end_seconds"]
     typer.echo(
@@ -75,9 +77,10 @@ def scheduler(
         typer.echo(f"  profile: {prof_path}")
     if counts:
         typer.echo(f"scaling: {scaling_pods} pods on {', '.join(map(str, counts))} nodes ...")
-        sc = run_scaling(counts, scaling_pods, gang_min, gang_max, seed=seed, events=events)
+        sc = run_scaling(counts, scaling_pods, gang_min, gang_max, seed=seed, events=events, gc_freeze=gc_freeze)
         for row in sc["rows"]:
             t = row["gang_time_to_schedule_seconds"]
             typer.echo(f"  {row['nodes']:>6} nodes: {row['pods_per_second']:>7.0f} pods/s, "
                        f"{row['us_per_pod']:>6.0f} us/pod ({row['cpu_us_per_pod']:.0f} CPU), gang p50 {t['p50'] * 1000:.1f} ms, p99 {t['p99'] * 1000:.1f} ms")
-        typer.echo(f"  wrote {write_result(sc, out, f'scheduler-scaling-{scaling_pods}p')}")
+        name = f"scheduler-scaling-{scaling_pods}p" + ("-gcfreeze" if gc_freeze else "")
+        typer.echo(f"  wrote {write_result(sc, out, name)}")
