@@ -243,19 +243,27 @@ class GangManager:
     # --- failure paths -----------------------------------------------------------------------
 
     def failed(self, pod_key: str, reason: str, message: str, now: float, diagnosis: dict[str, Any] | None = None) -> list[str]:
-        """BeforePostFilter: the member failed its cycle. It becomes the representative; in
-        Strict mode every waiting member of the gang group is returned for rejection."""
+        """BeforePostFilter: the member failed its cycle.
+
+        Strict: it becomes the representative (the one pod of the gang that retries) and
+        every waiting member of the gang group is returned for rejection.
+        NonStrict: nobody else is affected; the role passes to the next pending member, which
+        is activated, so the gang keeps accumulating while the failed pod waits for an event
+        (it leads again once it is the last one pending)."""
         st = self.cache.gang_of(pod_key)
-        if st is None:
+        if st is None or self.free(st):
             return []
         u = self.unit(st)
-        if self.free(st):
-            return []
-        u.representative = pod_key
         st.last_failure = Failure(reason, message, pod_key, now, diagnosis)
         self.cache.changed(st.id)
         if not self.is_strict(st):
+            nxt = self._pick_representative(st, exclude=pod_key)
+            if nxt is None:
+                u.representative = pod_key
+            else:
+                self.cache.request_activation([nxt])
             return []
+        u.representative = pod_key
         return self._release_group(st)
 
     def unreserved(self, pod_key: str, now: float) -> tuple[list[str], bool]:

@@ -90,17 +90,23 @@ def test_strict_failure_switches_representative_and_releases_waiting_members() -
     assert not mgr.admit("ns/a").ok and mgr.admit("ns/c").ok
 
 
-def test_non_strict_failure_keeps_the_others_reservations() -> None:
-    cache, mgr, _ = setup()
+def test_non_strict_failure_keeps_the_others_reservations_and_moves_on() -> None:
+    cache, mgr, activated = setup()
     cache.set_object(SRC, gang_obj("g", 3, mode=GangMode.NON_STRICT))
     for i, n in enumerate("abc"):
         cache.add_pod(pod(n, "g", t=i))
     mgr.admit("ns/a")
     mgr.reserved("ns/a", "n1")
     mgr.permit("ns/a", 0.0)
+    activated.clear()
     assert mgr.failed("ns/b", "Unschedulable", "no room", now=1.0) == []
     st = cache.get(gid("g"))
     assert st is not None and st.placed == 1 and "ns/a" in st.waiting
+    # The gang keeps accumulating: c leads now; b leads again once it is the last pending.
+    assert mgr.representative(gid("g")) == "ns/c" and activated == [["ns/c"]]
+    mgr.admit("ns/c")
+    assert mgr.reserved("ns/c", "n2") == ["ns/b"]
+    assert mgr.failed("ns/b", "Unschedulable", "no room", now=2.0) == []
     assert mgr.representative(gid("g")) == "ns/b"
 
 
