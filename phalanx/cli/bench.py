@@ -84,3 +84,7 @@ def scheduler(
                        f"{row['us_per_pod']:>6.0f} us/pod ({row['cpu_us_per_pod']:.0f} CPU), gang p50 {t['p50'] * 1000:.1f} ms, p99 {t['p99'] * 1000:.1f} ms")
         name = f"scheduler-scaling-{scaling_pods}p" + ("-gcfreeze" if gc_freeze else "")
         typer.echo(f"  wrote {write_result(sc, out, name)}")
+
+
+# Whole-stack benchmarks (reliability/bench engineer): e2e, trace, trace-gen.
+from phalanx.bench import cli as _bench_cli  # noqa: E402,F401  (registers on bench_app)

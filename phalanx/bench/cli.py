@@ -1,0 +1,152 @@
+"""`phalanx bench e2e | trace | trace-gen`: the whole-stack benchmarks, on the `bench` group.
+
+Imported by phalanx/cli/bench.py once `bench_app` exists; heavy modules load inside the
+commands so `phalanx --help` stays fast.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from phalanx.cli.bench import DEFAULT_OUT, bench_app
+from phalanx.cli.errors import UserError
+
+
+def _duration(text: str, flag: str) -> float:
+    from phalanx.api.duration import parse_duration
+
+    try:
+        seconds = parse_duration(text)
+    except ValueError as e:
+        raise UserError(f"{flag}: {e}") from None
+    if seconds < 0:
+        raise UserError(f"{flag}: must not be negative, got {text!r}")
+    return seconds
+
+
+def _write(result: dict[str, Any], out: Path, name: str) -> Path:
+    from phalanx.bench.results import write_result
+
+    try:
+        return write_result(result, out, name)
+    except OSError as e:
+        raise UserError(f"--out: cannot write results to {out}: {e.strerror or e}") from None
+
+
+@bench_app.command("e2e")
+def e2e(
+    nodes: Annotated[int, typer.Option(min=1, help="Nodes (8 GPUs, 128 cpu, 2Ti each).")] = 5000,
+    pods: Annotated[int, typer.Option(min=1, help="Pods in total (rounded down to whole PodCliqueSets).")] = 10_000,
+    pods_per_pcs: Annotated[int, typer.Option(min=1, help="Pods per PodCliqueSet (one gang each).")] = 8,
+    gpus_per_pod: Annotated[int, typer.Option(min=0, max=8, help="GPUs each pod asks for.")] = 1,
+    schedulers: Annotated[str, typer.Option(help="schedulerName of the pods, comma-separated names "
+                                            "(round-robin over PodCliqueSets), or 'all'.")] = "phalanx-scheduler",
+    start_delay: Annotated[str, typer.Option(help="Simulated kubelet: bound to Running (virtual).")] = "0s",
+    events: Annotated[bool, typer.Option(help="Scheduler writes Scheduled/FailedScheduling Events.")] = True,
+    tune_gc: Annotated[bool, typer.Option(help="Freeze startup objects, collect less often (see "
+                                          "phalanx/bench/gctune.py).")] = True,
+    profile: Annotated[bool, typer.Option(help="Run under pyinstrument; write the profile next to the JSON.")] = False,
+    out: Annotated[Path, typer.Option(help="Directory for the JSON results.")] = DEFAULT_OUT,
+) -> None:
+    """Create PodCliqueSets back to back on the embedded stack (operator + scheduler +
+    simulated kubelets) and time, in wall-clock seconds, until every pod is bound and Running."""
+    from phalanx.bench.e2e import E2EConfig, run_e2e_bench
+
+    if pods < pods_per_pcs:
+        raise UserError(f"--pods ({pods}) must be at least --pods-per-pcs ({pods_per_pcs})")
+    cfg = E2EConfig(nodes=nodes, pods=pods, pods_per_pcs=pods_per_pcs, gpus_per_pod=gpus_per_pod,
+                    schedulers=schedulers, start_delay=_duration(start_delay, "--start-delay"),
+                    events=events, tune_gc=tune_gc, profile=profile)
+    try:
+        cfg.scheduler_names()
+    except ValueError as e:
+        raise UserError(f"--{e}") from None
+    n_pcs = pods // pods_per_pcs
+    typer.echo(f"end to end: {n_pcs} PodCliqueSets x {pods_per_pcs} pods on {nodes} nodes ...")
+    r = run_e2e_bench(cfg)
+    path = _write(r, out, f"e2e-{nodes}n-{r['pods']}p")
+    if not r["completed"]:
+        s = r["final_state"]
+        raise UserError(f"not every pod ran: {s['running']}/{r['pods']} Running, {s['bound']} bound, "
+                        f"{s['pods']} created (results in {path})")
+    lat = r["pcs_create_to_running_seconds"]
+    typer.echo(
+        f"  all {r['pods']} pods created {r['all_pods_created_seconds']:.2f}s, bound "
+        f"{r['all_pods_bound_seconds']:.2f}s, Running {r['all_pods_running_seconds']:.2f}s (wall)\n"
+        f"  {r['podcliquesets_per_second']:.1f} PodCliqueSets/s, {r['pods_per_second_to_running']:.0f} pods/s; "
+        f"PodCliqueSet create->Running p50 {lat['p50']:.2f}s p99 {lat['p99']:.2f}s\n"
+        f"  {r['api_writes_per_pod']:.2f} API writes/pod; CPU {r['cpu_seconds']:.1f}s "
+        f"({r['cpu_us_per_pod']:.0f} us/pod); peak RSS {r['peak_rss_mb']:.0f} MB; "
+        f"load {r['load_average_1m'][0]:.1f}->{r['load_average_1m'][1]:.1f}\n"
+        f"  wrote {path}"
+    )
+    if profile:
+        typer.echo(f"  profile: {path.with_suffix('.profile.txt')}")
+
+
+@bench_app.command("trace")
+def trace(
+    trace_file: Annotated[Path, typer.Argument(help="CSV: job_id, submit_time, gang_size, "
+                                               "gpus_per_pod, duration (seconds).", show_default=False)],
+    nodes: Annotated[int, typer.Option(min=1, help="Nodes (8 GPUs each).")] = 64,
+    start_delay: Annotated[str, typer.Option(help="Simulated kubelet: bound to Running (virtual).")] = "5s",
+    scheduler: Annotated[str, typer.Option(help="schedulerName of every job's pods.")] = "phalanx-scheduler",
+    max_duration: Annotated[str, typer.Option(help="Stop after this much virtual time.")] = "720h",
+    out: Annotated[Path, typer.Option(help="Directory for the JSON results.")] = DEFAULT_OUT,
+) -> None:
+    """Replay a trace of job arrivals on the virtual clock through the whole stack; report GPU
+    utilisation, queueing delay and throughput."""
+    from phalanx.bench.replay import ReplayConfig, replay_trace
+    from phalanx.bench.trace import TraceError, load_trace
+    from phalanx.bench.workload import ALL_SCHEDULERS
+
+    if scheduler not in ALL_SCHEDULERS:
+        raise UserError(f"--scheduler: unknown {scheduler!r}; use one of {', '.join(ALL_SCHEDULERS)}")
+    try:
+        jobs = load_trace(trace_file)
+    except TraceError as e:
+        raise UserError(str(e)) from None
+    cfg = ReplayConfig(nodes=nodes, start_delay=_duration(start_delay, "--start-delay"),
+                       scheduler=scheduler, max_duration=_duration(max_duration, "--max-duration"))
+    typer.echo(f"replaying {len(jobs)} jobs from {trace_file} on {nodes} nodes ({nodes * 8} GPUs) ...")
+    r = replay_trace(jobs, cfg)
+    path = _write(r, out, f"trace-{trace_file.stem}-{nodes}n")
+    q = r["queueing_delay_seconds"]
+    skipped = r["skipped_never_fit"]
+    typer.echo(
+        f"  {r['jobs_finished']}/{r['jobs_replayed']} jobs finished in {r['makespan_seconds'] / 3600:.1f}h "
+        f"(virtual) = {r['wall_seconds']:.1f}s wall\n"
+        f"  GPU utilisation {r['gpu_utilisation']:.1%}; queueing delay p50 {q['p50']:.0f}s, "
+        f"p90 {q['p90']:.0f}s, p99 {q['p99']:.0f}s, mean {q['mean']:.0f}s\n"
+        f"  throughput {r['throughput_jobs_per_hour']:.1f} jobs/h, {r['throughput_pods_per_hour']:.0f} pods/h"
+        + (f"\n  skipped {len(skipped)} job(s) that can never fit: {', '.join(skipped[:5])}" if skipped else "")
+        + f"\n  wrote {path}"
+    )
+
+
+@bench_app.command("trace-gen")
+def trace_gen(
+    output: Annotated[Path, typer.Argument(help="CSV file to write.", show_default=False)],
+    jobs: Annotated[int, typer.Option(min=1, help="Jobs in the trace.")] = 200,
+    nodes: Annotated[int, typer.Option(min=1, help="Nodes (8 GPUs each) the trace is sized for.")] = 64,
+    load: Annotated[float, typer.Option(min=0.01, max=10.0, help="Offered load: GPU-seconds asked "
+                                        "per second over the cluster's GPUs.")] = 0.9,
+    seed: Annotated[int, typer.Option(help="Same seed, same trace.")] = 0,
+) -> None:
+    """Write a synthetic trace: Poisson arrivals, mostly small gangs, log-normal run times."""
+    from phalanx.bench.tracegen import TraceGenConfig, generate, write_trace
+
+    generated = generate(TraceGenConfig(jobs=jobs, nodes=nodes, load=load, seed=seed))
+    if output.is_dir():
+        raise UserError(f"{output} is a directory; give a file name such as trace.csv")
+    try:
+        write_trace(generated, output)
+    except OSError as e:
+        raise UserError(f"cannot write {output}: {e.strerror or e}") from None
+    span = generated[-1].submit_time
+    gpu_hours = sum(j.gpus * j.duration for j in generated) / 3600
+    typer.echo(f"wrote {output}: {len(generated)} jobs over {span / 3600:.1f}h, "
+               f"{gpu_hours:.0f} GPU-hours asked, sized for {nodes} nodes at load {load:g}")

@@ -1,0 +1,221 @@
+"""`phalanx bench trace`: replay job arrivals on the virtual clock, through the whole stack.
+
+Each job becomes a PodCliqueSet (one gang of `gang_size` pods asking `gpus_per_pod` GPUs)
+created at its submit time. When all its pods are Running the job runs for `duration`, then
+its PodCliqueSet is deleted (the job finished; its GPUs go back to the pool). Jobs that can
+never fit the cluster on their own are reported and skipped, not left to wait forever.
+
+Reported: GPU utilisation (GPUs held by bound pods, integrated over virtual time, over the
+cluster's GPUs and the makespan; plus a sampled timeline), queueing delay (submit to all
+pods Running: p50/p90/p99/max/mean), throughput (jobs and pods per virtual hour), and the
+wall-clock and CPU time the replay took.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import platform
+import resource
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from phalanx.api import labels
+from phalanx.api.core import Pod
+from phalanx.api.grove import PodCliqueSet
+from phalanx.api.quantity import parse_quantity
+from phalanx.cluster.client import ApiError, NotFound
+from phalanx.cluster.clock import run_virtual
+
+from .gctune import tuned_gc
+from .results import percentiles
+from .stack import EmbeddedStack
+from .trace import TraceJob
+from .tracker import PcsPods, PodTracker
+from .workload import GPU, GPUS_PER_NODE, gpu_cluster, job_podcliqueset
+
+TIMELINE_POINTS = 48
+
+
+@dataclass(slots=True)
+class ReplayConfig:
+    nodes: int = 64
+    start_delay: float = 5.0  # kubelet: bound -> Running (virtual seconds)
+    scheduler: str = labels.SCHEDULER_PHALANX
+    max_duration: float = 30 * 24 * 3600.0  # stop after this much virtual time
+    tune_gc: bool = True
+
+
+class _GpuMeter:
+    """GPUs held by bound, non-terminal pods, integrated over loop time."""
+
+    def __init__(self, tracker: PodTracker) -> None:
+        self.held: dict[str, float] = {}
+        self.total = 0.0
+        self.area = 0.0
+        self.last = 0.0
+        self.samples: list[tuple[float, float]] = []  # (loop time, GPUs held) at each change
+        tracker.informer.add_handler(self._on, lambda old, new: self._on(new), self._gone)
+
+    def _advance(self) -> None:
+        now = asyncio.get_running_loop().time()
+        self.area += self.total * (now - self.last)
+        self.last = now
+
+    def _set(self, key: str, gpus: float) -> None:
+        old = self.held.get(key, 0.0)
+        if old == gpus:
+            return
+        self._advance()
+        self.total += gpus - old
+        if gpus:
+            self.held[key] = gpus
+        else:
+            self.held.pop(key, None)
+        self.samples.append((self.last, self.total))
+
+    def _on(self, pod: Pod) -> None:
+        holds = bool(pod.spec.node_name) and not pod.is_terminal
+        self._set(pod.key, _pod_gpus(pod) if holds else 0.0)
+
+    def _gone(self, pod: Pod) -> None:
+        self._set(pod.key, 0.0)
+
+
+def _pod_gpus(pod: Pod) -> float:
+    total = 0.0
+    for c in pod.spec.containers:
+        requests = c.resources.requests if c.resources is not None else None
+        if requests and GPU in requests:
+            total += float(parse_quantity(requests[GPU]))
+    return total
+
+
+def replay_trace(jobs: list[TraceJob], cfg: ReplayConfig) -> dict[str, Any]:
+    capacity = cfg.nodes * GPUS_PER_NODE
+    fits = [j for j in jobs if j.gpus_per_pod <= GPUS_PER_NODE and j.gpus <= capacity]
+    never = [j.job_id for j in jobs if j not in fits]
+
+    async def main() -> dict[str, Any]:
+        stack = EmbeddedStack(gpu_cluster(cfg.nodes, start_delay=f"{cfg.start_delay}s"))
+        await stack.start()
+        tracker = PodTracker(stack.cluster)
+        meter = _GpuMeter(tracker)
+        await tracker.start()
+        loop = asyncio.get_running_loop()
+        t0, wall0, cpu0 = loop.time(), time.perf_counter(), time.process_time()
+        meter.last = t0
+        by_name = {j.pcs_name(): j for j in fits}
+        submitted: dict[str, float] = {}
+        started: dict[str, float] = {}
+        finished: dict[str, float] = {}
+        all_done = asyncio.Event()
+        tasks: set[asyncio.Task[None]] = set()
+
+        async def finish(name: str) -> None:
+            try:
+                await stack.cluster.delete(PodCliqueSet, name, "default")
+            except NotFound:
+                pass
+            finished[name] = loop.time() - t0
+            if len(finished) == len(fits):
+                all_done.set()
+
+        def on_pcs(name: str, group: PcsPods) -> None:
+            job = by_name.get(name)
+            if job is None or name in started or len(group.running) < job.gang_size:
+                return
+            started[name] = loop.time() - t0
+            loop.call_later(job.duration, lambda: _spawn(tasks, finish(name)))
+
+        tracker.listeners.append(on_pcs)
+
+        async def submit_all() -> None:
+            for job in fits:
+                wait = t0 + job.submit_time - loop.time()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                name = job.pcs_name()
+                submitted[name] = loop.time() - t0
+                try:
+                    await stack.cluster.create(job_podcliqueset(
+                        name, job.gang_size, job.gpus_per_pod, scheduler=cfg.scheduler))
+                except ApiError as err:
+                    raise RuntimeError(f"job {job.job_id}: {err}") from None
+
+        submitter = asyncio.create_task(submit_all(), name="trace-submit")
+        if not fits:
+            all_done.set()
+        try:
+            await asyncio.wait_for(all_done.wait(), cfg.max_duration)
+        except TimeoutError:
+            pass
+        if submitter.done() and submitter.exception() is not None:
+            raise submitter.exception()  # type: ignore[misc]
+        submitter.cancel()
+        meter._advance()
+        end = loop.time() - t0
+        wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+        await tracker.stop()
+        await stack.stop()
+        return _report(fits, submitted, started, finished, meter, capacity, end, t0,
+                       wall, cpu, tracker.ever_bound)
+
+    with tuned_gc(enabled=cfg.tune_gc):
+        stats = run_virtual(main)
+    return {
+        "benchmark": "trace",
+        "config": asdict(cfg),
+        "jobs": len(jobs),
+        "skipped_never_fit": never,
+        **stats,
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+    }
+
+
+def _spawn(tasks: set[asyncio.Task[None]], coro: Any) -> None:
+    task = asyncio.get_running_loop().create_task(coro)
+    tasks.add(task)
+    task.add_done_callback(tasks.discard)
+
+
+def _report(jobs: list[TraceJob], submitted: dict[str, float], started: dict[str, float],
+            finished: dict[str, float], meter: _GpuMeter, capacity: int, end: float, t0: float,
+            wall: float, cpu: float, pods_bound: int) -> dict[str, Any]:
+    first = min(submitted.values(), default=0.0)
+    last_end = max(finished.values(), default=end)
+    makespan = max(last_end - first, 1e-9)
+    waits = [started[n] - submitted[n] for n in started]
+    done_jobs = [j for j in jobs if j.pcs_name() in finished]
+    hours = makespan / 3600.0
+    step = makespan / TIMELINE_POINTS
+    timeline, i, held = [], 0, 0.0
+    for k in range(TIMELINE_POINTS + 1):
+        t = t0 + first + k * step
+        while i < len(meter.samples) and meter.samples[i][0] <= t:
+            held = meter.samples[i][1]
+            i += 1
+        timeline.append([round(k * step, 1), round(held / capacity, 4)])
+    return {
+        "jobs_replayed": len(jobs),
+        "jobs_started": len(started),
+        "jobs_finished": len(finished),
+        "jobs_unfinished": sorted(j.job_id for j in jobs if j.pcs_name() not in finished)[:20],
+        "pods_bound": pods_bound,
+        "cluster_gpus": capacity,
+        "makespan_seconds": round(makespan, 1),
+        "gpu_utilisation": round(meter.area / (capacity * makespan), 4),
+        "demanded_gpu_hours": round(sum(j.gpus * j.duration for j in jobs) / 3600, 1),
+        "queueing_delay_seconds": percentiles(waits, 1) | {
+            "mean": round(sum(waits) / len(waits), 1) if waits else 0.0},
+        "throughput_jobs_per_hour": round(len(done_jobs) / hours, 2),
+        "throughput_pods_per_hour": round(sum(j.gang_size for j in done_jobs) / hours, 1),
+        "virtual_seconds": round(end, 1),
+        "wall_seconds": round(wall, 3),
+        "cpu_seconds": round(cpu, 3),
+        "virtual_speedup": round(end / wall, 1) if wall > 0 else None,
+        "utilisation_timeline": timeline,
+    }
