@@ -35,6 +35,12 @@ class PodGangSource:
     kind: ClassVar[type[PodGang]] = PodGang
 
     def gangs(self, obj: PodGang) -> list[Gang]:
+        # A PodGang handed to another backend (grove.io/scheduler-name) is scheduled through
+        # that backend's object (Workload, PodGroup); as a gang of its own it would have no
+        # members and be reported GangIncomplete forever.
+        owner = (obj.metadata.labels or {}).get(labels.LABEL_SCHEDULER_NAME)
+        if owner and owner != labels.SCHEDULER_PHALANX:
+            return []
         ns, name = obj.metadata.namespace or "", obj.metadata.name or ""
         spec = obj.spec
         groups = tuple(MemberGroup(g.name, g.min_replicas) for g in spec.pod_groups)
