@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from phalanx.api import labels
-from phalanx.api.base import Resource
+from phalanx.api.base import ObjectMeta, Resource
+from phalanx.api.core import PriorityClass
 from phalanx.api.config import OperatorConfiguration
 from phalanx.api.grove import PodCliqueSet, PodGang
 from phalanx.api.pod import Pod
@@ -91,6 +92,8 @@ def test_each_backend_writes_exactly_what_its_scheduler_needs(
 ) -> None:
     async def main() -> None:
         cluster = MemoryCluster()
+        # The sample's pods name this class; the API server rejects pods naming a missing one.
+        await cluster.create(PriorityClass(metadata=ObjectMeta(name="inference-high"), value=1000))
         gate_lifts: list[str] = []
         missing_at_lift: list[str] = []
 
