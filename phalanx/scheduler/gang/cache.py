@@ -173,6 +173,7 @@ class GangCache:
             if st.spec != g:
                 was_complete = st.complete
                 st.spec = g
+                _recover_satisfied(st)
                 self.changed(g.id)
                 if st.complete and not was_complete:
                     self._on_became_complete(st)
@@ -232,6 +233,7 @@ class GangCache:
         node = getattr(pod.spec, "node_name", None)
         if node and st.bound.get(key) != node:
             st.bind(key, node)
+            _recover_satisfied(st)
             changed = True
         if changed:
             self.changed(ref.gang_id)
@@ -326,3 +328,19 @@ class GangCache:
         self.changed(st.id)
         return st
 
+
+def _recover_satisfied(st: GangState) -> None:
+    """A gang found with minMember already bound (by an earlier scheduler process, before a
+    restart) was satisfied once: its later members schedule freely and its status says so.
+    Cheap in the steady state, where Permit has set the flag before the binds arrive."""
+    spec = st.spec
+    if spec is None or st.once_satisfied or len(st.bound) < spec.min_member:
+        return
+    per_group: dict[str | None, int] = {}
+    for key in st.bound:
+        m = st.members.get(key)
+        if m is not None:
+            per_group[m.group] = per_group.get(m.group, 0) + 1
+    if sum(per_group.values()) >= spec.min_member and all(
+            per_group.get(g.name, 0) >= g.min_member for g in spec.groups):
+        st.once_satisfied = True
