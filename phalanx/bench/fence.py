@@ -1,20 +1,24 @@
-"""A per-process view of the cluster that can be killed: what a crashed pod looks like to
-the API server.
+"""Components of the embedded stack as processes that can be SIGKILLed.
 
-Each component (operator, scheduler) of the embedded stack gets its own `FencedClient`.
-`kill()` makes every later request of that component fail and ends its watches, at once and
-whatever it was doing, as a SIGKILL would: a reconcile half way through its writes stays half
-done, a gang half way through binding stays half bound. The successor process then starts
-from whatever the API holds, which is the point of a restart test.
+A `Process` (operator, scheduler) owns a `FencedClient` (its connection to the API server)
+and every asyncio task created on its behalf (tracked through a context variable and a loop
+task factory, see `track_tasks`). `kill()` acts as SIGKILL: the connection is cut at once
+(later requests fail, watches end) and every task of the process is cancelled wherever it
+is, with no shutdown path run: a reconcile half way through its writes stays half done, a
+gang half way through binding stays half bound, unwritten Events are lost. The successor
+process starts from whatever the API holds, which is the point of a restart test.
 
-`kill_after(n)` arms a crash at the component's n-th write (before or after that write
-reaches the store, as chosen), so a seeded test kills at reproducible, arbitrary points.
+`FencedClient.kill_after(n)` arms the kill at the process's n-th next write (just before or
+just after that write reaches the store), so a seeded test kills at reproducible, arbitrary
+points. Work the API server does for a request (its own tasks) never belongs to the caller.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
+import contextvars
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any, Literal, TypeVar
 
 from phalanx.api.base import Resource
@@ -35,12 +39,86 @@ class ProcessKilled(ServiceUnavailable):
     """The calling process is dead (raised into its own in-flight requests)."""
 
 
+# The process the running code belongs to (None: the test driver, kubelets, API server).
+_PROCESS: contextvars.ContextVar[Process | None] = contextvars.ContextVar(
+    "phalanx_bench_process", default=None)
+_TRACKING = "_phalanx_bench_tracking"
+
+
+def track_tasks(loop: asyncio.AbstractEventLoop) -> None:
+    """Attribute every task created on `loop` to the process whose code created it
+    (idempotent; an existing task factory is kept and wrapped)."""
+    if getattr(loop, _TRACKING, False):
+        return
+    previous = loop.get_task_factory()
+
+    def factory(loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, Any],
+                **kwargs: Any) -> asyncio.Future[Any]:
+        context = kwargs.get("context")
+        owner = context.get(_PROCESS) if context is not None else _PROCESS.get()
+        if previous is not None:
+            task = previous(loop, coro, **kwargs)
+        else:
+            task = asyncio.Task(coro, loop=loop, **kwargs)
+        if owner is not None and isinstance(task, asyncio.Task):
+            owner.adopt(task)
+        return task
+
+    loop.set_task_factory(factory)
+    setattr(loop, _TRACKING, True)
+
+
+class Process:
+    """One component's connection and tasks."""
+
+    def __init__(self, name: str, api: Client) -> None:
+        self.name = name
+        self.client = FencedClient(api, name, self)
+        self.tasks: set[asyncio.Task[Any]] = set()
+
+    def adopt(self, task: asyncio.Task[Any]) -> None:
+        if self.client.dead:
+            task.cancel()  # a dead process starts nothing
+            return
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    @contextmanager
+    def running(self) -> Iterator[None]:
+        """Code (and the tasks it creates) inside the block belongs to this process."""
+        token = _PROCESS.set(self)
+        try:
+            yield
+        finally:
+            _PROCESS.reset(token)
+
+    @property
+    def dead(self) -> bool:
+        return self.client.dead
+
+    def kill(self) -> None:
+        """SIGKILL: cut the connection, cancel every task of the process (synchronous; safe
+        to call from one of those tasks, which then ends at its next await)."""
+        self.client.kill()
+
+    def _cancel_tasks(self) -> None:
+        for task in list(self.tasks):
+            task.cancel()
+
+    async def reap(self) -> None:
+        """Wait until every task of the (killed) process has ended."""
+        current = asyncio.current_task()
+        while pending := [t for t in self.tasks if not t.done() and t is not current]:
+            await asyncio.gather(*pending, return_exceptions=True)
+
+
 class FencedClient:
     """Delegates to `inner` until killed. Implements `phalanx.cluster.client.Client`."""
 
-    def __init__(self, inner: Client, name: str) -> None:
+    def __init__(self, inner: Client, name: str, process: Process | None = None) -> None:
         self.inner = inner
         self.name = name
+        self.process = process
         self.dead = False
         self.killed = asyncio.Event()
         self.writes = 0
@@ -59,9 +137,12 @@ class FencedClient:
         self._kill_before_write = before_write
 
     def kill(self) -> None:
+        """Cut the connection (the whole process dies with it when it has one)."""
         if self.dead:
             return
         self.dead = True
+        if self.process is not None:
+            self.process._cancel_tasks()
         self._kill_at = None
         self.killed.set()
         for stream in self._streams:
@@ -72,14 +153,14 @@ class FencedClient:
         if self.dead:
             raise ProcessKilled(f"{self.name} was killed", kind="", name=self.name)
 
-    async def _write(self, call: Any) -> Any:
+    async def _write(self, send: Callable[[], Awaitable[Any]]) -> Any:
         self._check()
         self.writes += 1
         due = self._kill_at is not None and self.writes >= self._kill_at
         if due and self._kill_before_write:
             self.kill()
             self._check()
-        result = await call
+        result = await _as_server(send)
         if due:
             self.kill()
         self._check()  # a reply that arrives after death reaches no one
@@ -93,38 +174,38 @@ class FencedClient:
 
     async def get(self, kind: type[T], name: str, namespace: str | None = None) -> T:
         self._check()
-        return await self.inner.get(kind, name, namespace)
+        return await _as_server(lambda: self.inner.get(kind, name, namespace))
 
     async def list(self, kind: type[T], namespace: str | None = None, *,
                    label_selector: Selector = None,
                    field_selector: Selector = None) -> ObjectList[T]:
         self._check()
-        return await self.inner.list(kind, namespace, label_selector=label_selector,
-                                     field_selector=field_selector)
+        return await _as_server(lambda: self.inner.list(
+            kind, namespace, label_selector=label_selector, field_selector=field_selector))
 
     async def create(self, obj: T) -> T:
-        return await self._write(self.inner.create(obj))
+        return await self._write(lambda: self.inner.create(obj))
 
     async def update(self, obj: T) -> T:
-        return await self._write(self.inner.update(obj))
+        return await self._write(lambda: self.inner.update(obj))
 
     async def update_status(self, obj: T) -> T:
-        return await self._write(self.inner.update_status(obj))
+        return await self._write(lambda: self.inner.update_status(obj))
 
     async def patch(self, kind: type[T], name: str, patch: Mapping[str, Any],
                     namespace: str | None = None, *,
                     subresource: Literal["status"] | None = None) -> T:
-        return await self._write(self.inner.patch(kind, name, patch, namespace,
-                                                  subresource=subresource))
+        return await self._write(lambda: self.inner.patch(kind, name, patch, namespace,
+                                                          subresource=subresource))
 
     async def delete(self, kind: type[T], name: str, namespace: str | None = None, *,
                      propagation_policy: PropagationPolicy = "Background",
                      uid: str | None = None) -> None:
-        await self._write(self.inner.delete(kind, name, namespace,
-                                            propagation_policy=propagation_policy, uid=uid))
+        await self._write(lambda: self.inner.delete(kind, name, namespace,
+                                                    propagation_policy=propagation_policy, uid=uid))
 
     async def bind(self, pod_name: str, namespace: str, node_name: str) -> None:
-        await self._write(self.inner.bind(pod_name, namespace, node_name))
+        await self._write(lambda: self.inner.bind(pod_name, namespace, node_name))
 
     def watch(self, kind: type[T], namespace: str | None = None, *,
               resource_version: str | None = None, label_selector: Selector = None,
@@ -141,6 +222,16 @@ class FencedClient:
     def _forget(self, stream: _FencedStream[Any]) -> None:
         if stream in self._streams:
             self._streams.remove(stream)
+
+
+async def _as_server(send: Callable[[], Awaitable[Any]]) -> Any:
+    """Run a request with no process attached: whatever the API server spawns for it (e.g.
+    garbage collection after a delete) is the server's, not the caller's."""
+    token = _PROCESS.set(None)
+    try:
+        return await send()
+    finally:
+        _PROCESS.reset(token)
 
 
 class _FencedStream(AsyncIterator[WatchEvent[T]]):

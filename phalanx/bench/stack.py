@@ -16,7 +16,7 @@ directly and are never restarted (they are the nodes).
 from __future__ import annotations
 
 import asyncio
-import logging
+from collections.abc import Coroutine
 from typing import Any
 
 from phalanx.api.base import ObjectMeta
@@ -31,10 +31,7 @@ from phalanx.sim.kubelet import Kubelet
 from phalanx.sim.runner import DEFAULT_TOPOLOGY_NAME
 from phalanx.sim.workload import embedded_default_config
 
-from .fence import FencedClient
-
-log = logging.getLogger(__name__)
-
+from .fence import Process, track_tasks
 
 class NotSettled(AssertionError):
     """The stack still had work after the settle timeout (names what was busy)."""
@@ -51,8 +48,8 @@ class EmbeddedStack:
         self.topology = topology
         self.operator: OperatorManager | None = None
         self.scheduler: Scheduler | None = None
-        self.operator_client: FencedClient | None = None
-        self.scheduler_client: FencedClient | None = None
+        self.operator_process: Process | None = None
+        self.scheduler_process: Process | None = None
         self.kubelet = Kubelet(self.cluster, start_delay=cluster_spec.spec.kubelet.start_delay_seconds)
         self.restarts = {"operator": 0, "scheduler": 0}
         self.kills = {"operator": 0, "scheduler": 0}
@@ -61,6 +58,7 @@ class EmbeddedStack:
 
     async def start(self) -> None:
         """Nodes (and a ClusterTopology from the spec's levels), then the components."""
+        track_tasks(asyncio.get_running_loop())
         for node in build_nodes(self.spec):
             await self.cluster.create(node)
         if self.topology and self.spec.spec.topology:
@@ -89,27 +87,23 @@ class EmbeddedStack:
     async def start_operator(self) -> OperatorManager:
         if self.operator is not None:
             raise RuntimeError("the operator is already running")
-        client = FencedClient(self.cluster, "operator")
+        process = Process("operator", self.cluster)
         # The fenced client has no register_admission: the webhook is installed below, on
         # the API server itself, once (a restart must not stack a second copy of it).
-        op = OperatorManager(client, self.config)  # type: ignore[arg-type]
+        op = OperatorManager(process.client, self.config)  # type: ignore[arg-type]
         install_admission(self.cluster, op.registry)
-        await op.start()
-        self.operator, self.operator_client = op, client
+        with process.running():
+            await op.start()
+        self.operator, self.operator_process = op, process
         return op
 
     async def stop_operator(self, *, kill: bool = False) -> None:
-        """Stop gracefully, or `kill`: cut its connection first, so nothing it would still
-        write (events, status) reaches the API."""
-        op, client = self.operator, self.operator_client
-        if op is None or client is None:
+        """Stop gracefully, or `kill` (SIGKILL: nothing it would still do reaches the API)."""
+        op, process = self.operator, self.operator_process
+        if op is None or process is None:
             return
-        self.operator = self.operator_client = None
-        if kill:
-            client.kill()
-            self.kills["operator"] += 1
-        await _quietly(op.stop(), "operator")
-        client.kill()
+        self.operator = self.operator_process = None
+        await self._end(process, op.stop(), kill)
 
     async def restart_operator(self, *, kill: bool = True, downtime: float = 0.0) -> None:
         await self.stop_operator(kill=kill)
@@ -123,22 +117,19 @@ class EmbeddedStack:
     async def start_scheduler(self) -> Scheduler:
         if self.scheduler is not None:
             raise RuntimeError("the scheduler is already running")
-        client = FencedClient(self.cluster, "scheduler")
-        sched = Scheduler(client, record_events=self.record_events)  # type: ignore[arg-type]
-        await sched.start()
-        self.scheduler, self.scheduler_client = sched, client
+        process = Process("scheduler", self.cluster)
+        sched = Scheduler(process.client, record_events=self.record_events)  # type: ignore[arg-type]
+        with process.running():
+            await sched.start()
+        self.scheduler, self.scheduler_process = sched, process
         return sched
 
     async def stop_scheduler(self, *, kill: bool = False) -> None:
-        sched, client = self.scheduler, self.scheduler_client
-        if sched is None or client is None:
+        sched, process = self.scheduler, self.scheduler_process
+        if sched is None or process is None:
             return
-        self.scheduler = self.scheduler_client = None
-        if kill:
-            client.kill()
-            self.kills["scheduler"] += 1
-        await _quietly(sched.stop(), "scheduler")
-        client.kill()
+        self.scheduler = self.scheduler_process = None
+        await self._end(process, sched.stop(), kill)
 
     async def restart_scheduler(self, *, kill: bool = True, downtime: float = 0.0) -> None:
         await self.stop_scheduler(kill=kill)
@@ -146,6 +137,19 @@ class EmbeddedStack:
             await asyncio.sleep(downtime)
         await self.start_scheduler()
         self.restarts["scheduler"] += 1
+
+    async def _end(self, process: Process, graceful_stop: Coroutine[Any, Any, None],
+                   kill: bool) -> None:
+        if kill or process.dead:
+            graceful_stop.close()  # never run: a killed process has no shutdown path
+            if not process.dead:
+                process.kill()
+            self.kills[process.name] += 1
+        else:
+            with process.running():
+                await graceful_stop
+            process.kill()  # whatever is left (e.g. timers) dies with the process
+        await process.reap()
 
     # ------------------------------------------------------------------ quiescence
 
@@ -159,27 +163,35 @@ class EmbeddedStack:
         out += [f"kubelet: {b}" for b in self.kubelet.manager.busy()]
         return out
 
-    async def settle(self, timeout: float = 3600.0) -> None:
-        """Until operator, scheduler and kubelets are all idle at once (loop time)."""
+    async def settle(self, timeout: float = 3600.0, *, horizon: float | None = None) -> None:
+        """Until operator, scheduler and kubelets are all idle at once (loop time), counting
+        kubelet start delays and anything else due within `horizon` seconds (default: the
+        start delay plus a minute), but not timers further out (e.g. a 4h terminationDelay)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
+        if horizon is None:
+            horizon = self.kubelet.start_delay + 60.0
         while True:
-            left = max(deadline - loop.time(), 0.0)
+            left = lambda: max(deadline - loop.time(), 0.0)  # noqa: E731
             if self.operator is not None:
-                await self.operator.wait_idle(timeout=left)
+                await self.operator.wait_idle(timeout=left())
             if self.scheduler is not None:
-                await self.scheduler.wait_idle(timeout=max(deadline - loop.time(), 0.0))
-            await self.kubelet.wait_idle(timeout=max(deadline - loop.time(), 0.0))
+                await self.scheduler.wait_idle(timeout=left())
+            await self.kubelet.wait_idle(timeout=left())
             busy = self.busy()
-            if not busy:
+            due = self.next_due()
+            if not busy and (due is None or due > loop.time() + horizon):
                 return
             if loop.time() >= deadline:
-                raise NotSettled(f"not settled after {timeout:g}s: {busy[:5]}")
+                raise NotSettled(f"not settled after {timeout:g}s: {busy[:5] or f'a timer at {due}'}")
+            if not busy and due is not None:
+                await asyncio.sleep(max(due - loop.time(), 0.0) + 1e-3)
 
+    def next_due(self) -> float | None:
+        """Loop time of the earliest delayed reconcile of the operator or the kubelets."""
+        controllers = list(self.kubelet.manager.controllers)
+        if self.operator is not None:
+            controllers += self.operator.controllers
+        times = [t for c in controllers if (t := c.queue.next_delayed()) is not None]
+        return min(times, default=None)
 
-async def _quietly(stopping: Any, what: str) -> None:
-    """Stopping a killed component: its own failed requests are expected, not news."""
-    try:
-        await stopping
-    except Exception as err:  # noqa: BLE001 - a dead process's errors go nowhere
-        log.debug("%s stopped with %s: %s", what, type(err).__name__, err)

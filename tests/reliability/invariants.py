@@ -15,6 +15,7 @@ from typing import Any
 from phalanx.api import labels
 from phalanx.api.base import Resource
 from phalanx.api.core import Event, Lease, Node, Pod
+from phalanx.api.quantity import parse_resources
 from phalanx.api.grove import PodClique, PodCliqueSet, PodGang
 from phalanx.cluster.client import AlreadyExists, ApiError, Client, Invalid, NotFound
 from phalanx.cluster.memory import MemoryCluster
@@ -123,6 +124,35 @@ def gang_binding(pods: list[Pod], gangs: list[PodGang]) -> tuple[list[str], list
     return partly, unbound
 
 
+def overcommitted(pods: list[Pod], nodes: list[Node]) -> list[str]:
+    """Nodes whose bound, non-terminal pods ask for more than the node has (cpu, memory,
+    GPUs, pod count): a scheduler that lost track of placements after a restart."""
+    used: dict[str, Counter[str]] = {}
+    for p in pods:
+        if not p.spec.node_name or p.is_terminal:
+            continue
+        use = used.setdefault(p.spec.node_name, Counter())
+        use["pods"] += 1
+        for c in p.spec.containers:
+            for res, q in parse_resources(c.resources.requests if c.resources else None).items():
+                use[res] += q
+    out = []
+    for n in nodes:
+        have = parse_resources(n.status.allocatable)
+        for res, q in used.get(n.name, Counter()).items():
+            if q > have.get(res, 0.0) + 1e-9:
+                out.append(f"node {n.name}: {res} {q:g} requested > {have.get(res, 0.0):g} allocatable")
+    return out
+
+
+def packed(pods: list[Pod], nodes: list[Node], gang: str, key: str) -> bool:
+    """Whether every bound pod of PodGang `gang` sits in one domain of node label `key`."""
+    domain = {n.name: n.metadata.labels.get(key) for n in nodes}
+    seen = {domain.get(p.spec.node_name or "") for p in pods
+            if p.metadata.labels.get(labels.LABEL_PODGANG) == gang and p.spec.node_name}
+    return len(seen) <= 1
+
+
 def derived_left(state: dict[type[Resource], list[Resource]]) -> list[str]:
     """Derived objects still stored (after every PodCliqueSet was deleted)."""
     return [f"{kind.API_VERSION} {kind.KIND}: {len(items)} left ({items[0].key}, ...)"
@@ -133,15 +163,18 @@ def derived_left(state: dict[type[Resource], list[Resource]]) -> list[str]:
 
 _VOLATILE_KEYS = {"uid", "resourceVersion", "creationTimestamp", "deletionTimestamp",
                   "generateName", "managedFields", "startedAt", "finishedAt", "observedAt",
-                  "lastScheduled", "startTime"}
+                  "lastScheduled", "lastReady", "startTime"}
 
 
-def _strip(value: Any) -> Any:
+def _strip(value: Any, key: str = "") -> Any:
     if isinstance(value, dict):
-        return {k: _strip(v) for k, v in sorted(value.items())
+        return {k: _strip(v, k) for k, v in sorted(value.items())
                 if k not in _VOLATILE_KEYS and not k.endswith(("Time", "Timestamp"))}
     if isinstance(value, list):
-        return [_strip(v) for v in value]
+        items = [_strip(v) for v in value]
+        if key == "conditions":  # a map keyed by type (listMapKey): order means nothing
+            items.sort(key=lambda c: str(c.get("type")) if isinstance(c, dict) else "")
+        return items
     return value
 
 
@@ -194,4 +227,5 @@ def _first_difference(a: Any, b: Any, path: str = "") -> str:
 
 
 __all__ = ["PodCliqueSet", "create_retrying", "delete_retrying", "derived_left", "diff_states",
-           "duplicate_pods", "env_int", "everything", "gang_binding", "normal_form", "orphans"]
+           "duplicate_pods", "env_int", "everything", "gang_binding", "normal_form", "orphans",
+           "overcommitted", "packed"]
