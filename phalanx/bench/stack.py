@@ -16,12 +16,13 @@ directly and are never restarted (they are the nodes).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from phalanx.api.base import ObjectMeta
 from phalanx.api.config import OperatorConfiguration
 from phalanx.api.grove import ClusterTopology, ClusterTopologySpec, TopologyLevel
+from phalanx.cluster.client import Client
 from phalanx.cluster.memory import MemoryCluster
 from phalanx.operator.admission import install_admission
 from phalanx.operator.manager import OperatorManager
@@ -33,6 +34,9 @@ from phalanx.sim.workload import embedded_default_config
 
 from .fence import Process, track_tasks
 
+Connect = Callable[[str], Client]
+
+
 class NotSettled(AssertionError):
     """The stack still had work after the settle timeout (names what was busy)."""
 
@@ -40,17 +44,21 @@ class NotSettled(AssertionError):
 class EmbeddedStack:
     def __init__(self, cluster_spec: ClusterSpec, config: OperatorConfiguration | None = None,
                  *, cluster: MemoryCluster | None = None, record_events: bool = True,
-                 topology: bool = True) -> None:
+                 topology: bool = True, connect: Connect | None = None) -> None:
         self.spec = cluster_spec
         self.config = config or embedded_default_config()
         self.cluster = cluster or MemoryCluster()
+        # Each process's own connection to the API server: the MemoryCluster itself by
+        # default; e.g. a KubeCluster over HTTP to exercise the wire client.
+        self.connect: Connect = connect or (lambda _name: self.cluster)
         self.record_events = record_events
         self.topology = topology
         self.operator: OperatorManager | None = None
         self.scheduler: Scheduler | None = None
         self.operator_process: Process | None = None
         self.scheduler_process: Process | None = None
-        self.kubelet = Kubelet(self.cluster, start_delay=cluster_spec.spec.kubelet.start_delay_seconds)
+        self.kubelet = Kubelet(self.connect("kubelet"),
+                               start_delay=cluster_spec.spec.kubelet.start_delay_seconds)
         self.restarts = {"operator": 0, "scheduler": 0}
         self.kills = {"operator": 0, "scheduler": 0}
 
@@ -74,6 +82,7 @@ class EmbeddedStack:
         await self.kubelet.stop()
         await self.stop_scheduler()
         await self.stop_operator()
+        await self._close(self.kubelet.client)
 
     async def __aenter__(self) -> EmbeddedStack:
         await self.start()
@@ -87,7 +96,7 @@ class EmbeddedStack:
     async def start_operator(self) -> OperatorManager:
         if self.operator is not None:
             raise RuntimeError("the operator is already running")
-        process = Process("operator", self.cluster)
+        process = Process("operator", self.connect("operator"))
         # The fenced client has no register_admission: the webhook is installed below, on
         # the API server itself, once (a restart must not stack a second copy of it).
         op = OperatorManager(process.client, self.config)  # type: ignore[arg-type]
@@ -117,7 +126,7 @@ class EmbeddedStack:
     async def start_scheduler(self) -> Scheduler:
         if self.scheduler is not None:
             raise RuntimeError("the scheduler is already running")
-        process = Process("scheduler", self.cluster)
+        process = Process("scheduler", self.connect("scheduler"))
         sched = Scheduler(process.client, record_events=self.record_events)  # type: ignore[arg-type]
         with process.running():
             await sched.start()
@@ -150,6 +159,13 @@ class EmbeddedStack:
                 await graceful_stop
             process.kill()  # whatever is left (e.g. timers) dies with the process
         await process.reap()
+        await self._close(process.client.inner)
+
+    async def _close(self, client: Any) -> None:
+        """Close a connection of our own making (never the shared MemoryCluster)."""
+        close = getattr(client, "close", None)
+        if client is not self.cluster and close is not None:
+            await close()
 
     # ------------------------------------------------------------------ quiescence
 
