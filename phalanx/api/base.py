@@ -7,7 +7,9 @@ kubectl users write, rejects unknown fields, and dumps back to the same shape.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, ClassVar, Self
+from functools import cache
+from types import NoneType, UnionType
+from typing import Any, ClassVar, Self, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
@@ -36,14 +38,61 @@ class KubeModel(BaseModel):
     def copy_deep(self) -> Self:
         """A private deep copy. Objects shared by caches and watches are read-only.
 
-        Serialise + re-validate, both in pydantic-core: about 3.5x faster than
-        `model_copy(deep=True)` (which deep-copies through Python) on a typical Pod, and
-        opaque dict fields come out as fresh containers too. Cached derived values
+        Serialise + re-validate (`copy_data`), both in pydantic-core: about 3.5x faster
+        than `model_copy(deep=True)` (which deep-copies through Python) on a typical Pod,
+        and opaque dict fields come out as fresh containers too. Cached derived values
         (e.g. PodSpec.total_requests) are recomputed on the copy when first asked for.
+        Raises pydantic's ValidationError if the object was mutated into an invalid state
+        (models do not validate on assignment).
         """
-        cls = type(self)
-        data = cls.__pydantic_serializer__.to_python(self, by_alias=True, exclude_none=True)
-        return cls.__pydantic_validator__.validate_python(data)  # type: ignore[no-any-return]
+        return type(self).__pydantic_validator__.validate_python(  # type: ignore[no-any-return]
+            copy_data(self))
+
+
+def copy_data(model: BaseModel) -> dict[str, Any]:
+    """A fresh dict tree (python field names) that validates back into an equal object.
+
+    The one deep-copy path: `KubeModel.copy_deep` and the embedded API server's private
+    copies use it. `round_trip` leaves computed fields out. Leaving `None`s out makes the
+    dump and the validation ~30% cheaper on sparse objects such as pods; that is exact
+    only when no field defaults to something else, which is checked once per class.
+    """
+    cls = type(model)
+    return cls.__pydantic_serializer__.to_python(  # type: ignore[no-any-return]
+        model, round_trip=True, warnings=False, exclude_none=none_is_always_default(cls))
+
+
+@cache
+def none_is_always_default(cls: type[BaseModel]) -> bool:
+    """True when no field of `cls` (or of any model nested in it) accepts None but defaults
+    to something else, so dropping None-valued fields from a dump loses nothing."""
+    seen: set[type] = set()
+
+    def models_in(tp: Any) -> list[type[BaseModel]]:
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            return [tp]
+        return [m for arg in get_args(tp) for m in models_in(arg)]
+
+    def accepts_none(tp: Any) -> bool:
+        if tp is None or tp is NoneType or tp is Any:
+            return True
+        if get_origin(tp) in (Union, UnionType):
+            return any(accepts_none(a) for a in get_args(tp))
+        return False
+
+    def safe(model: type[BaseModel]) -> bool:
+        if model in seen:
+            return True
+        seen.add(model)
+        for info in model.model_fields.values():
+            if accepts_none(info.annotation) and (
+                    info.default_factory is not None or info.default is not None):
+                return False
+            if not all(safe(m) for m in models_in(info.annotation)):
+                return False
+        return True
+
+    return safe(cls)
 
 
 class OwnerReference(KubeModel):

@@ -28,7 +28,7 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any, Literal, TypeVar
 
-from phalanx.api.base import Resource
+from phalanx.api.base import Resource, copy_data
 
 from . import pods, rules
 from .admission import AdmissionChain, AdmissionHook
@@ -45,7 +45,7 @@ from .client import (
 from .clock import Clock, RealClock
 from .faults import FaultInjector
 from .gc import GarbageCollector
-from .objects import clone, clone_part, dump_for_copy, from_dict, merge_patch, object_key
+from .objects import clone, clone_part, from_dict, merge_patch, object_key
 from .selectors import SelectorError, parse_field_selector, parse_label_selector
 from .stats import ClusterStats
 from .store import KindStore, WatchStream
@@ -236,7 +236,7 @@ class MemoryCluster(GarbageCollector):
             raise rules.already_exists(cls, name)
         # Server-set fields go into the dump, so the private copy is built (and the caller's
         # object validated) in one pass.
-        data = dump_for_copy(obj)
+        data = copy_data(obj)
         md = data["metadata"]
         md["name"], md["namespace"], md["generation"] = name, ns, 1
         md["uid"] = f"00000000-0000-4000-8000-{self._uid_seq + 1:012x}"

@@ -153,6 +153,29 @@ def test_copy_deep_is_independent_including_opaque_fields():
     assert pod.metadata.labels["x"] == "1" and pod.spec.node_selector["zone"] == "a"
 
 
+def test_copy_deep_keeps_a_none_whose_default_is_something_else():
+    # Dropping Nones from the copy's dump would turn `retries: None` ("never") into 3.
+    from pydantic import Field
+
+    from phalanx.api.base import KubeModel, Resource, none_is_always_default
+
+    class Tuning(KubeModel):
+        retries: int | None = 3
+        tags: list[str] = Field(default_factory=list)
+
+    class Tuned(Resource):
+        API_VERSION, KIND, PLURAL = "test.phalanx.dev/v1", "Tuned", "tuneds"
+        spec: Tuning = Field(default_factory=Tuning)
+
+    assert not none_is_always_default(Tuned) and none_is_always_default(Pod)
+    tuned = Tuned(metadata=ObjectMeta(name="t"), spec=Tuning(retries=None, tags=["a"]))
+    copy = tuned.copy_deep()
+    assert copy.spec.retries is None and copy == tuned
+    copy.spec.tags.append("b")
+    assert tuned.spec.tags == ["a"]
+    assert Tuning(retries=None).copy_deep().retries is None
+
+
 def test_node_allocatable_and_ready():
     node = Node.model_validate(
         {
@@ -244,8 +267,9 @@ def _models_in(tp):
 
 
 def test_copy_deep_may_drop_nones_no_optional_field_defaults_to_non_none():
-    # copy_deep (and the cluster's clone) dump with exclude_none: exact only if every field
-    # that accepts None also defaults to None.
+    # copy_deep (and the cluster's clone) leave Nones out of the dump (~30% cheaper) only for
+    # models where every field that accepts None also defaults to None: keep all built-in
+    # kinds on that fast path.
     import types
     import typing
 

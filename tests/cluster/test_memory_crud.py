@@ -3,6 +3,7 @@
 import pytest
 
 from phalanx.api.base import ObjectMeta
+from phalanx.api.core import Service
 from phalanx.cluster.client import AlreadyExists, Conflict, Invalid, NotFound
 from phalanx.cluster.clock import run_virtual
 from phalanx.cluster.memory import MemoryCluster
@@ -242,6 +243,22 @@ def test_status_subresource(client_factory):
         # The main resource ignores status.
         p = await c.patch(Widget, "a", {"status": {"phase": "Lost"}})
         assert p.status.phase == "Running"
+    run_virtual(main)
+
+
+def test_update_status_of_a_kind_with_an_opaque_status(client_factory):
+    # A Service's status is plain JSON (no model): update_status copies it all the same.
+    async def main():
+        c = client_factory()
+        svc = await c.create(Service.model_validate({"metadata": {"name": "s", "namespace": "ns"},
+                                                     "spec": {"ports": [{"port": 80}]}}))
+        svc.status = {"loadBalancer": {"ingress": [{"ip": "10.0.0.1"}]}}
+        out = await c.update_status(svc)
+        assert out.status == {"loadBalancer": {"ingress": [{"ip": "10.0.0.1"}]}}
+        svc.status["loadBalancer"]["ingress"][0]["ip"] = "changed after the write"
+        got = await c.get(Service, "s", "ns")
+        assert got.status == out.status
+        assert int(got.metadata.resource_version) > int(svc.metadata.resource_version)
     run_virtual(main)
 
 

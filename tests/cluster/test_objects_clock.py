@@ -4,11 +4,11 @@ import asyncio
 
 from pydantic import Field
 
-from phalanx.api.base import KubeModel, ObjectMeta, Resource
+from phalanx.api.base import KubeModel, ObjectMeta, Resource, none_is_always_default
 from phalanx.api.core import Node
 from phalanx.cluster.clock import run_virtual, settle
 from phalanx.cluster.memory import MemoryCluster
-from phalanx.cluster.objects import clone, merge_patch, none_is_always_default, split_key
+from phalanx.cluster.objects import clone, merge_patch, split_key
 
 from .kinds import Pod, Widget, make_pod
 
