@@ -113,9 +113,9 @@ def test_namespace_and_label_selector_transitions(client_factory):
     run_virtual(main)
 
 
-def test_field_selector_watch():
+def test_field_selector_watch(client_factory):
     async def main():
-        c = MemoryCluster()
+        c = client_factory()
         stream = c.watch(Widget, field_selector="spec.nodeName=n1")
         await c.create(widget("a"))
         await c.patch(Widget, "a", {"spec": {"nodeName": "n1"}})

@@ -21,13 +21,12 @@ from phalanx.cluster.client import (
     ObjectList,
     PropagationPolicy,
     Selector,
-    WatchEvent,
 )
 from phalanx.cluster.clock import Clock, RealClock
 
 from .config import ConnectionConfig, load_connection
 from .convert import BaseCache, decode, json_copy, merge_patch, prune
-from .paths import DEFAULT_NAMESPACE, collection_path, object_path, selector_string
+from .paths import DEFAULT_NAMESPACE, collection_path, object_path, selector_queries
 from .transport import Transport
 from .watch import KubeWatchStream, watch_events
 
@@ -136,11 +135,7 @@ class KubeCluster:
     ) -> ObjectList[T]:
         """All pages of a consistent list (one resourceVersion for the whole snapshot)."""
         path = collection_path(kind, namespace)
-        base: list[tuple[str, str]] = []
-        if (labels := selector_string(label_selector)) is not None:
-            base.append(("labelSelector", labels))
-        if (fields := selector_string(field_selector)) is not None:
-            base.append(("fieldSelector", fields))
+        base = selector_queries(kind, label_selector, field_selector)
         items: list[T] = []
         token = ""
         rv = ""

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from urllib.parse import quote
 
 from phalanx.api.base import Resource
 from phalanx.cluster.client import Invalid, Selector
+from phalanx.cluster.selectors import (
+    SelectorError,
+    parse_field_selector,
+    parse_label_selector,
+)
 
 DEFAULT_NAMESPACE = "default"
 
@@ -36,10 +40,23 @@ def object_path(
     return f"{path}/{subresource}" if subresource else path
 
 
-def selector_string(selector: Selector) -> str | None:
-    """Dict selectors become `k=v,k2=v2` (sorted: stable URLs); strings pass through."""
-    if selector is None:
-        return None
-    if isinstance(selector, Mapping):
-        return ",".join(f"{k}={v}" for k, v in sorted(selector.items())) or None
-    return selector or None
+def selector_queries(
+    kind: type[Resource], label_selector: Selector, field_selector: Selector
+) -> list[tuple[str, str]]:
+    """`labelSelector` / `fieldSelector` query parameters for a list or watch.
+
+    Takes every shape MemoryCluster takes (a string, a dict of equalities, a
+    metav1.LabelSelector with matchLabels/matchExpressions), parsed by the same code, so a
+    bad selector is `Invalid` before any request, and a dict is sent in kubectl's syntax.
+    """
+    try:
+        labels = parse_label_selector(label_selector)
+        fields = parse_field_selector(field_selector)
+    except SelectorError as err:
+        raise Invalid(str(err), kind=kind.KIND, field="selector") from None
+    query: list[tuple[str, str]] = []
+    if not labels.empty:
+        query.append(("labelSelector", str(labels)))
+    if not fields.empty:
+        query.append(("fieldSelector", str(fields)))
+    return query

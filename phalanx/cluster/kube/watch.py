@@ -18,9 +18,8 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from phalanx.api.base import Resource
 from phalanx.cluster.client import Gone, Selector, ServiceUnavailable, WatchEvent
 
-from .convert import decode
 from .errors import error_from_status
-from .paths import collection_path, selector_string
+from .paths import collection_path, selector_queries
 
 if TYPE_CHECKING:
     from .cluster import KubeCluster
@@ -48,6 +47,7 @@ async def watch_events(
             established.set_result(None)
 
     try:
+        selectors = selector_queries(kind, label_selector, field_selector)
         if not resource_version:
             # "Every change after now": start from the current list version.
             resource_version = await cluster.current_resource_version(kind, namespace)
@@ -56,8 +56,6 @@ async def watch_events(
         raise
     rv = resource_version
     path = collection_path(kind, namespace)
-    selector = selector_string(label_selector)
-    fields = selector_string(field_selector)
     loop = asyncio.get_running_loop()
     quick_ends = 0
     connected_once = False
@@ -69,11 +67,8 @@ async def watch_events(
             ("allowWatchBookmarks", "true"),
             ("resourceVersion", rv),
             ("timeoutSeconds", str(seconds)),
+            *selectors,
         ]
-        if selector:
-            query.append(("labelSelector", selector))
-        if fields:
-            query.append(("fieldSelector", fields))
         delivered = False
         try:
             async with cluster.transport.stream_lines(

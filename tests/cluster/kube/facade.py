@@ -165,7 +165,8 @@ class Facade:
         # Register first, then send headers: a client that saw the headers knows the
         # watch is in place (as with kube-apiserver).
         stream = self.cluster.watch(cls, ns, resource_version=rv,
-                                    label_selector=q.get("labelSelector") or None)
+                                    label_selector=q.get("labelSelector") or None,
+                                    field_selector=q.get("fieldSelector") or None)
         resp = web.StreamResponse()
         resp.content_type = "application/json"
         await resp.prepare(request)

@@ -74,6 +74,34 @@ def test_crud_and_errors_map_to_client_errors() -> None:
     run(body)
 
 
+def test_every_selector_shape_goes_over_the_wire_as_memory_cluster_reads_it() -> None:
+    async def body(kube: KubeCluster, mem: MemoryCluster, facade: Facade) -> None:
+        for name, team, tier in (("a", "x", "web"), ("b", "x", "db"), ("c", "y", "web")):
+            obj = cm(name)
+            obj.metadata.labels = {"team": team, "tier": tier}
+            await kube.create(obj)
+        shapes = (
+            "team=x,tier!=db",
+            {"team": "x", "tier": "web"},
+            {"matchLabels": {"team": "x"},
+             "matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["db"]}]},
+        )
+        for shape in shapes:
+            over_wire = await kube.list(ConfigMap, "ns", label_selector=shape)
+            local = await mem.list(ConfigMap, "ns", label_selector=shape)
+            assert [o.name for o in over_wire.items] == [o.name for o in local.items] == ["a"]
+        sent = len(facade.requests)
+        with pytest.raises(Invalid) as bad:
+            await kube.list(ConfigMap, "ns", label_selector={"matchExpressions": [
+                {"key": "tier", "operator": "Near", "values": ["db"]}]})
+        assert bad.value.field == "selector" and "unknown operator 'Near'" in bad.value.message
+        with pytest.raises(Invalid):
+            await anext(aiter(kube.watch(ConfigMap, "ns", label_selector="tier in (")))
+        assert len(facade.requests) == sent  # refused before any request
+
+    run(body)
+
+
 def test_cluster_scoped_kinds_and_status_subresource() -> None:
     async def body(kube: KubeCluster, mem: MemoryCluster, facade: Facade) -> None:
         ns = await kube.create(Namespace.model_validate({"metadata": {"name": "team-a"}}))
