@@ -6,18 +6,30 @@ kubectl users write, rejects unknown fields, and dumps back to the same shape.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import cache
 from types import NoneType, UnionType
-from typing import Any, ClassVar, Self, Union, get_args, get_origin
+from typing import Annotated, Any, ClassVar, Self, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, model_validator
 from pydantic.alias_generators import to_camel
 
 
 def _is_empty(value: Any) -> bool:
     """`exclude_if` for collections that default to empty (Go's omitempty)."""
     return not value
+
+
+def _micro_time(value: datetime) -> str:
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+# metav1.MicroTime (Event eventTime, EventSeries lastObservedTime, Lease acquire/renewTime):
+# the API server parses these with exactly six fractional digits and rejects
+# "2025-01-01T00:00:00Z", which is how a datetime without microseconds dumps by default.
+MicroTime = Annotated[datetime, PlainSerializer(_micro_time, return_type=str, when_used="json")]
 
 
 class KubeModel(BaseModel):

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from .base import Condition, KubeModel, Resource, _is_empty, get_condition
+from .base import Condition, KubeModel, MicroTime, Resource, _is_empty, get_condition
 from .pod import (
     DEFAULT_SCHEDULER,
     Affinity,
@@ -187,7 +187,7 @@ class EventSource(KubeModel):
 
 class EventSeries(KubeModel):
     count: int | None = None
-    last_observed_time: datetime | None = None
+    last_observed_time: MicroTime | None = None
 
 
 class Event(Resource):
@@ -206,13 +206,37 @@ class Event(Resource):
     count: int | None = None
     first_timestamp: datetime | None = None
     last_timestamp: datetime | None = None
-    event_time: datetime | None = None
+    event_time: MicroTime | None = None
     series: EventSeries | None = None
     source: EventSource | None = None
     reporting_component: str | None = None
     reporting_instance: str | None = None
     action: str | None = None
     related: ObjectReference | None = None
+
+    # Readers: an Event written through events.k8s.io/v1 (phalanx.api.events) carries eventTime,
+    # series and reportingComponent instead of firstTimestamp, count and source.
+    @property
+    def occurrences(self) -> int:
+        """How often it happened: count, else series.count, else once."""
+        return self.count or (self.series.count if self.series and self.series.count else 1)
+
+    @property
+    def first_seen(self) -> datetime | None:
+        return self.first_timestamp or self.event_time
+
+    @property
+    def last_seen(self) -> datetime | None:
+        if self.series is not None and self.series.last_observed_time is not None:
+            return self.series.last_observed_time
+        return self.last_timestamp or self.event_time or self.first_timestamp
+
+    @property
+    def reporter(self) -> str:
+        """The component that wrote it: source.component, else reportingComponent."""
+        if self.source is not None and self.source.component:
+            return self.source.component
+        return self.reporting_component or ""
 
 
 # --- scheduling, namespaces, config, coordination -------------------------------------------
@@ -306,8 +330,8 @@ class Service(Resource):
 class LeaseSpec(KubeModel):
     holder_identity: str | None = None
     lease_duration_seconds: int | None = None
-    acquire_time: datetime | None = None
-    renew_time: datetime | None = None
+    acquire_time: MicroTime | None = None
+    renew_time: MicroTime | None = None
     lease_transitions: int | None = None
     strategy: str | None = None
     preferred_holder: str | None = None

@@ -249,16 +249,14 @@ class RunRecorder:
             return
         obj = ev.involved_object
         existing = self.events.get(ev.metadata.uid)
-        count = ev.count or (ev.series.count if ev.series and ev.series.count else 1)
+        count = ev.occurrences
         if existing is not None:
             existing.count, existing.t, existing.message = count, self.now(), ev.message or ""
             return
         self.events[ev.metadata.uid] = EventRecord(
             t=self.now(), type=ev.type or "Normal", reason=ev.reason or "",
             kind=obj.kind or "", name=obj.name or "", namespace=obj.namespace or "",
-            message=ev.message or "", count=count,
-            source=(ev.source.component if ev.source and ev.source.component
-                    else ev.reporting_component or ""),
+            message=ev.message or "", count=count, source=ev.reporter,
         )
 
     # ------------------------------------------------------------------ derived state
