@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any, Literal, TypeVar
 
 from phalanx.api.base import Resource
+from phalanx.api.core import Event
 from phalanx.cluster.client import (
     Conflict,
     NotFound,
@@ -26,14 +27,20 @@ from phalanx.cluster.clock import Clock, RealClock
 
 from .config import ConnectionConfig, load_connection
 from .convert import BaseCache, decode, json_copy, merge_patch, prune
-from .paths import DEFAULT_NAMESPACE, collection_path, object_path, selector_queries
+from .events import EventWriter
+from .paths import (
+    APPLY_PATCH,
+    DEFAULT_NAMESPACE,
+    MERGE_PATCH,
+    collection_path,
+    object_path,
+    selector_queries,
+)
 from .transport import Transport
 from .watch import KubeWatchStream, watch_events
 
 T = TypeVar("T", bound=Resource)
 
-MERGE_PATCH = "application/merge-patch+json"
-APPLY_PATCH = "application/apply-patch+yaml"  # JSON is valid YAML
 LIST_PAGE_SIZE = 500
 WATCH_OPEN_WAIT = 10.0  # seconds a write waits for watches opened before it
 
@@ -55,6 +62,7 @@ class KubeCluster:
         self._clock = clock or RealClock()
         self._bases = BaseCache()
         self._opening: set[asyncio.Future[None]] = set()
+        self._events = EventWriter(self)
 
     @classmethod
     async def connect(
@@ -185,8 +193,11 @@ class KubeCluster:
     # --- writes -----------------------------------------------------------------------
 
     async def create(self, obj: T) -> T:
+        """Core/v1 Events are created through events.k8s.io/v1 (see events.py)."""
         await self._after_opening_watches()
         kind = type(obj)
+        if kind is Event:
+            return await self._events.create(obj)  # type: ignore[arg-type,return-value]
         ns = self._ns(kind, obj.metadata.namespace)
         data = await self.transport.request(
             "POST",
@@ -266,7 +277,15 @@ class KubeCluster:
         *,
         subresource: Literal["status"] | None = None,
     ) -> T:
+        """A merge patch. On a core/v1 Event, a count bump becomes a `series` patch through
+        events.k8s.io/v1 (see events.py)."""
         await self._after_opening_watches()
+        if kind is Event and subresource is None:
+            return await self._events.patch(name, patch, namespace)  # type: ignore[return-value]
+        return await self._merge_patch(kind, name, patch, namespace, subresource)
+
+    async def _merge_patch(self, kind: type[T], name: str, patch: Mapping[str, Any],
+                           namespace: str | None, subresource: str | None) -> T:
         sub = subresource if subresource and kind.HAS_STATUS else None
         data = await self.transport.request(
             "PATCH",

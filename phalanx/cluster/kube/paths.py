@@ -1,4 +1,5 @@
-"""REST paths of Phalanx resources, from their API_VERSION / PLURAL / NAMESPACED."""
+"""REST paths of Phalanx resources, from their API_VERSION / PLURAL / NAMESPACED, and the
+request shapes that go with them (patch content types, selector queries)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from phalanx.cluster.selectors import (
 )
 
 DEFAULT_NAMESPACE = "default"
+MERGE_PATCH = "application/merge-patch+json"
+APPLY_PATCH = "application/apply-patch+yaml"  # JSON is valid YAML
 
 
 def group_prefix(api_version: str) -> str:

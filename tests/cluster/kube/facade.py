@@ -26,6 +26,8 @@ from phalanx.cluster.kube import KubeCluster, connection_for
 from phalanx.cluster.memory import MemoryCluster
 from phalanx.cluster.objects import from_dict
 
+from . import events_api
+
 
 def _all_kinds() -> Iterator[type[Resource]]:
     seen: set[type] = set()
@@ -104,6 +106,10 @@ class Facade:
         namespace: str | None = None
         if rest[0] == "namespaces" and len(rest) >= 3 and (gv, rest[2]) in self.kinds:
             namespace, rest = rest[1], rest[2:]
+        if gv == events_api.GROUP_VERSION and rest[0] == "events":
+            # One storage with core/v1 Events, as on kube-apiserver.
+            return await events_api.handle(self.cluster, request, namespace,
+                                           rest[1] if len(rest) > 1 else None)
         cls = self.kinds.get((gv, rest[0]))
         if cls is None:
             raise NotFound("the server could not find the requested resource")

@@ -91,6 +91,32 @@ def test_pod_gates_update_and_binding(apiserver: envtest.Envtest) -> None:
     run(apiserver, body)
 
 
+def test_events_go_through_events_k8s_io(apiserver: envtest.Envtest) -> None:
+    from phalanx.api.core import Event
+    from phalanx.cluster.events import EventRecorder
+
+    async def body(kube: KubeCluster) -> None:
+        cm = await kube.create(ConfigMap.model_validate(
+            {"metadata": {"name": "evented", "namespace": "default"}}))
+        rec = EventRecorder(kube, "phalanx-test", max_similar=1)
+        # A repeat (a series patch), then a combined Event whose note changes (core/v1 patch).
+        for message in ("first", "first", "second", "third"):
+            rec.normal(cm, "Tested", message)
+            await rec.flush()
+        assert rec.failed == 0
+        events = [e for e in (await kube.list(Event, "default")).items
+                  if e.involved_object.name == "evented"]
+        by_note = {e.message: e for e in events}
+        assert by_note["first"].occurrences == 2
+        assert by_note["(combined from similar events): third"].occurrences == 2
+        v1 = await kube.transport.request(
+            "GET", f"/apis/events.k8s.io/v1/namespaces/default/events/{by_note['first'].name}")
+        assert v1["series"]["count"] == 2 and v1["reportingController"] == "phalanx-test"
+        assert v1["action"] == "Tested" and v1["eventTime"]
+
+    run(apiserver, body)
+
+
 @pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
 def test_kubectl_accepts_the_install_manifests(apiserver: envtest.Envtest) -> None:
     from phalanx.manifests import install_manifests, to_yaml
