@@ -5,7 +5,8 @@
     await recorder.flush()   # tests: wait until everything is written
 
 `event()` never blocks and never raises for API trouble: the write happens in a background
-task (retried with backoff, then dropped with a log line). What keeps 10k pods from
+task (retried with backoff, then dropped with a log line; dropped at once when the server
+refuses it as Invalid or Forbidden, which no retry changes). What keeps 10k pods from
 flooding the API, as client-go's EventCorrelator does:
 - dedup: the same object + type + reason + message bumps `count` and `lastTimestamp` of
   the existing Event (one patch) instead of creating another;
@@ -30,7 +31,7 @@ from typing import Any, Literal
 
 from phalanx.api.base import Resource
 
-from .client import AlreadyExists, ApiError, Client, NotFound
+from .client import AlreadyExists, ApiError, Client, Forbidden, Invalid, NotFound
 
 log = logging.getLogger(__name__)
 
@@ -221,6 +222,13 @@ class EventRecorder:
                         continue
                     rec.created = True
                 self.writes += 1
+                return
+            except (Invalid, Forbidden) as err:
+                # Refused for good (validation, RBAC, a terminating namespace): retrying only
+                # holds up every Event queued behind this one.
+                self.failed += 1
+                log.warning("event %s/%s (%s) refused: %s", rec.namespace, rec.name,
+                            rec.reason, err)
                 return
             except ApiError as err:
                 if attempt == self.max_attempts:

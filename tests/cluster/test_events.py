@@ -3,7 +3,7 @@
 import asyncio
 from datetime import timedelta
 
-from phalanx.cluster.client import ServerError
+from phalanx.cluster.client import Invalid, ServerError
 from phalanx.cluster.clock import run_virtual
 from phalanx.cluster.events import COMBINED_PREFIX, EventRecorder
 from phalanx.cluster.memory import MemoryCluster
@@ -143,3 +143,24 @@ def test_failed_writes_are_retried():
         assert c.faults.total == 3
     run_virtual(main)
 
+
+def test_a_refused_event_is_dropped_at_once_and_holds_up_nothing():
+    async def main():
+        c = MemoryCluster()
+        pod = await c.create(make_pod("p"))
+        attempts = []
+
+        def refuse(ev, old):
+            attempts.append(ev.reason)
+            if ev.reason == "Bad":
+                raise Invalid("note too long", kind="Event", field="message")
+
+        c.register_admission(Event, validate=refuse)
+        rec = EventRecorder(c, "test", event_kind=Event)
+        rec.warning(pod, "Bad", "refused by validation")
+        rec.warning(pod, "Good", "written")
+        await rec.flush()
+        assert attempts == ["Bad", "Good"]  # one attempt each: no retry of a refusal
+        assert (rec.writes, rec.failed) == (1, 1)
+        assert [e.reason for e in (await c.list(Event)).items] == ["Good"]
+    run_virtual(main)
