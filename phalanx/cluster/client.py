@@ -178,7 +178,11 @@ class Client(Protocol):
         """Every change after `resource_version`, in order. Raises Gone when that version
         is no longer in the history. The stream may end (connection dropped); callers
         re-watch from the last version they saw. With selectors, an object that starts
-        matching arrives as ADDED and one that stops matching as DELETED."""
+        matching arrives as ADDED and one that stops matching as DELETED.
+
+        The watch is registered when `watch()` is called, not at the first `__anext__`: a
+        write this client makes afterwards is always seen. Errors (Gone, Invalid selectors,
+        an unreachable server) are raised by the first `__anext__`."""
         ...
 
     async def bind(self, pod_name: str, namespace: str, node_name: str) -> None:

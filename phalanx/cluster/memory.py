@@ -186,8 +186,7 @@ class MemoryCluster(GarbageCollector):
         label_selector: Selector = None,
         field_selector: Selector = None,
     ) -> WatchStream[T]:
-        """Registers at once (no event is missed before the first `__anext__`); errors
-        (Gone, Invalid, injected faults) are raised by the first `__anext__`."""
+        """Injected faults, like the other errors, are raised by the first `__anext__`."""
         store = self._store(kind)
         try:
             if self.faults.active:

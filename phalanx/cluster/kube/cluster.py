@@ -175,8 +175,8 @@ class KubeCluster:
         label_selector: Selector = None,
         field_selector: Selector = None,
     ) -> KubeWatchStream[T]:
-        """Opened at once (in the background); this client's later writes wait until the
-        server has registered it, so it sees them. See KubeWatchStream."""
+        """Opened in the background; this client's later writes wait until the server has
+        accepted it (see KubeWatchStream)."""
         established: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         source = watch_events(self, kind, namespace, resource_version, label_selector,
                               field_selector, established=established)
@@ -261,11 +261,12 @@ class KubeCluster:
         return self.decode(kind, data)
 
     async def update(self, obj: T) -> T:
-        """Replace metadata and spec (a merge patch of the difference, resourceVersion-checked)."""
+        """A merge patch of the difference from the object as decoded, with its
+        resourceVersion as precondition (see `_patch_from`)."""
         return await self._patch_from(obj, "main")
 
     async def update_status(self, obj: T) -> T:
-        """Replace status through the status subresource (resourceVersion-checked)."""
+        """As `update`, on the status subresource."""
         return await self._patch_from(obj, "status")
 
     async def patch(
