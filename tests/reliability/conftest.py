@@ -8,6 +8,8 @@ Scale (defaults keep the directory around two minutes on two cores):
     PHALANX_RELIABILITY_GANGS=2000      gangs in the fault-injection test
     PHALANX_RELIABILITY_RESTARTS=12     kill/restart cycles in the restart test
     PHALANX_RELIABILITY_EXAMPLES=60     hypothesis examples per fuzz target
+    PHALANX_RELIABILITY_EXPLORE=1       new random fuzz examples on each run (default: fixed)
+    PHALANX_RELIABILITY_SEED=7          seed of the fault rates, workloads and kills
 """
 
 from __future__ import annotations

@@ -1,0 +1,65 @@
+"""The end-to-end bench, trace replay and CLI commands at toy sizes (what they report, not
+how fast: no timing assertions)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from phalanx.bench.e2e import E2EConfig, run_e2e_bench
+from phalanx.bench.replay import ReplayConfig, replay_trace
+from phalanx.bench.trace import TraceJob
+from phalanx.cli.main import app
+
+
+def test_e2e_bench_runs_every_pod_and_counts_writes() -> None:
+    r = run_e2e_bench(E2EConfig(nodes=8, pods=40, pods_per_pcs=4, schedulers="all"))
+    assert r["completed"] and r["final_state"] == {"pods": 40, "bound": 40, "running": 40}
+    assert r["podcliquesets"] == 10
+    # Every pod: created, gate lifted, bound, started; plus PodGangs, statuses, Events.
+    by_kind = r["api_writes_by_kind"]
+    assert by_kind["create Pod"] == 40 and by_kind["bind Pod"] == 40
+    assert r["api_writes_per_pod"] >= 4
+    assert 0 < r["all_pods_bound_seconds"] <= r["all_pods_running_seconds"]
+
+
+def test_replay_runs_each_job_for_its_duration_and_measures_utilisation() -> None:
+    # 2 nodes = 16 GPUs. Two 16-GPU jobs must run one after the other; a 24-GPU job never fits.
+    jobs = [TraceJob("a", 0.0, 2, 8, 100.0), TraceJob("b", 10.0, 2, 8, 100.0),
+            TraceJob("huge", 0.0, 3, 8, 10.0)]
+    r = replay_trace(jobs, ReplayConfig(nodes=2, start_delay=0.0))
+    assert r["skipped_never_fit"] == ["huge"]
+    assert r["jobs_finished"] == 2
+    q = r["queueing_delay_seconds"]
+    assert q["p50"] < 1.0 and 85.0 < q["max"] < 95.0  # b waits for a (submitted 10s later)
+    assert 195.0 < r["makespan_seconds"] < 205.0
+    assert 0.95 < r["gpu_utilisation"] <= 1.0  # the cluster is full all along
+    assert r["utilisation_timeline"][1][1] == 1.0
+
+
+def test_cli_trace_gen_then_trace(tmp_path: Path) -> None:
+    runner = CliRunner()
+    trace = tmp_path / "t.csv"
+    r = runner.invoke(app, ["bench", "trace-gen", str(trace), "--jobs", "12", "--nodes", "2"])
+    assert r.exit_code == 0, r.output
+    assert "12 jobs" in r.output and trace.exists()
+    out = tmp_path / "results"
+    r = runner.invoke(app, ["bench", "trace", str(trace), "--nodes", "2", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    result = json.loads((out / "trace-t-2n.json").read_text())
+    assert result["jobs_finished"] == 12 and "GPU utilisation" in r.output
+
+
+def test_cli_rejects_bad_input_with_a_message(tmp_path: Path) -> None:
+    from phalanx.cli.errors import UserError
+
+    runner = CliRunner()
+    bad = tmp_path / "bad.csv"
+    bad.write_text("submit_time,gang_size\n0,1\n")
+    r = runner.invoke(app, ["bench", "trace", str(bad), "--out", str(tmp_path / "o")])
+    assert isinstance(r.exception, UserError) and "missing column(s) gpus_per_pod, duration" in str(r.exception)
+    r = runner.invoke(app, ["bench", "e2e", "--schedulers", "slurm", "--out", str(tmp_path / "o")])
+    assert isinstance(r.exception, UserError) and "slurm" in str(r.exception)
+    assert not (tmp_path / "o").exists()
