@@ -112,6 +112,10 @@ class Backend(Protocol):
 BackendFactory = Callable[[BackendConfig], Backend]
 
 
+# What a backend needs on the scheduler objects it writes (BackendSpec.rbac).
+OWNED_OBJECT_VERBS = ("get", "list", "watch", "create", "update", "patch", "delete")
+
+
 @dataclass(frozen=True, slots=True)
 class BackendSpec:
     """What the registry knows about a backend before it is enabled."""

@@ -37,6 +37,7 @@ from phalanx.api.scheduling import KaiPodGroup, KaiPodGroupSpec, KaiSubGroup, Ka
 
 from . import features, topology
 from .base import (
+    OWNED_OBJECT_VERBS,
     BackendConfig,
     BackendSpec,
     Capability,
@@ -45,19 +46,19 @@ from .base import (
     register_backend,
 )
 from .objects import (
-    ClientHolder,
+    ConfiguredBackend,
     ensure,
     ensure_deleted,
     merge_spec_fields,
     owned_meta,
-    owning_podcliqueset,
+    podgang_queue,
     replace_spec,
+    required_pod_labels,
 )
 
 if TYPE_CHECKING:
     from phalanx.api.grove import PodCliqueSet, PodGang, PodGangTopologyConstraint
     from phalanx.api.pod import Pod
-    from phalanx.cluster.client import Client
 
 log = logging.getLogger(__name__)
 
@@ -140,25 +141,15 @@ def _has_constraints(podgang: PodGang) -> bool:
     )
 
 
-class KaiBackend(ClientHolder):
+class KaiBackend(ConfiguredBackend[KaiBackendConfig]):
     name: ClassVar[str] = "kai-scheduler"
     scheduler_name: ClassVar[str] = labels.SCHEDULER_KAI
     capabilities: frozenset[Capability] = frozenset(Capability)
 
-    def __init__(self, config: KaiBackendConfig) -> None:
-        self.config = config
-        self.mismatch_policy = config.mismatch_policy
-
-    async def _queue(self, client: Client, podgang: PodGang) -> str | None:
-        queue = podgang.metadata.labels.get(labels.LABEL_KAI_QUEUE)
-        if not queue:
-            pcs = await owning_podcliqueset(client, podgang)
-            queue = features.pcs_queue(pcs, labels.LABEL_KAI_QUEUE) if pcs else None
-        return queue or self.config.default_queue
-
     async def sync_podgang(self, podgang: PodGang) -> None:
         client = self.client
-        queue = await self._queue(client, podgang)
+        queue = await podgang_queue(client, podgang, labels.LABEL_KAI_QUEUE) \
+            or self.config.default_queue
         if queue is None:
             log.warning("PodGang %s has no KAI queue; KAI will not schedule it", podgang.key)
         topology_name = None
@@ -176,9 +167,7 @@ class KaiBackend(ClientHolder):
 
     def prepare_pod(self, pod: Pod) -> None:
         pod.spec.scheduler_name = self.scheduler_name
-        podgang = pod.metadata.labels.get(labels.LABEL_PODGANG)
-        if not podgang:
-            raise ValueError(f"pod {pod.name}: label {labels.LABEL_PODGANG} must be set first")
+        (podgang,) = required_pod_labels(pod, labels.LABEL_PODGANG)
         pod.metadata.annotations[labels.ANNOTATION_KAI_POD_GROUP] = podgang
         group = pod.metadata.labels.get(labels.LABEL_PODCLIQUE)
         if group:
@@ -205,16 +194,8 @@ SPEC = register_backend(
         config_model=KaiBackendConfig,
         factory=KaiBackend,
         rbac=(
-            (
-                "scheduling.run.ai",
-                ("podgroups",),
-                ("get", "list", "watch", "create", "update", "patch", "delete"),
-            ),
-            (
-                "kai.scheduler",
-                ("topologies",),
-                ("get", "list", "watch", "create", "update", "patch", "delete"),
-            ),
+            ("scheduling.run.ai", ("podgroups",), OWNED_OBJECT_VERBS),
+            ("kai.scheduler", ("topologies",), OWNED_OBJECT_VERBS),
         ),
     )
 )

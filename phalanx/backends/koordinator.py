@@ -32,6 +32,7 @@ from phalanx.api.scheduling import CoschedulingPodGroup, CoschedulingPodGroupSpe
 
 from . import features, topology
 from .base import (
+    OWNED_OBJECT_VERBS,
     BackendConfig,
     BackendSpec,
     Capability,
@@ -40,12 +41,13 @@ from .base import (
     register_backend,
 )
 from .objects import (
-    ClientHolder,
-    ensure,
+    ConfiguredBackend,
     GroupObjects,
+    ensure,
     ensure_deleted,
     owned_meta,
     replace_spec,
+    required_pod_labels,
 )
 
 if TYPE_CHECKING:
@@ -120,14 +122,13 @@ def koordinator_podgroups(
     return objects
 
 
-class KoordinatorBackend(ClientHolder):
+class KoordinatorBackend(ConfiguredBackend[KoordinatorBackendConfig]):
     name: ClassVar[str] = "koordinator"
     scheduler_name: ClassVar[str] = labels.SCHEDULER_KOORDINATOR
     capabilities: frozenset[Capability] = frozenset({Capability.GANG, Capability.TOPOLOGY})
 
     def __init__(self, config: KoordinatorBackendConfig) -> None:
-        self.config = config
-        self.mismatch_policy = config.mismatch_policy
+        super().__init__(config)
         # (namespace, group) -> pod annotations, filled by sync_podgang for prepare_pod,
         # which sees only the pod.
         self._pod_annotations: dict[tuple[str, str], dict[str, str]] = {}
@@ -164,9 +165,7 @@ class KoordinatorBackend(ClientHolder):
 
     def prepare_pod(self, pod: Pod) -> None:
         pod.spec.scheduler_name = self.scheduler_name
-        group = pod.metadata.labels.get(labels.LABEL_PODCLIQUE)
-        if not group:
-            raise ValueError(f"pod {pod.name}: label {labels.LABEL_PODCLIQUE} must be set first")
+        (group,) = required_pod_labels(pod, labels.LABEL_PODCLIQUE)
         pod.metadata.labels[labels.LABEL_POD_GROUP] = group
         cached = self._pod_annotations.get((pod.namespace or "default", group))
         if cached:
@@ -183,12 +182,6 @@ SPEC = register_backend(
         name=KoordinatorBackend.name,
         config_model=KoordinatorBackendConfig,
         factory=KoordinatorBackend,
-        rbac=(
-            (
-                "scheduling.sigs.k8s.io",
-                ("podgroups",),
-                ("get", "list", "watch", "create", "update", "patch", "delete"),
-            ),
-        ),
+        rbac=(("scheduling.sigs.k8s.io", ("podgroups",), OWNED_OBJECT_VERBS),),
     )
 )

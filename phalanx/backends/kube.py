@@ -58,6 +58,7 @@ from phalanx.cluster.client import NotFound
 
 from . import features
 from .base import (
+    OWNED_OBJECT_VERBS,
     BackendConfig,
     BackendSpec,
     Capability,
@@ -68,13 +69,14 @@ from .base import (
 )
 from .discovery import served_workload_versions
 from .objects import (
-    ClientHolder,
+    ConfiguredBackend,
+    GroupObjects,
     dns_label,
     ensure,
-    GroupObjects,
     ensure_deleted,
     owned_meta,
     recreate_on_spec_change,
+    required_pod_labels,
 )
 from .registry import BackendConfigError
 
@@ -170,13 +172,12 @@ def workload_objects(podgang: PodGang, version: str) -> list[Resource]:
     return objects
 
 
-class KubeBackend(ClientHolder):
+class KubeBackend(ConfiguredBackend[KubeBackendConfig]):
     name: ClassVar[str] = "default-scheduler"
     scheduler_name: ClassVar[str] = labels.SCHEDULER_DEFAULT
 
     def __init__(self, config: KubeBackendConfig) -> None:
-        self.config = config
-        self.mismatch_policy = config.mismatch_policy
+        super().__init__(config)
         self.capabilities = (
             frozenset({Capability.GANG}) if config.gang_scheduling else frozenset()
         )
@@ -280,13 +281,7 @@ class KubeBackend(ClientHolder):
         pod.spec.scheduler_name = self.scheduler_name
         if not self.config.gang_scheduling:
             return
-        podgang = pod.metadata.labels.get(labels.LABEL_PODGANG)
-        group = pod.metadata.labels.get(labels.LABEL_PODCLIQUE)
-        if not podgang or not group:
-            raise ValueError(
-                f"pod {pod.name}: labels {labels.LABEL_PODGANG} and {labels.LABEL_PODCLIQUE} "
-                "must be set before prepare_pod"
-            )
+        podgang, group = required_pod_labels(pod, labels.LABEL_PODGANG, labels.LABEL_PODCLIQUE)
         if self.workload_api_version == V1ALPHA1:
             pod.spec.workload_ref = WorkloadReference(name=podgang, pod_group=dns_label(group))
         else:
@@ -315,12 +310,6 @@ SPEC = register_backend(
         name=KubeBackend.name,
         config_model=KubeBackendConfig,
         factory=KubeBackend,
-        rbac=(
-            (
-                "scheduling.k8s.io",
-                ("workloads", "podgroups"),
-                ("get", "list", "watch", "create", "update", "patch", "delete"),
-            ),
-        ),
+        rbac=(("scheduling.k8s.io", ("workloads", "podgroups"), OWNED_OBJECT_VERBS),),
     )
 )

@@ -5,26 +5,31 @@
 - `ensure`: create-or-update that keeps what others own (the scheduler's status, fields it
   sets, foreign labels), retries on Conflict, and writes nothing when nothing changed;
 - `ensure_deleted`: idempotent delete of an object this PodGang owns;
-- `dns_label`: a name that fits where Kubernetes wants a DNS label (63 characters).
+- `dns_label`: a name that fits where Kubernetes wants a DNS label (63 characters);
+- `ConfiguredBackend`, `required_pod_labels`, `podgang_queue`: what backends share around
+  their config, `prepare_pod` and queues.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from phalanx.api import labels
 from phalanx.api.base import ObjectMeta, Resource
 from phalanx.cluster.client import AlreadyExists, Conflict, NotFound
 
-from .base import SyncPending
+from . import features
+from .base import BackendConfig, SyncPending
 
 if TYPE_CHECKING:
     from phalanx.api.grove import PodCliqueSet, PodGang
+    from phalanx.api.pod import Pod
     from phalanx.cluster.client import Client
 
 T = TypeVar("T", bound=Resource)
+C = TypeVar("C", bound=BackendConfig)
 
 _CONFLICT_RETRIES = 5
 
@@ -136,6 +141,26 @@ class ClientHolder:
         return self._client
 
 
+class ConfiguredBackend(ClientHolder, Generic[C]):
+    """A backend built from its profile config (the registry's factory), which also sets
+    its mismatch policy."""
+
+    def __init__(self, config: C) -> None:
+        self.config = config
+        self.mismatch_policy = config.mismatch_policy
+
+
+def required_pod_labels(pod: Pod, *keys: str) -> tuple[str, ...]:
+    """The values of labels the operator sets before `prepare_pod` (ValueError if unset)."""
+    values = tuple(pod.metadata.labels.get(k) or "" for k in keys)
+    missing = [k for k, v in zip(keys, values, strict=True) if not v]
+    if missing:
+        what = "label" if len(missing) == 1 else "labels"
+        raise ValueError(f"pod {pod.name}: {what} {' and '.join(missing)} must be set before "
+                         "prepare_pod")
+    return values
+
+
 async def ensure(client: Client, desired: T, merge: Merge[T]) -> T:
     """Create `desired`, or bring the live object in line with it through `merge`."""
     kind = type(desired)
@@ -242,6 +267,15 @@ class GroupObjects:
         """Every owned object (for deletion); forgets the PodGang."""
         self._groups.pop(podgang.metadata.uid or "", None)
         return sorted(o.name for o in await owned_objects(client, self.kind, podgang))
+
+
+async def podgang_queue(client: Client, podgang: PodGang, label: str) -> str | None:
+    """The queue a PodGang asks for: its `label`, else its PodCliqueSet's."""
+    queue = podgang.metadata.labels.get(label)
+    if not queue:
+        pcs = await owning_podcliqueset(client, podgang)
+        queue = features.pcs_queue(pcs, label) if pcs else None
+    return queue or None
 
 
 async def owning_podcliqueset(client: Client, podgang: PodGang) -> PodCliqueSet | None:

@@ -23,11 +23,11 @@ from .base import (
     ValidationIssue,
     register_backend,
 )
+from .objects import ConfiguredBackend
 
 if TYPE_CHECKING:
     from phalanx.api.grove import PodCliqueSet, PodGang
     from phalanx.api.pod import Pod
-    from phalanx.cluster.client import Client
 
 
 class PhalanxBackendConfig(BackendConfig):
@@ -35,17 +35,10 @@ class PhalanxBackendConfig(BackendConfig):
     mismatch_policy: MismatchPolicy = Field(MismatchPolicy.REJECT, alias="mismatchPolicy")
 
 
-class PhalanxBackend:
+class PhalanxBackend(ConfiguredBackend[PhalanxBackendConfig]):
     name: ClassVar[str] = "phalanx-scheduler"
     scheduler_name: ClassVar[str] = labels.SCHEDULER_PHALANX
     capabilities: frozenset[Capability] = frozenset(Capability)
-
-    def __init__(self, config: PhalanxBackendConfig) -> None:
-        self.config = config
-        self.mismatch_policy = config.mismatch_policy
-
-    async def init(self, client: Client) -> None:
-        return None
 
     async def sync_podgang(self, podgang: PodGang) -> None:
         return None  # the scheduler watches PodGangs itself

@@ -27,6 +27,7 @@ from phalanx.api.scheduling import VolcanoPodGroup, VolcanoPodGroupSpec
 
 from . import features, topology
 from .base import (
+    OWNED_OBJECT_VERBS,
     BackendConfig,
     BackendSpec,
     Capability,
@@ -35,12 +36,13 @@ from .base import (
     register_backend,
 )
 from .objects import (
-    ClientHolder,
+    ConfiguredBackend,
     ensure,
     ensure_deleted,
     merge_spec_fields,
     owned_meta,
-    owning_podcliqueset,
+    podgang_queue,
+    required_pod_labels,
 )
 
 if TYPE_CHECKING:
@@ -84,23 +86,16 @@ def volcano_podgroup(
     )
 
 
-class VolcanoBackend(ClientHolder):
+class VolcanoBackend(ConfiguredBackend[VolcanoBackendConfig]):
     name: ClassVar[str] = "volcano"
     scheduler_name: ClassVar[str] = labels.SCHEDULER_VOLCANO
     capabilities: frozenset[Capability] = frozenset(
         {Capability.GANG, Capability.TOPOLOGY, Capability.GANG_PREEMPTION, Capability.QUEUES}
     )
 
-    def __init__(self, config: VolcanoBackendConfig) -> None:
-        self.config = config
-        self.mismatch_policy = config.mismatch_policy
-
     async def sync_podgang(self, podgang: PodGang) -> None:
         client = self.client
-        queue = podgang.metadata.labels.get(labels.LABEL_VOLCANO_QUEUE)
-        if not queue:
-            pcs = await owning_podcliqueset(client, podgang)
-            queue = features.pcs_queue(pcs, labels.LABEL_VOLCANO_QUEUE) if pcs else None
+        queue = await podgang_queue(client, podgang, labels.LABEL_VOLCANO_QUEUE)
         levels = None
         if podgang.spec.topology_constraint is not None:
             levels = await topology.podgang_topology(client, podgang)
@@ -114,13 +109,7 @@ class VolcanoBackend(ClientHolder):
 
     def prepare_pod(self, pod: Pod) -> None:
         pod.spec.scheduler_name = self.scheduler_name
-        podgang = pod.metadata.labels.get(labels.LABEL_PODGANG)
-        group = pod.metadata.labels.get(labels.LABEL_PODCLIQUE)
-        if not podgang or not group:
-            raise ValueError(
-                f"pod {pod.name}: labels {labels.LABEL_PODGANG} and {labels.LABEL_PODCLIQUE} "
-                "must be set before prepare_pod"
-            )
+        podgang, group = required_pod_labels(pod, labels.LABEL_PODGANG, labels.LABEL_PODCLIQUE)
         pod.metadata.annotations[labels.ANNOTATION_VOLCANO_GROUP_NAME] = podgang
         pod.metadata.annotations[labels.ANNOTATION_VOLCANO_TASK_SPEC] = group
 
@@ -148,12 +137,6 @@ SPEC = register_backend(
         name=VolcanoBackend.name,
         config_model=VolcanoBackendConfig,
         factory=VolcanoBackend,
-        rbac=(
-            (
-                "scheduling.volcano.sh",
-                ("podgroups",),
-                ("get", "list", "watch", "create", "update", "patch", "delete"),
-            ),
-        ),
+        rbac=(("scheduling.volcano.sh", ("podgroups",), OWNED_OBJECT_VERBS),),
     )
 )

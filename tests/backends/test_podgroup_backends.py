@@ -318,3 +318,19 @@ def test_an_object_owned_by_another_podgang_is_not_taken_over() -> None:
         assert [r.uid for r in owner] == [first.metadata.uid]
 
     run_virtual(main)
+
+
+@pytest.mark.parametrize(("backend", "needed"), [
+    (KaiBackend(KaiBackendConfig()), [labels.LABEL_PODGANG]),
+    (VolcanoBackend(VolcanoBackendConfig()), [labels.LABEL_PODGANG, labels.LABEL_PODCLIQUE]),
+    (KoordinatorBackend(KoordinatorBackendConfig()), [labels.LABEL_PODCLIQUE]),
+])
+def test_prepare_pod_names_every_missing_grove_label(backend, needed) -> None:
+    pod = s.grove_pod(GROUPS[0])
+    for key in needed:
+        pod.metadata.labels.pop(key)
+    what = "label" if len(needed) == 1 else "labels"
+    with pytest.raises(ValueError) as err:
+        backend.prepare_pod(pod)
+    assert str(err.value) == (
+        f"pod {pod.name}: {what} {' and '.join(needed)} must be set before prepare_pod")
