@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import ssl
 import subprocess
 import tempfile
 import time
 import urllib.request
-import ssl
 from dataclasses import dataclass
 from pathlib import Path
 

@@ -13,7 +13,7 @@ import asyncio
 import base64
 import json
 import socket
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 from aiohttp import web
@@ -22,6 +22,7 @@ import phalanx.api.core  # noqa: F401  (the kinds the facade serves)
 import phalanx.api.pod  # noqa: F401
 from phalanx.api.base import Resource
 from phalanx.cluster.client import ApiError, Invalid, NotFound
+from phalanx.cluster.clock import run_virtual
 from phalanx.cluster.kube import KubeCluster, connection_for
 from phalanx.cluster.memory import MemoryCluster
 from phalanx.cluster.objects import from_dict
@@ -276,6 +277,28 @@ async def start_facade(
     await site.start()
     port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     return facade, runner, f"http://127.0.0.1:{port}"
+
+
+def run_over_facade(
+    test: Callable[[KubeCluster, MemoryCluster, Facade], Awaitable[None]], *,
+    shared_clock: bool = False, bookmark_interval: float = 0.0,
+) -> None:
+    """Run `test(kube, memory_cluster, facade)` on virtual time, KubeCluster talking HTTP
+    to a facade of a fresh MemoryCluster. `shared_clock`: KubeCluster reads the facade's
+    virtual clock (timestamps it writes compare equal to the server's)."""
+    async def main() -> None:
+        mem = MemoryCluster()
+        facade, runner, url = await start_facade(mem, bookmark_interval=bookmark_interval)
+        kube = KubeCluster.from_connection(connection_for(url))
+        if shared_clock:
+            kube._clock = mem.clock
+        try:
+            await test(kube, mem, facade)
+        finally:
+            await kube.close()
+            await runner.cleanup()
+
+    run_virtual(main())
 
 
 def facade_client() -> KubeCluster:

@@ -11,31 +11,19 @@ import pytest
 
 from phalanx.api.core import Event, Node
 from phalanx.cluster.client import Invalid
-from phalanx.cluster.clock import run_virtual
 from phalanx.cluster.events import COMBINED_PREFIX, EventRecorder
-from phalanx.cluster.kube import KubeCluster, connection_for
+from phalanx.cluster.kube import KubeCluster
 from phalanx.cluster.memory import MemoryCluster
 from phalanx.scheduler.events import EventRecorder as SchedulerEventRecorder
 
 from ..kinds import make_pod
-from .facade import Facade, start_facade
+from .facade import Facade, run_over_facade
 
 V1_EVENTS = "/apis/events.k8s.io/v1/namespaces/team/events"
 
 
 def run(test: Callable[[KubeCluster, MemoryCluster, Facade], Awaitable[None]]) -> None:
-    async def main() -> None:
-        mem = MemoryCluster()
-        facade, runner, url = await start_facade(mem)
-        kube = KubeCluster.from_connection(connection_for(url))
-        kube._clock = mem.clock  # virtual time on both sides
-        try:
-            await test(kube, mem, facade)
-        finally:
-            await kube.close()
-            await runner.cleanup()
-
-    run_virtual(main())
+    run_over_facade(test, shared_clock=True)  # timestamps compare with the server's
 
 
 async def raw_v1(kube: KubeCluster, name: str, ns: str = "team") -> dict[str, Any]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -16,21 +15,9 @@ from phalanx.cluster.kube import KubeCluster, connection_for, update_with_retry
 from phalanx.cluster.kube import cluster as kube_cluster_module
 from phalanx.cluster.memory import MemoryCluster
 
-from .facade import Facade, start_facade
+from .facade import Facade, run_over_facade, start_facade
 
-
-def run(test: Callable[[KubeCluster, MemoryCluster, Facade], Awaitable[None]], **kw: Any) -> None:
-    async def main() -> None:
-        mem = MemoryCluster()
-        facade, runner, url = await start_facade(mem, **kw)
-        kube = KubeCluster.from_connection(connection_for(url))
-        try:
-            await test(kube, mem, facade)
-        finally:
-            await kube.close()
-            await runner.cleanup()
-
-    run_virtual(main())
+run = run_over_facade
 
 
 def cm(name: str, ns: str = "ns", **data: str) -> ConfigMap:
