@@ -163,6 +163,7 @@ def install_manifests(opts: InstallOptions | None = None) -> list[dict[str, Any]
     from phalanx.api.grove import ClusterTopology, PodCliqueSet
     from phalanx.api.podgang import PodGang
     from phalanx.backends.rbac import rbac_rules
+    from phalanx.backends.registry import BackendRegistry
 
     opts = opts or InstallOptions()
     ns, cfg = opts.namespace, opts.config
@@ -178,7 +179,9 @@ def install_manifests(opts: InstallOptions | None = None) -> list[dict[str, Any]
                      "metadata": _meta(component_account(component), component, ns)})
 
     owned = [k for k in GROVE_CRD_KINDS if k is not ClusterTopology]
-    backend_rules = rbac_rules([p.name for p in cfg.scheduler.profiles])
+    # Built as the operator will build it, so a profile config it would refuse at start-up
+    # (BackendConfigError naming the field) is refused here, not after the install.
+    backend_rules = rbac_rules(BackendRegistry.from_config(cfg))
     docs += _role_pair(OPERATOR, "operator", ns, operator_rules(
         owned, [ClusterTopology], backend_rules,
         webhook_configurations=[MUTATING, VALIDATING] if opts.webhook else []), cluster=True)

@@ -104,6 +104,18 @@ def test_bad_config_is_one_clear_error(tmp_path) -> None:
     assert result.exit_code != 0
 
 
+def test_a_backend_config_the_operator_would_refuse_is_refused_here(tmp_path) -> None:
+    from phalanx.backends.registry import BackendConfigError
+
+    config = tmp_path / "config.yaml"
+    config.write_text("apiVersion: operator.config.grove.io/v1alpha1\n"
+                      "kind: OperatorConfiguration\nscheduler:\n  profiles:\n"
+                      "  - {name: kai-scheduler, config: {defaultQueu: team-a}}\n")
+    result = runner.invoke(app, ["manifests", "all", "--config", str(config)])
+    assert result.exit_code != 0 and isinstance(result.exception, BackendConfigError)
+    assert result.exception.field == "scheduler.profiles[0].config.defaultQueu"
+
+
 @pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
 def test_kubectl_parses_the_stream_offline() -> None:
     """kubectl's own YAML decoder accepts the stream (`--dry-run=client` itself needs an API
