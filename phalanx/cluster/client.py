@@ -12,7 +12,7 @@ them with `.copy_deep()` before changing them, as with controller-runtime's cach
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 from phalanx.api.base import Resource
@@ -93,14 +93,6 @@ class ObjectList(Generic[T]):
 
 
 Selector = str | Mapping[str, str] | None
-
-
-@dataclass(slots=True)
-class ListOptions:
-    namespace: str | None = None
-    label_selector: Selector = None
-    field_selector: Selector = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @runtime_checkable

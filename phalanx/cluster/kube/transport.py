@@ -16,7 +16,6 @@ from typing import Any
 
 import aiohttp
 
-from phalanx.cluster.client import ApiError
 
 from .config import ConnectionConfig
 from .errors import connection_error, error_from_status
@@ -205,7 +204,3 @@ def _retry_after(header: str | None, default: float) -> float:
         return min(max(float(header), 0.05), 10.0) if header else default
     except ValueError:
         return default
-
-
-def is_retriable(err: ApiError) -> bool:
-    return err.code in (429, 500, 503, 504)
