@@ -17,18 +17,13 @@ from typing import Any
 from phalanx.api.duration import parse_duration
 from phalanx.api.grove import PodCliqueSet
 from phalanx.api.grove import default_podcliqueset as _grove_defaults
+from phalanx.backends.admission import check_podcliqueset
 from phalanx.backends.registry import BackendRegistry
 from phalanx.cluster.client import Invalid
 
 from .naming import MAX_COMBINED_NAME_LENGTH
 from .plan import STARTUP_EXPLICIT
 
-# TODO(operator): import phalanx.backends.admission unconditionally once the backends team
-# has committed it; until then a checkout without it skips the backend checks.
-try:
-    from phalanx.backends.admission import check_podcliqueset
-except ImportError:  # pragma: no cover
-    check_podcliqueset = None  # type: ignore[assignment]
 
 FieldErrors = list[tuple[str, str]]
 
@@ -236,7 +231,7 @@ def check_all(pcs: PodCliqueSet, old: PodCliqueSet | None,
     """Phalanx's validation plus the scheduler backend's (unknown or mixed schedulerNames,
     features the backend rejects)."""
     errs = validate_podcliqueset(pcs, old)
-    if registry is not None and check_podcliqueset is not None and not errs:
+    if registry is not None and not errs:
         check = check_podcliqueset(pcs, old, registry)
         errs.extend((e.field, e.message) for e in check.errors)
     return errs

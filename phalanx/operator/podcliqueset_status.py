@@ -15,6 +15,7 @@ import logging
 from phalanx.api import labels as L
 from phalanx.api.base import set_condition
 from phalanx.api.grove import PodClique, PodCliqueScalingGroup, PodCliqueSet
+from phalanx.backends.admission import check_podcliqueset
 from phalanx.cluster.controller import Controller, Result, map_from_label
 
 from . import naming
@@ -25,12 +26,6 @@ log = logging.getLogger(__name__)
 
 CONDITION_SCHEDULER_COMPATIBLE = "SchedulerCompatible"
 
-# TODO(operator): import phalanx.backends.admission unconditionally once the backends team
-# has committed it; until then a checkout without it skips the backend checks.
-try:
-    from phalanx.backends.admission import check_podcliqueset
-except ImportError:  # pragma: no cover
-    check_podcliqueset = None  # type: ignore[assignment]
 
 
 def _status_changed(old: PodClique | PodCliqueScalingGroup,
@@ -81,15 +76,13 @@ class PodCliqueSetStatusController:
         status.available_replicas = self.available_replicas(pcs)
         status.hpa_pod_selector = ",".join(
             f"{k}={v}" for k, v in sorted(naming.managed_labels(pcs.name).items()))
-        if check_podcliqueset is not None:
-            check = check_podcliqueset(pcs, None, ctx.registry)
-            if check.errors:  # admitted elsewhere (no webhook on a real server, say)
-                ok, reason, message = False, "SchedulerIncompatible", check.error_message()
-            else:
-                ok, reason, message = check.condition()
-            set_condition(status.conditions, CONDITION_SCHEDULER_COMPATIBLE, ok, reason, message,
-                          now=ctx.client.clock.now_dt(),
-                          observed_generation=pcs.metadata.generation)
+        check = check_podcliqueset(pcs, None, ctx.registry)
+        if check.errors:  # admitted elsewhere (no webhook on a real server, say)
+            ok, reason, message = False, "SchedulerIncompatible", check.error_message()
+        else:
+            ok, reason, message = check.condition()
+        set_condition(status.conditions, CONDITION_SCHEDULER_COMPATIBLE, ok, reason, message,
+                      now=ctx.client.clock.now_dt(), observed_generation=pcs.metadata.generation)
         if status == pcs.status:
             return None
         updated = pcs.model_copy(update={"status": status})
