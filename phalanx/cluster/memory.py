@@ -325,25 +325,10 @@ class MemoryCluster(GarbageCollector):
             self.faults.check(verb, store.kind, key)
         return store, key, self._live(store, key)
 
-    @staticmethod
-    def _check_preconditions(store: KindStore, old: Resource, rv: str | None,
-                             uid: str | None) -> None:
-        if rv and rv != old.metadata.resource_version:
-            raise Conflict(
-                f'Operation cannot be fulfilled on {store.cls.PLURAL or store.kind} '
-                f'"{old.name}": the object has been modified; please apply your changes to '
-                f"the latest version and try again (have resourceVersion {rv}, current "
-                f"{old.metadata.resource_version})", kind=store.kind, name=old.name,
-            )
-        if uid and uid != old.metadata.uid:
-            raise Conflict(f'Precondition failed on {store.kind} "{old.name}": uid {uid} does '
-                           f"not match the stored object's uid {old.metadata.uid}",
-                           kind=store.kind, name=old.name)
-
     async def _apply_update(self, store: KindStore, key: str, old: Resource, new: Resource,
                             verb: str) -> Resource:
         cls, m, om = store.cls, new.metadata, old.metadata
-        self._check_preconditions(store, old, m.resource_version, m.uid)
+        rules.check_preconditions(old, m.resource_version, m.uid)
         if self.admission.handles(cls):
             new = await self.admission.mutate(new, old)
             m = new.metadata
@@ -351,12 +336,7 @@ class MemoryCluster(GarbageCollector):
                 raise Conflict(f'Operation cannot be fulfilled on {store.kind} "{old.name}": '
                                "the object changed during admission; retry",
                                kind=store.kind, name=old.name)
-        # Server-managed metadata is not the client's to change.
-        m.name, m.namespace, m.uid = om.name, om.namespace, om.uid
-        m.creation_timestamp, m.generate_name = om.creation_timestamp, om.generate_name
-        m.deletion_timestamp = om.deletion_timestamp
-        m.deletion_grace_period_seconds = om.deletion_grace_period_seconds
-        m.resource_version, m.generation = om.resource_version, om.generation
+        rules.keep_server_metadata(new, old)
         if cls.HAS_STATUS and "status" in cls.model_fields:
             new.status = old.status  # type: ignore[attr-defined]  # status subresource only
         if m.labels != om.labels:
@@ -384,7 +364,7 @@ class MemoryCluster(GarbageCollector):
         if not cls.HAS_STATUS or "status" not in cls.model_fields:
             raise NotFound(f"{cls.KIND} has no status subresource; use update", kind=cls.KIND,
                            name=old.name)
-        self._check_preconditions(store, old, meta.resource_version, meta.uid)
+        rules.check_preconditions(old, meta.resource_version, meta.uid)
         if status == old.status:  # type: ignore[attr-defined]
             self.stats.noops[(verb, store.kind)] += 1
             return clone(old)
@@ -413,7 +393,7 @@ class MemoryCluster(GarbageCollector):
                           "Foreground, Orphan", kind=kind.KIND, name=name,
                           field="propagationPolicy")
         obj = self._live(store, key)
-        self._check_preconditions(store, obj, None, uid)
+        rules.check_preconditions(obj, None, uid)
         self._delete_object(store, key, obj, propagation_policy, verb="delete")
 
     async def bind(self, pod_name: str, namespace: str, node_name: str) -> None:

@@ -1,4 +1,5 @@
-"""Write rules the API server applies to every kind: names, labels, generation, deletion."""
+"""Write rules the API server applies to every kind: names, labels, preconditions,
+server-managed metadata, generation, deletion."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from functools import cache
 
 from phalanx.api.base import Resource
 
-from .client import AlreadyExists, Invalid
+from .client import AlreadyExists, Conflict, Invalid
 from .selectors import check_labels
 
 _NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -49,6 +50,31 @@ def validate_meta(obj: Resource) -> None:
 def already_exists(cls: type[Resource], name: str) -> AlreadyExists:
     return AlreadyExists(f'{cls.PLURAL or cls.KIND} "{name}" already exists', kind=cls.KIND,
                          name=name)
+
+
+def check_preconditions(old: Resource, rv: str | None, uid: str | None) -> None:
+    """Conflict when the write names another resourceVersion or uid than the stored `old`."""
+    kind = old.KIND
+    if rv and rv != old.metadata.resource_version:
+        raise Conflict(
+            f'Operation cannot be fulfilled on {old.PLURAL or kind} "{old.name}": the object '
+            "has been modified; please apply your changes to the latest version and try again "
+            f"(have resourceVersion {rv}, current {old.metadata.resource_version})",
+            kind=kind, name=old.name,
+        )
+    if uid and uid != old.metadata.uid:
+        raise Conflict(f'Precondition failed on {kind} "{old.name}": uid {uid} does not match '
+                       f"the stored object's uid {old.metadata.uid}", kind=kind, name=old.name)
+
+
+def keep_server_metadata(new: Resource, old: Resource) -> None:
+    """Server-managed metadata is not the client's to change: `new` gets `old`'s."""
+    m, om = new.metadata, old.metadata
+    m.name, m.namespace, m.uid = om.name, om.namespace, om.uid
+    m.creation_timestamp, m.generate_name = om.creation_timestamp, om.generate_name
+    m.deletion_timestamp = om.deletion_timestamp
+    m.deletion_grace_period_seconds = om.deletion_grace_period_seconds
+    m.resource_version, m.generation = om.resource_version, om.generation
 
 
 @cache
