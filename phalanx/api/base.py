@@ -43,9 +43,14 @@ class KubeModel(BaseModel):
         ser_json_timedelta="float",
     )
 
-    def to_dict(self) -> dict[str, Any]:
-        """The object as kubectl users write it (camelCase, no empty optionals)."""
-        return self.model_dump(by_alias=True, exclude_none=True, mode="json")
+    def to_dict(self, *, warnings: bool = True) -> dict[str, Any]:
+        """The object as kubectl users write it (camelCase, no empty optionals).
+
+        `warnings=False`: no serializer warning for a value a caller assigned with the wrong
+        type (models do not validate on assignment), for callers whose receiver validates
+        and names the field anyway (an API server)."""
+        return self.model_dump(by_alias=True, exclude_none=True, mode="json",
+                               warnings=warnings)
 
     def copy_deep(self) -> Self:
         """A private deep copy. Objects shared by caches and watches are read-only.
@@ -184,9 +189,9 @@ class Resource(KubeModel):
             raise ValueError(f"kind {self.kind!r} does not match {cls.KIND}")
         return self
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, warnings: bool = True) -> dict[str, Any]:
         """The object as kubectl shows it; an empty status is left out."""
-        data = self.model_dump(by_alias=True, exclude_none=True, mode="json")
+        data = self.model_dump(by_alias=True, exclude_none=True, mode="json", warnings=warnings)
         if "status" in data and not data["status"]:
             del data["status"]
         return data

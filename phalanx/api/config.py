@@ -147,8 +147,8 @@ class OperatorConfiguration(Resource):
     log_level: Literal["debug", "info", "warn", "error"] = "info"
     log_format: Literal["json", "text"] = "json"
 
-    def to_dict(self) -> dict[str, Any]:
-        data = super().to_dict()
+    def to_dict(self, *, warnings: bool = True) -> dict[str, Any]:
+        data = super().to_dict(warnings=warnings)
         if not data.get("metadata"):
             data.pop("metadata", None)
         return data

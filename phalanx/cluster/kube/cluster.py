@@ -203,7 +203,7 @@ class KubeCluster:
             "POST",
             collection_path(kind, ns),
             query=self._write_query(),
-            body=obj.to_dict(),
+            body=obj.to_dict(warnings=False),  # the server names a bad field
             kind=kind.KIND,
             name=obj.name,
         )
@@ -238,7 +238,7 @@ class KubeCluster:
         await self._after_opening_watches()
         kind = type(obj)
         old = await self._base_for(obj)
-        new = obj.to_dict()
+        new = obj.to_dict(warnings=False)  # the server names a bad field
         if part == "status":
             body = {"status": merge_patch(old.get("status") or {}, new.get("status") or {})}
         else:
@@ -313,7 +313,7 @@ class KubeCluster:
             "PATCH",
             object_path(kind, obj.name, self._ns(kind, obj.metadata.namespace), sub),
             query=query,
-            body=obj.to_dict(),
+            body=obj.to_dict(warnings=False),  # the server names a bad field
             content_type=APPLY_PATCH,
             kind=kind.KIND,
             name=obj.name,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import warnings
 from typing import Any
 
 import pytest
@@ -236,5 +237,18 @@ def test_mutating_opaque_fields_is_seen_by_update() -> None:
         await kube.update(cfg)
         stored = await mem.get(ValidatingWebhookConfiguration, "v")
         assert stored.webhooks[0]["clientConfig"] == {"caBundle": "Q0E="}
+
+    run(body)
+
+
+def test_a_wrongly_typed_value_is_the_servers_invalid_without_a_python_warning() -> None:
+    async def body(kube: KubeCluster, mem: MemoryCluster, facade: Facade) -> None:
+        bad = cm("typed")
+        bad.data = {"x": 1}  # models do not validate on assignment
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a serializer warning would fail here
+            with pytest.raises(Invalid) as err:
+                await kube.create(bad)
+        assert err.value.field == "data.x"
 
     run(body)
