@@ -67,7 +67,9 @@ def e2e(
     n_pcs = pods // pods_per_pcs
     typer.echo(f"end to end: {n_pcs} PodCliqueSets x {pods_per_pcs} pods on {nodes} nodes ...")
     r = run_e2e_bench(cfg)
-    path = _write(r, out, f"e2e-{nodes}n-{r['pods']}p")
+    variant = "" if schedulers == "phalanx-scheduler" else "-" + schedulers.replace(",", "+")
+    variant += "" if tune_gc else "-default-gc"
+    path = _write(r, out, f"e2e-{nodes}n-{r['pods']}p{variant}")
     if not r["completed"]:
         s = r["final_state"]
         raise UserError(f"not every pod ran: {s['running']}/{r['pods']} Running, {s['bound']} bound, "
