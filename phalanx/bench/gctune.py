@@ -4,7 +4,7 @@ The embedded cluster keeps every object as pydantic models (a pod is ~100 Python
 and replaces them on each write, so a 10,000-pod run holds millions of long-lived objects
 while churning through short-lived copies. CPython's default thresholds (700, 10, 10) then
 run full collections that walk the whole heap again and again: measured on the end-to-end
-bench (10,000 pods, 5,000 nodes) they cost ~25% of the CPU time. Freezing what exists at
+bench (10,000 pods, 5,000 nodes) they cost 18-25% of the CPU time. Freezing what exists at
 start (the nodes) and collecting the young generation less often removes most of it; cycles
 are still collected.
 """
