@@ -21,6 +21,7 @@ import json
 import os
 import platform
 import random
+import resource
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -282,6 +283,9 @@ def run_scheduler_bench(cfg: BenchConfig) -> dict[str, Any]:
         # wall-clock numbers are only comparable between runs with similar load.
         "cpus": os.cpu_count(),
         "loadavg_before_after": [load_before, _loadavg()],
+        # Peak resident memory of the whole process so far (objects, caches, snapshot),
+        # added by the reliability/bench engineer; Linux reports KiB.
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "python": platform.python_version(),
         "machine": platform.machine(),
     }
