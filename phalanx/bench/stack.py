@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, Self
 
 from phalanx.api.base import ObjectMeta
 from phalanx.api.config import OperatorConfiguration
@@ -84,7 +84,7 @@ class EmbeddedStack:
         await self.stop_operator()
         await self._close(self.kubelet.client)
 
-    async def __aenter__(self) -> EmbeddedStack:
+    async def __aenter__(self) -> Self:
         await self.start()
         return self
 
@@ -188,7 +188,7 @@ class EmbeddedStack:
         if horizon is None:
             horizon = self.kubelet.start_delay + 60.0
         while True:
-            left = lambda: max(deadline - loop.time(), 0.0)  # noqa: E731
+            left = lambda: max(deadline - loop.time(), 0.0)
             if self.operator is not None:
                 await self.operator.wait_idle(timeout=left())
             if self.scheduler is not None:

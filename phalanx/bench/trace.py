@@ -89,7 +89,7 @@ def parse_trace(text: str, source: str = "<trace>") -> list[TraceJob]:
 
 
 def _parse_row(row: dict[str, str | None], where: str, index: int) -> TraceJob:
-    def number(col: str, kind: type[int] | type[float], low: float, high: float) -> float:
+    def number(col: str, kind: type[int | float], low: float, high: float) -> float:
         raw = (row.get(col) or "").strip()
         if not raw:
             raise TraceError(f"{where}: {col} is empty")

@@ -15,8 +15,8 @@ from typing import Any
 from phalanx.api import labels
 from phalanx.api.base import Resource
 from phalanx.api.core import Event, Lease, Node, Pod
-from phalanx.api.quantity import parse_resources
 from phalanx.api.grove import PodClique, PodCliqueSet, PodGang
+from phalanx.api.quantity import parse_resources
 from phalanx.cluster.client import AlreadyExists, ApiError, Client, Invalid, NotFound
 from phalanx.cluster.memory import MemoryCluster
 

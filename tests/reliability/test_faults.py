@@ -155,7 +155,6 @@ def test_faults_through_the_wire_client_converge(report) -> None:
     HTTP to a REST facade of the faulty MemoryCluster: injected errors arrive as metav1.Status
     replies, dropped watches as ended chunked streams."""
     from phalanx.cluster.kube import KubeCluster, connection_for
-
     from tests.cluster.kube.facade import start_facade
 
     gangs = max(5, GANGS // 20)
