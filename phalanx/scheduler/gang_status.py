@@ -179,7 +179,12 @@ class GangStatusController:
         self._last[gid] = v
         self._last_time[gid] = self._now()
         if st.spec is not None and st.spec.object_ref is not None:
-            await self._write_condition(st, v)
+            if not await self._write_condition(st, v):
+                # The API refused (e.g. a 500): forget the verdict so it is written again
+                # after min_interval, instead of never (reliability engineer's fix).
+                self._last.pop(gid, None)
+                self._dirty[gid] = None
+                return 0  # its Events come with the retry
         if v.status or v.reason == REASON_PENDING:
             return 0
         return self._record_events(st, v, budget)
@@ -206,46 +211,48 @@ class GangStatusController:
         self.events_recorded += n
         return n
 
-    async def _write_condition(self, st: GangState, v: Verdict) -> None:
+    async def _write_condition(self, st: GangState, v: Verdict) -> bool:
+        """Write the condition; False when the API failed and it should be tried again."""
         from phalanx.api import registry
         from phalanx.api.base import set_status_condition
 
         ref = st.spec.object_ref if st.spec is not None else None
         if ref is None:
-            return
+            return True
         try:
             kind = registry.get(ref.api_version, ref.kind)
         except LookupError:
             log.debug("no model for %s/%s; condition not written", ref.api_version, ref.kind)
-            return
+            return True
         client = self.handle.client
         for _ in range(5):
             try:
                 obj = await client.get(kind, ref.name, ref.namespace)
             except NotFound:
-                return
+                return True
             except ApiError as exc:
                 log.debug("reading %s failed: %s", ref, exc)
-                return
+                return False
             status = getattr(obj, "status", None)
             if status is None or not hasattr(status, "conditions"):
-                return
+                return True
             changed = set_status_condition(
                 obj, CONDITION_SCHEDULED, v.status, v.reason, v.message, client.clock.now_dt(), obj.metadata.generation
             )
             if not changed:
-                return
+                return True
             try:
                 await client.update_status(obj)
                 self.condition_writes += 1
-                return
+                return True
             except Conflict:
                 continue
             except NotFound:
-                return
+                return True
             except ApiError as exc:
                 log.debug("condition on %s not written: %s", ref, exc)
-                return
+                return False
+        return False
 
     # --- introspection (phalanx explain) ------------------------------------------------
 
