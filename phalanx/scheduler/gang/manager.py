@@ -22,6 +22,7 @@ to test exhaustively and to read in one place:
 
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,6 +66,9 @@ class UnitState:
 
     representative: str | None = None
     deadline: float | None = None
+    # NonStrict: members that failed since the gang last made progress. The role skips
+    # them, so two failing members never hand it back and forth without a backoff.
+    failed: set[str] = field(default_factory=set)
 
 
 class GangManager:
@@ -106,7 +110,7 @@ class GangManager:
         st = self.cache.gang_of(pod_key)
         return st is not None and st.is_pending(pod_key)
 
-    def _pick_representative(self, st: GangState, exclude: str | None = None) -> str | None:
+    def _pick_representative(self, st: GangState, exclude: Container[str] = ()) -> str | None:
         """The first pending member of the unit's gangs (in gang-group order) becomes it."""
         u = self.unit(st)
         for g in self._group(st):
@@ -195,6 +199,7 @@ class GangManager:
         if st is None or self.free(st):
             return []
         u = self.unit(st)
+        u.failed.clear()  # progress: members that failed before may be tried again
         if u.representative == pod_key or u.representative is None or not self._is_pending(u.representative):
             nxt = self._pick_representative(st)
             return [nxt] if nxt else []
@@ -257,9 +262,10 @@ class GangManager:
         st.last_failure = Failure(reason, message, pod_key, now, diagnosis)
         self.cache.changed(st.id)
         if not self.is_strict(st):
-            nxt = self._pick_representative(st, exclude=pod_key)
+            u.failed.add(pod_key)
+            nxt = self._pick_representative(st, exclude=u.failed)
             if nxt is None:
-                u.representative = pod_key
+                u.representative = pod_key  # everyone pending failed: it waits for an event
             else:
                 self.cache.request_activation([nxt])
             return []
@@ -312,7 +318,9 @@ class GangManager:
                 g.resets += 1
             reject.extend(sorted(g.waiting))
             g.waiting.clear()
-        self.unit(st).deadline = None
+        u = self.unit(st)
+        u.deadline = None
+        u.failed.clear()
         return reject
 
     def bound(self, pod_key: str, node: str) -> None:

@@ -7,6 +7,7 @@ calls keep it current.
 
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -186,16 +187,17 @@ class GangState:
         oldest, then by key)."""
         return [self.members[k] for k in self._ordered() if k not in self._placed]
 
-    def first_pending(self, exclude: str | None = None) -> str | None:
-        """The first schedulable pending member in representative order (amortised O(1):
-        members before the cursor are placed or gated; anything that undoes that resets it)."""
+    def first_pending(self, exclude: Container[str] = ()) -> str | None:
+        """The first schedulable pending member in representative order, not in `exclude`
+        (amortised O(1): members before the cursor are placed or gated; anything that undoes
+        that resets it)."""
         order = self._ordered()
         i = self._cursor
         while i < len(order) and not self.is_pending(order[i]):
             i += 1
         self._cursor = i
         for key in order[i:]:
-            if key != exclude and self.is_pending(key):
+            if key not in exclude and self.is_pending(key):
                 return key
         return None
 

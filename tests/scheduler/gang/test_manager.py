@@ -202,3 +202,19 @@ def test_members_with_scheduling_gates_do_not_start_the_gang() -> None:
     b2.spec.scheduling_gates = []  # type: ignore[attr-defined]
     cache.update_pod(b, b2)
     assert activated == [["ns/a"]] and mgr.admit("ns/a").ok
+
+
+def test_non_strict_members_that_keep_failing_do_not_hand_the_role_back_and_forth() -> None:
+    cache, mgr, activated = setup()
+    cache.set_object(SRC, gang_obj("g", 3, mode=GangMode.NON_STRICT))
+    for i, n in enumerate("abc"):
+        cache.add_pod(pod(n, "g", t=i))
+    mgr.admit("ns/a")
+    mgr.failed("ns/a", "Unschedulable", "no room", now=1.0)
+    assert mgr.representative(gid("g")) == "ns/b"
+    mgr.failed("ns/b", "Unschedulable", "no room", now=1.0)
+    assert mgr.representative(gid("g")) == "ns/c"
+    activated.clear()
+    mgr.failed("ns/c", "Unschedulable", "no room", now=1.0)
+    # Everyone pending failed since the last progress: c keeps the role and nobody is woken.
+    assert mgr.representative(gid("g")) == "ns/c" and activated == []
