@@ -183,7 +183,8 @@ class SchedulingQueue:
         return False
 
     def backoff_duration(self, attempts: int) -> float:
-        d = self.initial_backoff * (2.0 ** max(0, attempts - 1))
+        # Exponent capped: 2.0 ** 1024 overflows, and a pod may legitimately be tried that often.
+        d = self.initial_backoff * (2.0 ** min(max(0, attempts - 1), 60))
         return min(d, self.max_backoff)
 
     def _requeue(self, qpi: QueuedPodInfo) -> None:
