@@ -153,3 +153,40 @@ def test_kill_and_restart_operator_and_scheduler_reaches_the_undisturbed_end_sta
            scheduler_restarts=info["scheduler_restarts"], podcliquesets=len(state[PodCliqueSet]),
            podgangs=len(gangs), pods=len(pods), pods_on_same_node_as_undisturbed=same_node,
            packed_gangs_checked=len(rack_gangs))
+
+
+def test_gang_group_member_whose_bind_failed_is_placed_by_the_next_scheduler() -> None:
+    """Found by kills combined with injected faults: a Koordinator gang group (router, leader,
+    workers: one PodGroup each) whose router bind failed just before the scheduler died; the
+    next scheduler must still place the router, not leave the group partly bound forever."""
+    from phalanx.cluster.client import ServerError
+
+    async def main() -> list[str]:
+        stack = EmbeddedStack(gpu_cluster(8))
+        await stack.start()
+        tracker = PodTracker(stack.cluster)
+        await tracker.start()
+        router = "default/serve-0-router-0"
+        refused: list[str] = []
+
+        def refuse_router_bind(verb: str, kind: str, key: str) -> ServerError | None:
+            if verb == "bind" and key == router:
+                refused.append(key)
+                return ServerError("injected", kind=kind, name=key)
+            return None
+
+        hook = stack.cluster.faults.add_hook(refuse_router_bind)
+        await stack.cluster.create(leader_workers_podcliqueset(
+            "serve", workers=2, group_replicas=1, group_min=1, scheduler=labels.SCHEDULER_KOORDINATOR))
+        assert await tracker.wait(lambda t: t.bound == 3 and bool(refused), timeout=600), (tracker.bound, tracker.pods, refused)
+        await stack.stop_scheduler(kill=True)
+        stack.cluster.faults.remove(hook)
+        await stack.start_scheduler()
+        await stack.settle()
+        state = await everything(stack.cluster)
+        partly, unbound = gang_binding(state[Pod], state[PodGang])
+        await tracker.stop()
+        await stack.stop()
+        return partly + unbound
+
+    assert run_virtual(main) == []

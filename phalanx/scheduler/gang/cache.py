@@ -173,7 +173,7 @@ class GangCache:
             if st.spec != g:
                 was_complete = st.complete
                 st.spec = g
-                _recover_satisfied(st)
+                self._recover_satisfied(st)
                 self.changed(g.id)
                 if st.complete and not was_complete:
                     self._on_became_complete(st)
@@ -233,7 +233,7 @@ class GangCache:
         node = getattr(pod.spec, "node_name", None)
         if node and st.bound.get(key) != node:
             st.bind(key, node)
-            _recover_satisfied(st)
+            self._recover_satisfied(st)
             changed = True
         if changed:
             self.changed(ref.gang_id)
@@ -268,6 +268,20 @@ class GangCache:
     def _on_became_complete(self, st: GangState) -> None:
         for fn in self._became_complete:
             fn(st)
+
+    def _recover_satisfied(self, st: GangState) -> None:
+        """A gang found with minMember already bound (by an earlier scheduler process, before
+        a restart) was satisfied once: later members schedule freely and its status says so.
+        A gang group counts only as a whole (as Permit sets it): when one of its gangs is not
+        bound yet (e.g. its bind failed before the restart) none is, so the group's pending
+        members are still woken and gang-scheduled. Cheap in the steady state, where Permit
+        has set the flag before the binds arrive."""
+        if st.spec is None or st.once_satisfied or not _bound_satisfied(st):
+            return
+        group = self.group_states(st)
+        if all(g is not None and (g.once_satisfied or _bound_satisfied(g)) for g in group):
+            for g in group:
+                g.once_satisfied = True  # type: ignore[union-attr]
 
     def _declare(self, key: str, pod: Any, ref: MemberRef) -> bool:
         """Annotation gangs: the pods themselves carry the spec. True when the spec changed."""
@@ -329,18 +343,15 @@ class GangCache:
         return st
 
 
-def _recover_satisfied(st: GangState) -> None:
-    """A gang found with minMember already bound (by an earlier scheduler process, before a
-    restart) was satisfied once: its later members schedule freely and its status says so.
-    Cheap in the steady state, where Permit has set the flag before the binds arrive."""
+def _bound_satisfied(st: GangState) -> bool:
+    """minMember (in total and per group) bound, by informer-confirmed binds alone."""
     spec = st.spec
-    if spec is None or st.once_satisfied or len(st.bound) < spec.min_member:
-        return
+    if spec is None or len(st.bound) < spec.min_member:
+        return False
     per_group: dict[str | None, int] = {}
     for key in st.bound:
         m = st.members.get(key)
         if m is not None:
             per_group[m.group] = per_group.get(m.group, 0) + 1
-    if sum(per_group.values()) >= spec.min_member and all(
-            per_group.get(g.name, 0) >= g.min_member for g in spec.groups):
-        st.once_satisfied = True
+    return sum(per_group.values()) >= spec.min_member and all(
+        per_group.get(g.name, 0) >= g.min_member for g in spec.groups)
