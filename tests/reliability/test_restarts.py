@@ -1,6 +1,7 @@
 """The operator and the scheduler are SIGKILLed and restarted at random points (a dozen
-cycles) while PodCliqueSets of every backend and shape arrive; the run must end in the same
-state as an undisturbed run with the same seed.
+cycles) while PodCliqueSets of every backend and shape arrive, once on a healthy API and once
+while 3% of writes fail and watches drop; each run must end in the same state as an
+undisturbed run with the same seed.
 
 "Random points": each kill is armed to fire at the component's n-th next API write (n drawn
 from the seed), just before or just after that write lands, so kills fall in the middle of
@@ -32,10 +33,13 @@ from phalanx.bench.workload import (
     job_podcliqueset,
     leader_workers_podcliqueset,
 )
+from phalanx.cluster.client import Conflict, ServerError
 from phalanx.cluster.clock import run_virtual
+from phalanx.cluster.memory import MemoryCluster
 from phalanx.sim.clusterspec import RACK_KEY
 
 from .invariants import (
+    create_retrying,
     diff_states,
     env_int,
     everything,
@@ -73,7 +77,7 @@ def workload(seed: int) -> list[PodCliqueSet]:
 
 async def _submit(stack: EmbeddedStack, jobs: list[PodCliqueSet]) -> None:
     for pcs in jobs:
-        await stack.cluster.create(pcs.copy_deep())
+        await create_retrying(stack.cluster, pcs)
         await asyncio.sleep(SUBMIT_EVERY)
 
 
@@ -102,13 +106,19 @@ async def _chaos(stack: EmbeddedStack, rng: random.Random, cycles: int) -> list[
     return log
 
 
-def _run(seed: int, cycles: int) -> tuple[dict, dict, list[str], dict[str, str]]:
+def _run(seed: int, cycles: int, fault_rate: float = 0.0
+         ) -> tuple[dict, dict, list[str], dict[str, str]]:
     jobs = workload(seed)
     chaos_rng = random.Random(seed * 7919 + 1)
 
     async def main() -> tuple[dict, dict, list[str], dict[str, str]]:
-        stack = EmbeddedStack(gpu_cluster(NODES, start_delay="2s"))
+        stack = EmbeddedStack(gpu_cluster(NODES, start_delay="2s"), cluster=MemoryCluster(seed=seed))
         await stack.start()
+        if fault_rate:
+            faults = stack.cluster.faults
+            faults.fail_writes(fault_rate, error=ServerError)
+            faults.fail_writes(fault_rate, verbs={"update", "update_status", "patch"}, error=Conflict)
+            faults.drop_watches(fault_rate)
         tracker = PodTracker(stack.cluster)
         await tracker.start()
         submit = asyncio.create_task(_submit(stack, jobs))
@@ -119,7 +129,9 @@ def _run(seed: int, cycles: int) -> tuple[dict, dict, list[str], dict[str, str]]
         form = normal_form(state, placement=False)
         placement = {p.key: p.spec.node_name or "" for p in state[Pod]}
         counts = {"operator_restarts": stack.restarts["operator"],
-                  "scheduler_restarts": stack.restarts["scheduler"]}
+                  "scheduler_restarts": stack.restarts["scheduler"],
+                  "faults_injected": stack.cluster.faults.total}
+        stack.cluster.faults.clear()
         await tracker.stop()
         await stack.stop()
         return form, {"state": state, **counts}, log, placement
@@ -127,9 +139,9 @@ def _run(seed: int, cycles: int) -> tuple[dict, dict, list[str], dict[str, str]]
     return run_virtual(main)
 
 
-def test_kill_and_restart_operator_and_scheduler_reaches_the_undisturbed_end_state(report) -> None:
+def _check_against_the_undisturbed_run(report, fault_rate: float) -> None:
     calm, _, _, calm_placement = _run(SEED, 0)
-    chaotic, info, log, placement = _run(SEED, RESTARTS)
+    chaotic, info, log, placement = _run(SEED, RESTARTS, fault_rate)
     print("\n".join(log))
     state = info["state"]
     pods, gangs, nodes = state[Pod], state[PodGang], state[Node]
@@ -143,23 +155,48 @@ def test_kill_and_restart_operator_and_scheduler_reaches_the_undisturbed_end_sta
     assert rack_gangs
     assert all(packed(pods, nodes, g, RACK_KEY) for g in rack_gangs), rack_gangs
     # Everything else is exactly what the undisturbed run ended with.
+    if fault_rate:
+        # The Koordinator backend annotates a pod with its gang only when the PodGang was
+        # synced before the pod was prepared (contracts.md): with failed writes that order,
+        # and so those annotations, may differ. The label and the PodGroup are always there.
+        calm, chaotic = _without_koordinator_pod_annotations(calm), _without_koordinator_pod_annotations(chaotic)
     assert set(chaotic) == set(calm)
     differences = diff_states(calm, chaotic)
     assert differences == [], "\n".join(differences)
     assert all(p.status.phase == "Running" for p in pods)
 
     same_node = sum(1 for k, n in placement.items() if calm_placement.get(k) == n)
+    extra = {"faults_injected": info["faults_injected"]} if fault_rate else {}
     report(kill_restart_cycles=len(log), operator_restarts=info["operator_restarts"],
-           scheduler_restarts=info["scheduler_restarts"], podcliquesets=len(state[PodCliqueSet]),
-           podgangs=len(gangs), pods=len(pods), pods_on_same_node_as_undisturbed=same_node,
-           packed_gangs_checked=len(rack_gangs))
+           scheduler_restarts=info["scheduler_restarts"], **extra,
+           podcliquesets=len(state[PodCliqueSet]), podgangs=len(gangs), pods=len(pods),
+           pods_on_same_node_as_undisturbed=same_node, packed_gangs_checked=len(rack_gangs))
+
+
+def _without_koordinator_pod_annotations(form: dict[str, dict]) -> dict[str, dict]:
+    for pod in form.get("v1/Pod", {}).values():
+        ann = pod.get("metadata", {}).get("annotations") or {}
+        for k in [k for k in ann if k.startswith("gang.scheduling.koordinator.sh/")]:
+            del ann[k]
+        if "annotations" in pod.get("metadata", {}) and not ann:
+            del pod["metadata"]["annotations"]
+    return form
+
+
+def test_kill_and_restart_operator_and_scheduler_reaches_the_undisturbed_end_state(report) -> None:
+    _check_against_the_undisturbed_run(report, 0.0)
+
+
+def test_kills_under_api_faults_reach_the_undisturbed_end_state(report) -> None:
+    """The same kills, while 3% of writes fail (500s and conflicts) and 3% of watch events
+    end their stream."""
+    _check_against_the_undisturbed_run(report, 0.03)
 
 
 def test_gang_group_member_whose_bind_failed_is_placed_by_the_next_scheduler() -> None:
     """Found by kills combined with injected faults: a Koordinator gang group (router, leader,
     workers: one PodGroup each) whose router bind failed just before the scheduler died; the
     next scheduler must still place the router, not leave the group partly bound forever."""
-    from phalanx.cluster.client import ServerError
 
     async def main() -> list[str]:
         stack = EmbeddedStack(gpu_cluster(8))
