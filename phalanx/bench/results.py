@@ -3,22 +3,18 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
+from phalanx.report.format import percentile
+
 
 def percentiles(values: list[float], digits: int = 4) -> dict[str, float]:
-    """p50/p90/p99/max (nearest-rank on the sorted values; zeros when empty)."""
+    """p50/p90/p99/max (nearest-rank, as the run report computes them; zeros when empty)."""
     if not values:
         return {"p50": 0.0, "p90": 0.0, "p99": 0.0, "max": 0.0}
-    ordered = sorted(values)
-
-    def rank(q: float) -> float:
-        i = max(0, math.ceil(q / 100 * len(ordered)) - 1)
-        return round(ordered[i], digits)
-
-    return {"p50": rank(50), "p90": rank(90), "p99": rank(99), "max": round(ordered[-1], digits)}
+    return {name: round(percentile(values, q) or 0.0, digits)
+            for name, q in (("p50", 50), ("p90", 90), ("p99", 99), ("max", 100))}
 
 
 def write_result(result: dict[str, Any], out_dir: Path, name: str) -> Path:
