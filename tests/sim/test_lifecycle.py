@@ -9,7 +9,7 @@ from phalanx.api.pod import Container, PodSpec
 from phalanx.cluster.clock import run_virtual, wait_for_condition
 from phalanx.cluster.memory import MemoryCluster
 from phalanx.sim.clusterspec import build_nodes, default_cluster_spec
-from phalanx.sim.lifecycle import UNREACHABLE_TAINT, PodScripts, set_node_ready
+from phalanx.sim.lifecycle import UNREACHABLE_TAINT, PodScripts
 from phalanx.sim.scenario import ANNOTATION_FAIL_AFTER, ANNOTATION_RUN_FOR, Step
 from phalanx.sim.steps import run_step
 
