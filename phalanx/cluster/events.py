@@ -18,6 +18,15 @@ flooding the API, as client-go's EventCorrelator does:
 - coalescing: bumps that arrive while a write is queued become one write.
 The correlation caches are LRUs of `cache_size` objects (client-go keeps 4096; we keep more
 so a 10k-pod gang still folds repeats instead of starting new Events).
+
+The scheduler's mode, `per_reason=True` (usually with `burst=None`, `min_interval`): one Event
+per object + reason whose count and message follow the latest call (a FailedScheduling Event
+shows the current "0/N nodes are available" and how often it was said, not one Event per
+wording). `min_interval` > 0 limits each Event to one write per that many seconds; updates in
+between are held (`suppressed`) and one trailing write at the interval's end carries the
+latest message and count. `max_pending` bounds the Events waiting for a write (beyond it new
+ones are `dropped`), `enabled = False` turns recording off, `forget(uid)` drops what is kept
+for a deleted object.
 """
 
 from __future__ import annotations
@@ -74,6 +83,9 @@ class _Record:
     first: float
     last: float
     created: bool = False
+    key: tuple[Any, ...] = ()
+    last_write: float = float("-inf")  # when a write was last queued (min_interval)
+    trailing: asyncio.TimerHandle | None = None  # a held update's write at the interval's end
 
 
 class EventRecorder:
@@ -84,13 +96,18 @@ class EventRecorder:
         *,
         host: str | None = None,
         event_kind: type[Resource] | None = None,
-        burst: int = 25,
+        burst: int | None = 25,
         refill_per_second: float = 1 / 300,
         max_similar: int = 10,
         similar_window: float = 600.0,
         cache_size: int = 16_384,
         max_attempts: int = 12,
+        per_reason: bool = False,
+        min_interval: float = 0.0,
+        max_pending: int | None = None,
     ) -> None:
+        """`burst=None` turns the spam filter off; `per_reason`, `min_interval` and
+        `max_pending` are described in the module docstring."""
         if event_kind is None:
             from phalanx.api.core import Event
 
@@ -105,18 +122,35 @@ class EventRecorder:
         self.similar_window = similar_window
         self.cache_size = cache_size
         self.max_attempts = max_attempts
+        self.per_reason = per_reason
+        self.min_interval = min_interval
+        self.max_pending = max_pending
+        self.enabled = True
         self._records: OrderedDict[tuple[Any, ...], _Record] = OrderedDict()
         self._similar: OrderedDict[tuple[Any, ...], _Similar] = OrderedDict()
         self._buckets: OrderedDict[_ObjRef, _TokenBucket] = OrderedDict()
         self._pending: OrderedDict[int, _Record] = OrderedDict()  # id(record) -> record
+        self._by_uid: dict[str, dict[tuple[Any, ...], None]] = {}  # for forget()
+        self._held: dict[int, _Record] = {}  # records with a trailing write scheduled
         self._task: asyncio.Task[None] | None = None
         self._last_nanos = 0
         # Counters for tests and reports.
         self.recorded = 0     # accepted by the filters
         self.aggregated = 0   # folded into an existing Event (count bump)
-        self.dropped = 0      # dropped by the spam filter
+        self.dropped = 0      # dropped by the spam filter or because max_pending was reached
+        self.suppressed = 0   # updates held back by min_interval (a trailing write follows)
         self.writes = 0       # API writes made
         self.failed = 0       # writes given up after retries
+
+    @property
+    def written(self) -> int:
+        """API writes made (the scheduler's name for `writes`)."""
+        return self.writes
+
+    @property
+    def idle(self) -> bool:
+        """Nothing queued or being written (held trailing writes do not count)."""
+        return not self._pending and (self._task is None or self._task.done())
 
     # ------------------------------------------------------------------ recording
 
@@ -124,18 +158,24 @@ class EventRecorder:
         """Record an event about `obj`. Returns at once; the write happens later."""
         if type_ not in ("Normal", "Warning"):
             raise ValueError(f"event type must be 'Normal' or 'Warning', got {type_!r}")
+        if not self.enabled:
+            return
         now = self.client.clock.now()
         m = obj.metadata
         ref: _ObjRef = (obj.api_version, obj.kind, m.namespace or "", m.name or "", m.uid or "")
-        key = self._correlate(ref, type_, reason, message, now)
-        if key is None:
+        key: tuple[Any, ...]
+        if self.per_reason:
+            key = (ref, reason)
+        else:
+            key, message = self._correlate(ref, type_, reason, message, now)
+        if self.burst is not None and not self._bucket(ref, now):
+            self.dropped += 1
             return
-        key, message = key
-        if not self._bucket(ref, now):
+        rec = self._records.get(key)
+        if rec is None and self.max_pending is not None and len(self._pending) >= self.max_pending:
             self.dropped += 1
             return
         self.recorded += 1
-        rec = self._records.get(key)
         if rec is not None:
             self._records.move_to_end(key)
             rec.count += 1
@@ -144,12 +184,29 @@ class EventRecorder:
             self.aggregated += 1
         else:
             rec = _Record(ref, self._name_for(ref[3], now), ref[2] or "default", type_, reason,
-                          message, 1, now, now)
+                          message, 1, now, now, key=key)
             self._records[key] = rec
+            self._by_uid.setdefault(m.uid or obj.key, {})[key] = None
             if len(self._records) > self.cache_size:
-                self._records.popitem(last=False)
+                self._evict(self._records.popitem(last=False)[1])
+        if self.min_interval > 0 and id(rec) not in self._pending:
+            wait = rec.last_write + self.min_interval - now
+            if wait > 0:
+                # Written less than min_interval ago: hold this update; one trailing write
+                # at the interval's end carries the latest message and count.
+                self.suppressed += 1
+                if rec.trailing is None:
+                    rec.trailing = asyncio.get_running_loop().call_later(wait, self._release, rec)
+                    self._held[id(rec)] = rec
+                return
+            rec.last_write = now
         self._pending[id(rec)] = rec
         self._ensure_writer()
+
+    def record(self, obj: Resource, event_type: str, reason: str, message: str) -> None:
+        """`event()` for callers (scheduler plugins) whose type may be any string: not
+        "Warning" means "Normal"."""
+        self.event(obj, "Warning" if event_type == "Warning" else "Normal", reason, message)
 
     def normal(self, obj: Resource, reason: str, message: str) -> None:
         self.event(obj, "Normal", reason, message)
@@ -157,8 +214,41 @@ class EventRecorder:
     def warning(self, obj: Resource, reason: str, message: str) -> None:
         self.event(obj, "Warning", reason, message)
 
+    def _release(self, rec: _Record) -> None:
+        """min_interval is over: queue the held update of `rec`."""
+        rec.trailing = None
+        self._held.pop(id(rec), None)
+        rec.last_write = self.client.clock.now()
+        self._pending[id(rec)] = rec
+        self._ensure_writer()
+
+    def _evict(self, rec: _Record) -> None:
+        keys = self._by_uid.get(rec.ref[4] or _obj_key(rec.ref))
+        if keys is not None:
+            keys.pop(rec.key, None)
+            if not keys:
+                del self._by_uid[rec.ref[4] or _obj_key(rec.ref)]
+        if rec.trailing is not None:
+            rec.trailing.cancel()
+            rec.trailing = None
+            self._held.pop(id(rec), None)
+
+    def forget(self, uid: str) -> None:
+        """Drop everything kept for a deleted object (its uid, or namespace/name without one):
+        its Events' correlation state, held trailing writes and spam-filter bucket."""
+        for key in self._by_uid.pop(uid, {}):
+            rec = self._records.pop(key, None)
+            if rec is None:
+                continue
+            if rec.trailing is not None:
+                rec.trailing.cancel()
+                rec.trailing = None
+                self._held.pop(id(rec), None)
+            self._buckets.pop(rec.ref, None)
+            self._similar.pop((rec.ref, rec.type, rec.reason), None)
+
     def _correlate(self, ref: _ObjRef, type_: str, reason: str, message: str,
-                   now: float) -> tuple[tuple[Any, ...], str] | None:
+                   now: float) -> tuple[tuple[Any, ...], str]:
         """The dedup key and (maybe combined) message for this event."""
         similar_key = (ref, type_, reason)
         similar = self._similar.get(similar_key)
@@ -263,6 +353,31 @@ class EventRecorder:
 
     async def close(self) -> None:
         await self.flush()
+
+    def start(self) -> None:
+        """Nothing to start: the writer task starts with the first event (kept for callers
+        with a start/stop lifecycle)."""
+
+    async def stop(self, flush: bool = True) -> None:
+        """Write what is queued (unless `flush` is False), then stop: held trailing writes
+        and anything still queued are discarded."""
+        if flush:
+            await self.flush()
+        for rec in self._held.values():
+            if rec.trailing is not None:
+                rec.trailing.cancel()
+                rec.trailing = None
+        self._held.clear()
+        self._pending.clear()
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+        self._task = None
+
+
+def _obj_key(ref: _ObjRef) -> str:
+    """namespace/name (name when cluster-scoped), as Resource.key: forget()'s key without a uid."""
+    return f"{ref[2]}/{ref[3]}" if ref[2] else ref[3]
 
 
 def _iso(ts: float) -> str:

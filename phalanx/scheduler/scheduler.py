@@ -21,8 +21,12 @@ from phalanx.cluster.client import ApiError, NotFound
 from phalanx.cluster.informer import InformerFactory
 from phalanx.scheduler.cache import SchedulerCache
 from phalanx.scheduler.cycle import SchedulingCycle
-from phalanx.scheduler.events import EventRecorder
-from phalanx.scheduler.framework.config import SchedulerConfiguration, SchedulerProfile, default_configuration
+from phalanx.scheduler.events import new_event_recorder
+from phalanx.scheduler.framework.config import (
+    SchedulerConfiguration,
+    SchedulerProfile,
+    default_configuration,
+)
 from phalanx.scheduler.framework.runtime import Framework, ProfileError
 from phalanx.scheduler.framework.types import (
     ASSIGNED_POD,
@@ -82,7 +86,7 @@ class Scheduler(SchedulingCycle):
         self.cache = SchedulerCache()
         self.waiting = WaitingPods()
         self.nominator = Nominator()
-        self.events = EventRecorder(client)
+        self.events = new_event_recorder(client)
         self.events.enabled = record_events
         self.update_pod_conditions = update_pod_conditions
         self._shared: dict[str, Any] = {}

@@ -14,7 +14,7 @@ from phalanx.cluster.client import Invalid
 from phalanx.cluster.events import COMBINED_PREFIX, EventRecorder
 from phalanx.cluster.kube import KubeCluster
 from phalanx.cluster.memory import MemoryCluster
-from phalanx.scheduler.events import EventRecorder as SchedulerEventRecorder
+from phalanx.scheduler.events import new_event_recorder
 
 from ..kinds import make_pod
 from .facade import Facade, run_over_facade
@@ -96,7 +96,7 @@ def test_a_new_message_reaches_the_event_through_core_v1() -> None:
 def test_scheduler_recorder_updates_its_event_on_a_real_server() -> None:
     async def body(kube: KubeCluster, mem: MemoryCluster, facade: Facade) -> None:
         pod = await kube.create(make_pod("p", "team"))
-        rec = SchedulerEventRecorder(kube, min_interval=1.0)
+        rec = new_event_recorder(kube, min_interval=1.0)
         rec.record(pod, "Warning", "FailedScheduling", "0/3 nodes are available")
         await rec.flush()
         await kube.clock.sleep(2)
