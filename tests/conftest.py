@@ -17,7 +17,6 @@ shorter and say what they waited for (phalanx.envtest.wait_until).
 from __future__ import annotations
 
 import asyncio
-import re
 import uuid
 from collections.abc import Callable, Iterator
 
@@ -57,28 +56,11 @@ def control_plane() -> Iterator[object]:
         plane.stop()
 
 
-def _namespace_name(node_name: str) -> str:
-    base = re.sub(r"[^a-z0-9-]+", "-", node_name.lower()).strip("-")[:40].strip("-")
-    return f"{base}-{uuid.uuid4().hex[:5]}"
-
-
-def create_namespace(plane: object, name: str) -> str:
-    from phalanx.api.base import ObjectMeta
-    from phalanx.api.core import Namespace
-
-    async def main() -> None:
-        async with plane.client() as kube:  # type: ignore[attr-defined]
-            await kube.create(Namespace(metadata=ObjectMeta(name=name)))
-
-    asyncio.run(main())
-    return name
-
-
 @pytest.fixture
 def kube_namespace(control_plane: object, request: pytest.FixtureRequest) -> str:
     """A namespace of the test's own on the shared API server (left behind: without the
     controller-manager's namespace controller a deleted namespace only turns Terminating)."""
-    return create_namespace(control_plane, _namespace_name(request.node.name))
+    return control_plane.create_namespace(request.node.name)  # type: ignore[attr-defined]
 
 
 @pytest.fixture

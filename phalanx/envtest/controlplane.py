@@ -12,6 +12,7 @@ by `atexit`, or by the kernel when the harness dies (see process.py).
 
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 import uuid
@@ -25,6 +26,7 @@ from .binaries import Binaries, find_binaries
 from .components import DEFAULT_CONTROLLERS, Component, kube_controller_manager, kube_scheduler
 from .etcd import Etcd
 from .kubeconfig import write_kubeconfig
+from .ports import http_post_json
 from .process import ManagedProcess
 
 
@@ -146,6 +148,16 @@ class ControlPlane:
         """A kubeconfig whose context defaults to `namespace`."""
         return write_kubeconfig(self.workdir / f"kubeconfig-{namespace}-{uuid.uuid4().hex[:6]}",
                                 self.server, self.token, namespace=namespace)
+
+    def create_namespace(self, prefix: str) -> str:
+        """A new namespace named `<prefix>-<random>` (usable with or without an event
+        loop); returns its name."""
+        base = re.sub(r"[^a-z0-9-]+", "-", prefix.lower()).strip("-")[:40].strip("-") or "ns"
+        name = f"{base}-{uuid.uuid4().hex[:5]}"
+        http_post_json(f"{self.server}/api/v1/namespaces", {
+            "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}},
+            token=self.token)
+        return name
 
     def compact(self) -> int:
         """Compact etcd at its current revision; returns that revision."""

@@ -43,8 +43,12 @@ def http_get(url: str, *, token: str | None = None, timeout: float = 5.0) -> tup
         return err.code, err.read()
 
 
-def http_post_json(url: str, body: dict[str, Any], *, timeout: float = 10.0) -> dict[str, Any]:
-    data = json.dumps(body).encode()
-    req = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=timeout) as resp:
+def http_post_json(url: str, body: dict[str, Any], *, token: str | None = None,
+                   timeout: float = 10.0) -> dict[str, Any]:
+    """POST JSON, return the JSON answer; HTTP errors raise urllib.error.HTTPError."""
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers)
+    with urllib.request.urlopen(req, context=_insecure_tls(), timeout=timeout) as resp:
         return json.loads(resp.read() or b"{}")
