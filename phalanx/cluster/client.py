@@ -179,5 +179,5 @@ class Client(Protocol):
 
     async def bind(self, pod_name: str, namespace: str, node_name: str) -> None:
         """The pods/binding subresource: sets spec.nodeName once. Conflict when already
-        bound; Invalid when the pod still has scheduling gates; NotFound."""
+        bound or when the pod still has scheduling gates (as kube-apiserver); NotFound."""
         ...

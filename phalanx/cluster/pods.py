@@ -88,9 +88,10 @@ def check_bindable(pod: Resource, target: str) -> None:
     if not target:
         raise _invalid(pod, "target.name", "the node name to bind to is required")
     gates = gate_names(pod)
-    if gates:
-        raise _invalid(pod, "spec.schedulingGates",
-                       f"pod {pod.key} cannot be bound while it has scheduling gates {gates}")
+    if gates:  # kube-apiserver answers 409, as for a pod already bound
+        raise Conflict(f'Operation cannot be fulfilled on pods/binding "{pod.name}": pod '
+                       f"{pod.name} has non-empty .spec.schedulingGates {gates}",
+                       kind="Pod", name=pod.name)
     bound = node_name(pod)
     if bound:
         raise Conflict(f'Operation cannot be fulfilled on pods/binding "{pod.name}": pod '

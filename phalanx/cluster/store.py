@@ -166,14 +166,21 @@ class Watcher:
             return
         if self.filtered:
             # As the API server's watch cache: an object moving into the selection is
-            # ADDED for this watcher, one moving out of it is DELETED.
+            # ADDED for this watcher, one moving out of it is DELETED, carrying the last
+            # state the watcher was shown (the previous object, at the new version).
             now = self._matches(obj)
             if event.type == "MODIFIED":
                 was = prev is not None and self._matches(prev)
                 if not now and not was:
                     return
-                if now != was:
-                    event = WatchEvent("ADDED" if now else "DELETED", obj)
+                if now:
+                    if not was:
+                        event = WatchEvent("ADDED", obj)
+                else:
+                    assert prev is not None
+                    meta = prev.metadata.model_copy(
+                        update={"resource_version": obj.metadata.resource_version})
+                    event = WatchEvent("DELETED", prev.model_copy(update={"metadata": meta}))
             elif not now:
                 return
         if faults is not None and faults.watch_drop_rate and faults.drop_watch(self.store.kind):

@@ -10,7 +10,7 @@ from pydantic import Field
 from phalanx.api.base import Condition, KubeModel, ObjectMeta, Resource
 from phalanx.api.core import Event, Pod
 
-__all__ = ["Event", "Gadget", "Note", "Pod", "Widget", "make_pod", "widget"]
+__all__ = ["Event", "Gadget", "Note", "Pod", "PodTemplate", "Widget", "make_pod", "widget"]
 
 
 class WidgetSpec(KubeModel):
@@ -80,3 +80,14 @@ def make_pod(name: str, ns: str = "default", *, gates: tuple[str, ...] = (),
         "metadata": {"name": name, "namespace": ns, "labels": labels or {}},
         "spec": spec,
     })
+
+
+class PodTemplate(Resource):
+    """core/v1 PodTemplate, modelled loosely: the one built-in kind the real test server
+    serves without a watch cache (tests/conftest.py), so etcd itself answers its watches."""
+
+    API_VERSION = "v1"
+    KIND = "PodTemplate"
+    PLURAL = "podtemplates"
+
+    template: dict[str, Any] = Field(default_factory=dict)

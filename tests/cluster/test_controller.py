@@ -58,7 +58,7 @@ def test_reconciles_own_kind_and_owner_mapping(client_factory):
         assert widgets.get("default/a").status.ready == 3
         assert widgets.get("default/b").status.ready == 1
         await mgr.stop()
-    run_virtual(main)
+    client_factory.run(main)
 
 
 def test_errors_are_retried_with_backoff_then_forgotten():

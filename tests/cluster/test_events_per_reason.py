@@ -3,6 +3,8 @@ min_interval with a trailing write, max_pending, enabled, forget(), stop()."""
 
 import asyncio
 
+import pytest
+
 from phalanx.cluster.clock import run_virtual
 from phalanx.cluster.events import EventRecorder
 from phalanx.cluster.memory import MemoryCluster
@@ -14,6 +16,7 @@ def per_reason(c, **kw) -> EventRecorder:
     return EventRecorder(c, "test-scheduler", event_kind=Event, per_reason=True, burst=None, **kw)
 
 
+@pytest.mark.embedded_only("paced by the recorder's 10 s min_interval on virtual time")
 def test_one_event_per_reason_ends_with_the_latest_message(client_factory):
     async def main():
         c = client_factory()
@@ -39,7 +42,7 @@ def test_one_event_per_reason_ends_with_the_latest_message(client_factory):
         await rec.flush()
         evs = {e.reason: e for e in (await c.list(Event, "team")).items}
         assert set(evs) == {"FailedScheduling", "Scheduled"} and evs["Scheduled"].type == "Normal"
-    run_virtual(main)
+    client_factory.run(main)
 
 
 def test_forget_drops_held_writes_and_state():

@@ -74,7 +74,7 @@ def test_sync_cache_handlers_and_indexes(client_factory):
         assert late.view == rec.view
         await factory.stop()
         assert not inf.running
-    run_virtual(main)
+    client_factory.run(main)
 
 
 def test_relist_after_gone_delivers_the_difference():

@@ -19,13 +19,13 @@ def test_gates_may_be_removed_but_not_added(client_factory):
         p.spec.scheduling_gates = added
         with pytest.raises(Invalid) as err:
             await c.update(p)
-        assert err.value.field == "spec.schedulingGates"
+        assert err.value.field.startswith("spec.schedulingGates")  # [1].name on a real server
         ungated = await c.create(make_pod("q"))
         with pytest.raises(Invalid):
             await c.patch(Pod, ungated.name, {"spec": {"schedulingGates": [{"name": "x.io/y"}]}})
         p = await c.patch(Pod, "p", {"spec": {"schedulingGates": None}})
         assert p.spec.scheduling_gates == []
-    run_virtual(main)
+    client_factory.run(main)
 
 
 def test_pod_spec_is_immutable_except_allowed_fields(client_factory):
@@ -44,18 +44,18 @@ def test_pod_spec_is_immutable_except_allowed_fields(client_factory):
         assert p.spec.containers[0].image == "v2"
         with pytest.raises(Invalid) as err:
             await c.patch(Pod, "p", {"spec": {"containers": [{"name": "other", "image": "v2"}]}})
-        assert err.value.field == "spec.containers"
+        assert err.value.field in ("spec", "spec.containers")  # "spec" on a real server
         with pytest.raises(Invalid) as err:
             await c.patch(Pod, "p", {"spec": {"priority": 5}})
-        assert err.value.field == "spec.priority"
+        assert err.value.field in ("spec", "spec.priority")  # "spec" on a real server
         with pytest.raises(Invalid) as err:
             await c.patch(Pod, "p", {"spec": {"nodeName": "n1"}})
-        assert err.value.field == "spec.nodeName"
+        assert err.value.field in ("spec", "spec.nodeName")  # "spec" on a real server
         # Once ungated, nodeSelector is frozen.
         p = await c.patch(Pod, "p", {"spec": {"schedulingGates": []}})
         with pytest.raises(Invalid):
             await c.patch(Pod, "p", {"spec": {"nodeSelector": {"more": "x"}}})
-    run_virtual(main)
+    client_factory.run(main)
 
 
 def test_create_with_gates_and_node_name_is_invalid(client_factory):
@@ -64,7 +64,7 @@ def test_create_with_gates_and_node_name_is_invalid(client_factory):
         with pytest.raises(Invalid) as err:
             await c.create(make_pod("p", gates=("g.io/x",), node="n1"))
         assert err.value.field == "spec.nodeName"
-    run_virtual(main)
+    client_factory.run(main)
 
 
 def test_bind(client_factory):
@@ -81,10 +81,9 @@ def test_bind(client_factory):
         with pytest.raises(NotFound):
             await c.bind("missing", "default", "node-1")
         await c.create(make_pod("gated", gates=("g.io/x",)))
-        with pytest.raises(Invalid) as err:
+        with pytest.raises(Conflict, match="schedulingGates"):  # 409, as kube-apiserver
             await c.bind("gated", "default", "node-1")
-        assert err.value.field == "spec.schedulingGates"
-    run_virtual(main)
+    client_factory.run(main)
 
 
 def test_pod_status_is_reset_on_create(client_factory):
@@ -94,4 +93,4 @@ def test_pod_status_is_reset_on_create(client_factory):
         p.status.phase = "Running"
         p = await c.create(p)
         assert p.status.phase in (None, "Pending")
-    run_virtual(main)
+    client_factory.run(main)

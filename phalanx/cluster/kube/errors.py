@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from phalanx.cluster.client import (
@@ -16,6 +17,9 @@ from phalanx.cluster.client import (
     ServerError,
     ServiceUnavailable,
 )
+
+
+_UNKNOWN_FIELD = re.compile(r'unknown field \\?"([^"\\]+)\\?"')
 
 
 def _status_dict(body: bytes | str | dict[str, Any] | None) -> dict[str, Any]:
@@ -55,6 +59,10 @@ def error_from_status(
     if code in (400, 422):
         causes = details.get("causes") or []
         field = next((str(c["field"]) for c in causes if c.get("field")), "")
+        unknown = _UNKNOWN_FIELD.search(message)
+        if unknown and (not field or field == "patch"):
+            # Strict field validation names the field only in the message.
+            field = unknown.group(1).lstrip(".")
         return Invalid(message, kind=kind, name=name, field=field)
     if code == 410:
         return Gone(message, kind=kind, name=name)

@@ -125,7 +125,7 @@ def test_update_sends_only_the_difference() -> None:
 def test_bind_subresource() -> None:
     async def body(kube: KubeCluster, mem: MemoryCluster, facade: Facade) -> None:
         await kube.create(pod("gated", gated=True))
-        with pytest.raises(Invalid):
+        with pytest.raises(Conflict, match="schedulingGates"):
             await kube.bind("gated", "ns", "node-1")
         await kube.create(pod("free"))
         await kube.bind("free", "ns", "node-1")
