@@ -23,6 +23,7 @@ from .controlplane import ControlPlane, ControlPlaneOptions
 from .crds import install_crds, uninstall_crds
 from .kubelet import Kubelet, running_kubelet
 from .logs import find_tracebacks
+from .manifests import apply_documents
 from .nodes import NOT_READY_TAINT, create_nodes, delete_nodes, gpu_cluster_spec
 from .process import ManagedProcess, live_processes, stop_all
 from .services import (
@@ -34,7 +35,7 @@ from .services import (
 from .wait import Pending, WaitTimeout, wait_until, wait_until_async
 
 __all__ = [
-    "Binaries", "BinariesNotFound", "Component", "ControlPlane", "ControlPlaneOptions",
+    "Binaries", "BinariesNotFound", "apply_documents", "Component", "ControlPlane", "ControlPlaneOptions",
     "DEFAULT_CONTROLLERS", "Kubelet", "ManagedProcess", "NOT_READY_TAINT", "Pending",
     "PhalanxService", "WaitTimeout", "create_nodes", "delete_nodes", "find_binaries",
     "find_tracebacks", "gpu_cluster_spec", "install_crds", "live_processes", "operator_config",
