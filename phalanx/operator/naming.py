@@ -4,14 +4,16 @@
     PodCliqueScalingGroup         <pcs>-<i>-<group>
     PodClique (in a group)        <pcs>-<i>-<group>-<j>-<clique>
     base PodGang                  <pcs>-<i>
-    scaled PodGang                <pcs>-<i>-<group>-<j>        (j >= the group's minAvailable)
+    scaled PodGang                <pcs>-<i>-<group>-<j - minAvailable>   (j >= minAvailable)
     Pod                           <podclique>-<k>
 
 Every name is deterministic, so a create that raced a restart answers AlreadyExists instead
 of making a duplicate, and a pod's name is its stable hostname (as in a StatefulSet).
-Grove names a scaled PodGang by its offset above minAvailable; Phalanx uses the scaling
-group replica index j itself, so a PodGang and its PodCliques share the `<pcs>-<i>-<group>-<j>`
-prefix (DESIGN.md).
+A scaled PodGang is named, as Grove names it, by its offset above the group's minAvailable:
+the first scaled gang of `<pcs>-<i>-<group>` is `<pcs>-<i>-<group>-0` whatever minAvailable
+is, so tools written for Grove find it; its PodCliques keep the replica index j
+(`<pcs>-<i>-<group>-<j>-<clique>`), and the `grove.io/podcliquescalinggroup-replica-index`
+label says which replica a scaled PodGang holds.
 """
 
 from __future__ import annotations
@@ -44,8 +46,12 @@ def base_podgang_name(pcs: str, replica: int) -> str:
     return f"{pcs}-{replica}"
 
 
-def scaled_podgang_name(pcsg: str, group_replica: int) -> str:
-    return f"{pcsg}-{group_replica}"
+def scaled_podgang_name(pcsg: str, group_replica: int, min_available: int) -> str:
+    """The PodGang of scaling group replica `group_replica` (>= `min_available`)."""
+    if group_replica < min_available:
+        raise ValueError(f"replica {group_replica} of {pcsg} is in the base PodGang "
+                         f"(minAvailable {min_available})")
+    return f"{pcsg}-{group_replica - min_available}"
 
 
 def pod_name(podclique: str, index: int) -> str:

@@ -151,7 +151,8 @@ def group_clique_plans(pcs: PodCliqueSet, replica: int, cfg: PodCliqueScalingGro
     pcsg = naming.scaling_group_name(pcs.name, replica, cfg.name)
     base = naming.base_podgang_name(pcs.name, replica)
     scaled = group_replica >= min_available(cfg)
-    gang = naming.scaled_podgang_name(pcsg, group_replica) if scaled else base
+    gang = (naming.scaled_podgang_name(pcsg, group_replica, min_available(cfg)) if scaled
+            else base)
     out = []
     for clique_name in cfg.clique_names:
         template = pcs.clique(clique_name)
@@ -195,7 +196,7 @@ def replica_gangs(pcs: PodCliqueSet, replica: int, group_replicas: GroupReplicas
                 base.group_topologies.append((f"{pcsg}-{j}", [c.name for c in cliques], group_tc))
         for j in range(floor, max(floor, group_replicas(cfg))):
             scaled.append(GangPlan(
-                name=naming.scaled_podgang_name(pcsg, j), replica=replica,
+                name=naming.scaled_podgang_name(pcsg, j, floor), replica=replica,
                 cliques=group_clique_plans(pcs, replica, cfg, j), group=pcsg, group_replica=j,
                 base_podgang=base.name,
                 topology=group_tc or pack_constraint(t.topology_constraint, key_of),

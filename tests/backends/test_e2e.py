@@ -123,7 +123,7 @@ def test_each_backend_writes_exactly_what_its_scheduler_needs(
             await op.wait_idle()
 
             gangs = (await cluster.list(PodGang, "default")).items
-            assert sorted(g.name for g in gangs) == [s.BASE_PODGANG, f"{s.PCS_NAME}-0-prefill-1"]
+            assert sorted(g.name for g in gangs) == [s.BASE_PODGANG, f"{s.PCS_NAME}-0-prefill-0"]  # prefill replica 1
             have = await _scheduler_objects(cluster)
             assert set(have) == _expected(profile, config, gangs)
             for obj in have.values():

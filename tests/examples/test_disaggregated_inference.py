@@ -9,11 +9,11 @@ def test_disaggregated_inference_schedules_every_gang_with_each_group_replica_in
         tmp_path_factory) -> None:
     r, rec, _ = run_example("disaggregated-inference", examples_tmp(tmp_path_factory))
     assert {g.name for g in rec.gangs} == {
-        "inference-0", "inference-0-prefill-1", "inference-0-decode-1"}
+        "inference-0", "inference-0-prefill-0", "inference-0-decode-0"}  # replicas 1
     assert all(g.scheduled is not None and g.phase == "Running" for g in rec.gangs)
     # Scaled gangs wait for the base gang (GREP-375), so they are scheduled after it.
     base = rec.gang("inference-0")
-    for scaled in ("inference-0-prefill-1", "inference-0-decode-1"):
+    for scaled in ("inference-0-prefill-0", "inference-0-decode-0"):
         assert rec.gang(scaled).scheduled >= base.scheduled
         assert len(racks_of(rec, scaled)) == 1
     # In the base gang, each scaling-group replica (leader + workers) shares one rack.

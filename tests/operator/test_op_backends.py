@@ -186,7 +186,7 @@ def test_every_backend_end_to_end(profile: str) -> None:
         await env.create(pcs)
         await env.settle()
         gangs = await env.gangs()
-        assert sorted(gangs) == ["e2e-0", "e2e-0-g-1"]
+        assert sorted(gangs) == ["e2e-0", "e2e-0-g-0"]
         assert all(g.status.phase == "Running" for g in gangs.values())
         assert all(g.metadata.labels[L.LABEL_SCHEDULER_NAME] == profile for g in gangs.values())
         pods = await env.pods()
@@ -235,7 +235,7 @@ def test_topology_constraints_become_node_label_keys() -> None:
         await env.create(workload())
         await env.settle()
         gangs = await env.gangs()
-        base, scaled = gangs["topo-0"], gangs["topo-0-g-1"]
+        base, scaled = gangs["topo-0"], gangs["topo-0-g-0"]
         assert base.metadata.annotations[L.ANNOTATION_TOPOLOGY_NAME] == "grove-topology"
         assert base.spec.topology_constraint.pack_constraint.required == \
             "topology.kubernetes.io/zone"

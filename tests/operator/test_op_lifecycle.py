@@ -32,7 +32,7 @@ def test_names_labels_and_owners() -> None:
             + [f"inf-{i}-sg-{j}-{c}" for i in range(2) for j in range(3)
                for c in ("leader", "worker")])
         gangs = await env.gangs()
-        assert sorted(gangs) == ["inf-0", "inf-0-sg-2", "inf-1", "inf-1-sg-2"]
+        assert sorted(gangs) == ["inf-0", "inf-0-sg-0", "inf-1", "inf-1-sg-0"]
         groups = {g.name: g for g in (await env.cluster.list(PodCliqueScalingGroup, NS)).items}
         assert sorted(groups) == ["inf-0-sg", "inf-1-sg"]
 
@@ -41,7 +41,7 @@ def test_names_labels_and_owners() -> None:
         assert [(g.name, g.min_replicas) for g in base.spec.pod_groups] == [
             ("inf-1-router", 1), ("inf-1-sg-0-leader", 1), ("inf-1-sg-0-worker", 2),
             ("inf-1-sg-1-leader", 1), ("inf-1-sg-1-worker", 2)]
-        scaled = gangs["inf-1-sg-2"]
+        scaled = gangs["inf-1-sg-0"]  # replica 2, the first above minAvailable 2
         assert [g.name for g in scaled.spec.pod_groups] == ["inf-1-sg-2-leader",
                                                              "inf-1-sg-2-worker"]
         assert scaled.metadata.labels[L.LABEL_BASE_PODGANG] == "inf-1"
@@ -60,7 +60,7 @@ def test_names_labels_and_owners() -> None:
         worker = cliques["inf-0-sg-2-worker"]
         assert worker.metadata.owner_references[0].kind == "PodCliqueScalingGroup"
         assert worker.metadata.owner_references[0].name == "inf-0-sg"
-        assert worker.metadata.labels[L.LABEL_PODGANG] == "inf-0-sg-2"
+        assert worker.metadata.labels[L.LABEL_PODGANG] == "inf-0-sg-0"
         assert worker.metadata.labels[L.LABEL_BASE_PODGANG] == "inf-0"
         assert worker.metadata.labels[L.LABEL_PODCLIQUESCALINGGROUP] == "inf-0-sg"
         assert worker.metadata.labels[L.LABEL_PODCLIQUESCALINGGROUP_REPLICA_INDEX] == "2"
@@ -69,7 +69,7 @@ def test_names_labels_and_owners() -> None:
         pods = {p.name: p for p in await env.pods()}
         assert len(pods) == 2 * (1 + 3 * (1 + 3))
         pod = pods["inf-0-sg-2-worker-1"]
-        assert pod.metadata.labels[L.LABEL_PODGANG] == "inf-0-sg-2"
+        assert pod.metadata.labels[L.LABEL_PODGANG] == "inf-0-sg-0"
         assert pod.metadata.labels[L.LABEL_PODCLIQUE] == "inf-0-sg-2-worker"
         assert pod.metadata.labels[L.LABEL_PODCLIQUE_POD_INDEX] == "1"
         assert pod.metadata.labels[L.LABEL_PODCLIQUESET_REPLICA_INDEX] == "0"
@@ -201,12 +201,12 @@ def test_scaled_podgangs_wait_for_the_base_podgang() -> None:
         pods = {p.name: p for p in await env.pods()}
         base_pods = [p for p in pods.values() if p.metadata.labels[L.LABEL_PODGANG] == "sc-0"]
         scaled_pods = [p for p in pods.values()
-                       if p.metadata.labels[L.LABEL_PODGANG] == "sc-0-sg-2"]
+                       if p.metadata.labels[L.LABEL_PODGANG] == "sc-0-sg-0"]
         assert base_pods and scaled_pods
         assert not any(gated(p) for p in base_pods)  # ungated, waiting for the scheduler
         assert all(gated(p) for p in scaled_pods)  # base not scheduled yet
         gangs = await env.gangs()
-        assert gangs["sc-0-sg-2"].is_initialized  # initialized, still gated: base first
+        assert gangs["sc-0-sg-0"].is_initialized  # initialized, still gated: base first
         await env.binder.resume()
         await env.settle()
         pods = {p.name: p for p in await env.pods()}

@@ -68,7 +68,7 @@ def test_restart_halfway_converges_without_duplicates() -> None:
         assert all(p.status.phase == "Running" and not p.spec.scheduling_gates for p in pods)
         gangs = (await cluster.list(PodGang, NS)).items
         assert sorted(g.name for g in gangs) == sorted(
-            [f"big-{i}" for i in range(REPLICAS)] + [f"big-{i}-grp-1" for i in range(REPLICAS)])
+            [f"big-{i}" for i in range(REPLICAS)] + [f"big-{i}-grp-0" for i in range(REPLICAS)])
         for g in gangs:
             assert g.is_initialized and g.status.phase == "Running"
             referenced = sorted(g.pod_names())

@@ -114,8 +114,8 @@ def test_scaling_group_replicas() -> None:
         await env.cluster.update(pcs)
         await env.settle()
         gangs = await env.gangs()
-        assert sorted(gangs) == ["sg-0", "sg-0-grp-1", "sg-0-grp-2"]
-        assert [g.name for g in gangs["sg-0-grp-2"].spec.pod_groups] == [
+        assert sorted(gangs) == ["sg-0", "sg-0-grp-0", "sg-0-grp-1"]  # offsets above minAvailable
+        assert [g.name for g in gangs["sg-0-grp-1"].spec.pod_groups] == [
             "sg-0-grp-2-leader", "sg-0-grp-2-worker"]
         pods = await pod_uids(env)
         assert sorted(pods) == sorted(f"sg-0-grp-{j}-{c}-{k}" for j in range(3)
@@ -131,7 +131,7 @@ def test_scaling_group_replicas() -> None:
         pcs.spec.template.pod_clique_scaling_groups[0].replicas = 2
         await env.cluster.update(pcs)
         await env.settle()
-        assert sorted(await env.gangs()) == ["sg-0", "sg-0-grp-1"]
+        assert sorted(await env.gangs()) == ["sg-0", "sg-0-grp-0"]
         assert not any(n.startswith("sg-0-grp-2") for n in await pod_uids(env))
         assert sorted(await env.cliques()) == [f"sg-0-grp-{j}-{c}" for j in range(2)
                                                 for c in ("leader", "worker")]
@@ -152,10 +152,11 @@ def test_autoscaled_scaling_group_replicas_belong_to_the_group() -> None:
         await env.cluster.patch(PodCliqueScalingGroup, "hsg-0-grp", {"spec": {"replicas": 2}},
                                 NS)
         await env.settle()
-        assert sorted(await env.gangs()) == ["hsg-0", "hsg-0-grp-1"]
+        assert sorted(await env.gangs()) == ["hsg-0", "hsg-0-grp-0"]
         assert env.cluster.count(Pod, NS) == 4
         scaled = [p for p in await env.pods()
-                  if p.metadata.labels[L.LABEL_PODGANG] == "hsg-0-grp-1"]
+                  if p.metadata.labels[L.LABEL_PODGANG] == "hsg-0-grp-0"]
         assert len(scaled) == 2 and all(p.status.phase == "Running" for p in scaled)
 
     run(scenario)
+
