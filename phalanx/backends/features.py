@@ -93,13 +93,12 @@ def requested_features(pcs: PodCliqueSet) -> list[FeatureUse]:
             subgroup=True,
         )
     for key in QUEUE_LABELS:
-        value = pcs.metadata.labels.get(key)
+        places = [(f"spec.template.cliques[{i}].labels[{key}]", (c.labels or {}).get(key))
+                  for i, c in enumerate(t.cliques)]
+        places.append((f"metadata.labels[{key}]", pcs.metadata.labels.get(key)))
+        field, value = next(((f, v) for f, v in places if v), ("", None))
         if value:
-            uses.append(
-                FeatureUse(
-                    Capability.QUEUES, f"metadata.labels[{key}]", f"queue {value!r}", best_effort=True
-                )
-            )
+            uses.append(FeatureUse(Capability.QUEUES, field, f"queue {value!r}", best_effort=True))
     return uses
 
 
@@ -140,8 +139,18 @@ def capability_issues(
     return issues
 
 
-def pcs_queue(pcs: PodCliqueSet, *keys: str) -> str | None:
-    """The first non-empty queue label among `keys` (default: every known queue label)."""
+def pcs_queue(pcs: PodCliqueSet, *keys: str, cliques: Iterable[str] | None = None) -> str | None:
+    """The queue a PodCliqueSet's pods ask for: the first non-empty label among `keys`
+    (default: every known queue label) on its clique templates -- only those named in
+    `cliques`, when given -- where Grove's workloads put it (the pods carry it), else on the
+    PodCliqueSet itself."""
+    wanted = None if cliques is None else set(cliques)
+    templates = [c for c in pcs.spec.template.cliques if wanted is None or c.name in wanted]
+    for key in keys or QUEUE_LABELS:
+        for c in templates:
+            value = (c.labels or {}).get(key)
+            if value:
+                return value
     for key in keys or QUEUE_LABELS:
         value = pcs.metadata.labels.get(key)
         if value:

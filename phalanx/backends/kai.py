@@ -4,7 +4,8 @@ One `scheduling.run.ai/v2alpha2` PodGroup per PodGang, named like the PodGang an
 
     spec:
       minMember: <sum of the groups' minReplicas>
-      queue: <kai.scheduler/queue label of the PodGang or its PodCliqueSet; else defaultQueue>
+      queue: <kai.scheduler/queue label of the PodGang, else of its clique templates (where
+              Grove's workloads put it), else of its PodCliqueSet; else defaultQueue>
       priorityClassName: <PodGang priorityClassName>
       topologyConstraint: {topology: <ClusterTopology name>, requiredTopologyLevel: <key>,
                            preferredTopologyLevel: <key>}          # PodGang-level pack
@@ -180,8 +181,9 @@ class KaiBackend(ConfiguredBackend[KaiBackendConfig]):
                 ValidationIssue(
                     field=f"metadata.labels[{labels.LABEL_KAI_QUEUE}]",
                     message=(
-                        "kai-scheduler schedules only pods of a queue: set this label, or "
-                        "defaultQueue in the kai-scheduler profile config"
+                        "kai-scheduler schedules only pods of a queue: set this label on the "
+                        "PodCliqueSet or on its clique templates (spec.template.cliques[]."
+                        "labels), or defaultQueue in the kai-scheduler profile config"
                     ),
                 )
             )

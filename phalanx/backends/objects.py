@@ -270,12 +270,28 @@ class GroupObjects:
 
 
 async def podgang_queue(client: Client, podgang: PodGang, label: str) -> str | None:
-    """The queue a PodGang asks for: its `label`, else its PodCliqueSet's."""
+    """The queue a PodGang asks for: its `label`, else the label on the clique templates of
+    its groups, else on any clique template, else on its PodCliqueSet."""
     queue = podgang.metadata.labels.get(label)
     if not queue:
         pcs = await owning_podcliqueset(client, podgang)
-        queue = features.pcs_queue(pcs, label) if pcs else None
+        if pcs is not None:
+            members = member_templates(pcs, [g.name for g in podgang.spec.pod_groups])
+            queue = features.pcs_queue(pcs, label, cliques=members) or \
+                features.pcs_queue(pcs, label)
     return queue or None
+
+
+def member_templates(pcs: PodCliqueSet, podcliques: list[str]) -> list[str]:
+    """The clique template names behind PodClique names (`<pcs>-<i>-[<group>-<j>-]<clique>`):
+    the longest template name each ends with."""
+    names = sorted((c.name for c in pcs.spec.template.cliques), key=len, reverse=True)
+    out: list[str] = []
+    for podclique in podcliques:
+        found = next((n for n in names if podclique.endswith("-" + n)), None)
+        if found is not None and found not in out:
+            out.append(found)
+    return out
 
 
 async def owning_podcliqueset(client: Client, podgang: PodGang) -> PodCliqueSet | None:

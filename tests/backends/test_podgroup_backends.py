@@ -110,6 +110,47 @@ def test_kai_queue_rules() -> None:
     run_virtual(main)
 
 
+def test_kai_queue_on_clique_templates_as_grove_workloads_put_it() -> None:
+    """Grove's e2e workloads label the clique templates, not the PodCliqueSet: admitted, and
+    the PodGroup takes the queue of its own cliques before any other's or the PodCliqueSet's."""
+    backend = KaiBackend(KaiBackendConfig())
+    pcs = s.pcs("kai-scheduler", queue="pcs-queue")
+    for clique in pcs.spec.template.cliques:
+        clique.labels = {labels.LABEL_KAI_QUEUE: f"q-{clique.name}"}
+    pcs.metadata.labels = {}
+    assert backend.validate_podcliqueset(pcs) == []
+    one = s.pcs("kai-scheduler")
+    one.spec.template.cliques[-1].labels = {labels.LABEL_KAI_QUEUE: "only-the-last"}
+    assert backend.validate_podcliqueset(one) == []
+
+    async def main() -> None:
+        client = MemoryCluster()
+        await client.create(pcs)
+        await backend.init(client)
+        pg = await client.create(s.podgang())  # prefill-0 and decode-0 groups
+        await backend.sync_podgang(pg)
+        assert (await client.get(KaiPodGroup, s.BASE_PODGANG, "default")).spec.queue == \
+            "q-pleader"  # its first clique's
+        decode = s.podgang()
+        decode.metadata.name = f"{s.PCS_NAME}-0-decode-0"
+        decode.spec.pod_groups = [g for g in decode.spec.pod_groups if "-decode-" in g.name]
+        decode = await client.create(decode)
+        await backend.sync_podgang(decode)
+        assert (await client.get(KaiPodGroup, decode.name, "default")).spec.queue == "q-dleader"
+
+        bare = s.pcs("kai-scheduler", queue="pcs-queue")
+        bare.metadata.name = "bare"
+        await client.create(bare)
+        gang = s.podgang()
+        gang.metadata.name = "bare-0"
+        gang.metadata.labels[labels.LABEL_PART_OF] = "bare"
+        gang = await client.create(gang)
+        await backend.sync_podgang(gang)
+        assert (await client.get(KaiPodGroup, "bare-0", "default")).spec.queue == "pcs-queue"
+
+    run_virtual(main)
+
+
 def test_kai_prepare_pod_and_delete() -> None:
     async def main() -> None:
         client = await _cluster_with_pcs()
