@@ -150,16 +150,14 @@ class PodSchedulingGroup(KubeModel):
     pod_group_name: str
 
 
-def _is_default_scheduler(name: str) -> bool:
-    return name == DEFAULT_SCHEDULER
-
-
 class PodSpec(KubeModel):
     containers: list[Container] = Field(min_length=1)
     init_containers: list[Container] | None = None
     ephemeral_containers: list[Opaque] | None = None
-    # Left out of dumps when default/empty, so pod templates round-trip as written.
-    scheduler_name: str = Field(default=DEFAULT_SCHEDULER, exclude_if=_is_default_scheduler)
+    # None = unset. A pod template that names no scheduler gets the operator's default
+    # profile; a Pod is defaulted to default-scheduler by the API server (see
+    # `Pod.scheduler_name`), so "unset" and "default-scheduler" stay distinguishable here.
+    scheduler_name: str | None = None
     scheduling_gates: list[PodSchedulingGate] = Field(default_factory=list, exclude_if=_is_empty)
     node_name: str | None = None
     node_selector: dict[str, str] | None = None
@@ -313,7 +311,9 @@ class Pod(Resource):
 
     @property
     def scheduler_name(self) -> str:
-        return self.spec.scheduler_name
+        """The scheduler the pod waits for: unset means default-scheduler, as the API
+        server defaults it."""
+        return self.spec.scheduler_name or DEFAULT_SCHEDULER
 
     def has_gate(self, name: str) -> bool:
         return any(g.name == name for g in self.spec.scheduling_gates)

@@ -257,6 +257,7 @@ class MemoryCluster(GarbageCollector):
             m.resource_version = None
         rules.validate_meta(new)
         if pods.is_pod(cls):
+            pods.apply_defaults(new)
             pods.validate_create(new)
         if self.admission.handles(cls):
             await self.admission.validate(new, None)
@@ -344,6 +345,7 @@ class MemoryCluster(GarbageCollector):
         if om.deletion_timestamp is not None:
             rules.check_deleting_update(old, new)
         if pods.is_pod(cls):
+            pods.apply_defaults(new)
             pods.validate_update(old, new)
         if self.admission.handles(cls):
             await self.admission.validate(new, old)

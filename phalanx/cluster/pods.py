@@ -34,6 +34,16 @@ def node_name(pod: Resource) -> str | None:
     return getattr(getattr(pod, "spec", None), "node_name", None) or None
 
 
+DEFAULT_SCHEDULER = "default-scheduler"
+
+
+def apply_defaults(pod: Resource) -> None:
+    """The defaults the API server fills in on every write: `spec.schedulerName`."""
+    spec = getattr(pod, "spec", None)
+    if spec is not None and hasattr(spec, "scheduler_name") and not spec.scheduler_name:
+        spec.scheduler_name = DEFAULT_SCHEDULER
+
+
 def validate_create(pod: Resource) -> None:
     if gate_names(pod) and node_name(pod):
         raise _invalid(pod, "spec.nodeName",

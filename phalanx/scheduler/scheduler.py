@@ -266,7 +266,7 @@ class Scheduler(SchedulingCycle):
         self.queue.on_event(ClusterEvent(NODE, ActionType.DELETE), node, None)
 
     def _responsible(self, pod: Pod) -> bool:
-        return pod.spec.scheduler_name in self.frameworks
+        return pod.scheduler_name in self.frameworks
 
     def _on_pod_add(self, pod: Pod) -> None:
         if pod.spec.node_name:

@@ -57,7 +57,9 @@ def test_camel_case_and_opaque_fields():
     clique = template["cliques"]["items"]["properties"]["spec"]["properties"]
     pod_spec = clique["podSpec"]
     assert pod_spec["x-kubernetes-preserve-unknown-fields"] is True  # newer PodSpec fields survive
-    assert pod_spec["properties"]["schedulerName"]["default"] == "default-scheduler"
+    # No schema default: an unset schedulerName must reach the operator unset (it means the
+    # default profile, which need not be default-scheduler).
+    assert "default" not in pod_spec["properties"]["schedulerName"]
     container = pod_spec["properties"]["containers"]["items"]["properties"]
     assert container["readinessProbe"] == {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
     requests = container["resources"]["properties"]["requests"]

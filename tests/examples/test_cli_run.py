@@ -58,3 +58,54 @@ def test_a_real_runs_report_renders_in_headless_chromium(tmp_path_factory, tmp_p
         assert gang in dom
     shot = screenshot(page, tmp_path / "report.png", tmp_path / "profile")
     assert shot.stat().st_size > 60_000
+
+
+NO_SCHEDULER_NAME = """
+apiVersion: grove.io/v1alpha1
+kind: PodCliqueSet
+metadata: {name: plain}
+spec:
+  replicas: 1
+  template:
+    cliques:
+    - name: w
+      labels: {kai.scheduler/queue: test}
+      spec:
+        replicas: 2
+        podSpec:
+          containers:
+          - name: c
+            resources: {requests: {nvidia.com/gpu: "1"}}
+"""
+
+KAI_ONLY = """
+apiVersion: operator.config.grove.io/v1alpha1
+kind: OperatorConfiguration
+scheduler:
+  defaultProfileName: kai-scheduler
+  profiles:
+  - name: kai-scheduler
+"""
+
+
+def test_run_config_default_profile_applies_to_pods_naming_no_scheduler(tmp_path: Path) -> None:
+    """`phalanx run --config` with `defaultProfileName: kai-scheduler` (the only profile): a
+    PodCliqueSet naming no schedulerName is KAI's -- KAI PodGroup written, pods on KAI."""
+    from phalanx.sim.record import load_record
+
+    (tmp_path / "w.yaml").write_text(NO_SCHEDULER_NAME)
+    (tmp_path / "cfg.yaml").write_text(KAI_ONLY)
+    r = subprocess.run(
+        [sys.executable, "-m", "phalanx.cli.main", "run", "w.yaml", "--config", "cfg.yaml",
+         "--save", "run.json"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    row = next(line for line in r.stdout.splitlines() if line.strip().startswith("plain"))
+    assert "kai-scheduler" in row.split()
+    rec = load_record(tmp_path / "run.json")
+    assert [(g.name, g.scheduler, g.phase) for g in rec.gangs] == [
+        ("plain-0", "kai-scheduler", "Running")]
+    [group] = rec.objects["PodGroup.scheduling.run.ai"]
+    assert group["metadata"]["name"] == "plain-0" and group["spec"]["queue"] == "test"
+    assert {p["spec"]["schedulerName"] for p in rec.objects["Pod"]} == {"kai-scheduler"}
+    [pcs] = rec.objects["PodCliqueSet"]
+    assert "schedulerName" not in pcs["spec"]["template"]["cliques"][0]["spec"]["podSpec"]

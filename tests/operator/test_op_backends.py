@@ -206,6 +206,43 @@ def test_every_backend_end_to_end(profile: str) -> None:
     run(scenario, config=config)
 
 
+# The objects each backend writes for its scheduler (besides the PodGang).
+BACKEND_KINDS = {"default-scheduler": "Workload", "kai-scheduler": "PodGroup",
+                 "volcano": "PodGroup", "koordinator": "PodGroup", "phalanx-scheduler": None}
+
+
+@pytest.mark.parametrize("profile", sorted(known_backends()))
+def test_unset_scheduler_name_means_the_default_profile(profile: str) -> None:
+    """A PodCliqueSet whose pods name no scheduler goes to `defaultProfileName`: its PodGangs
+    carry that backend, the backend writes its objects, and the pods get its schedulerName."""
+    config = OperatorConfiguration(scheduler=SchedulerConfiguration(
+        profiles=[SchedulerProfile(name=profile, config=PROFILES.get(profile))],
+        default_profile_name=profile))
+
+    async def scenario(env: Env) -> None:
+        backend = env.op.registry.get(profile)
+        pcs = make_pcs("dflt", [("a", 2)])
+        assert pcs.spec.template.cliques[0].spec.pod_spec.scheduler_name is None
+        assert "schedulerName" not in pcs.to_dict()["spec"]["template"]["cliques"][0]["spec"][
+            "podSpec"]
+        if profile == "kai-scheduler":
+            pcs.spec.template.cliques[0].labels = {L.LABEL_KAI_QUEUE: "default-queue"}
+        await env.create(pcs)
+        await env.settle()
+        stored = await env.pcs("dflt")  # still unset: no default sneaked in on the way
+        assert stored.spec.template.cliques[0].spec.pod_spec.scheduler_name is None
+        gang = (await env.gangs())["dflt-0"]
+        assert gang.metadata.labels[L.LABEL_SCHEDULER_NAME] == profile
+        assert gang.status.phase == "Running"
+        assert {p.spec.scheduler_name for p in await env.pods()} == {backend.scheduler_name}
+        kind = BACKEND_KINDS[profile]
+        if kind is not None:
+            written = {k.KIND for k in env.cluster.kinds() if env.cluster.count(k)}
+            assert kind in written, written
+
+    run(scenario, config=config)
+
+
 def test_topology_constraints_become_node_label_keys() -> None:
     from phalanx.api.base import ObjectMeta
     from phalanx.api.grove import (

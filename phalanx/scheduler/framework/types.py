@@ -74,7 +74,7 @@ class PodInfo:
 
     @property
     def scheduler_name(self) -> str:
-        return self.pod.spec.scheduler_name
+        return self.pod.spec.scheduler_name or "default-scheduler"
 
     @property
     def signature(self) -> Hashable:
