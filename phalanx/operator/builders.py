@@ -122,7 +122,9 @@ def build_scaling_group(pcs: PodCliqueSet, replica: int,
     }
     return PodCliqueScalingGroup(
         metadata=ObjectMeta(name=name, namespace=pcs.namespace, labels=meta_labels,
-                            annotations=dict(cfg.annotations or {}),
+                            annotations={**(cfg.annotations or {}),
+                                         naming.ANNOTATION_TEMPLATE_REPLICAS:
+                                             str(template_replicas(cfg))},
                             owner_references=_owner(pcs)),
         spec=PodCliqueScalingGroupSpec(replicas=template_replicas(cfg),
                                        min_available=min_available(cfg),

@@ -25,6 +25,11 @@ from phalanx.api import labels as L
 # until each named PodClique has at least that many Ready pods.
 ANNOTATION_STARTS_AFTER = "grove.io/starts-after"
 
+# On a PodCliqueScalingGroup: the template `replicas` it was last given. The object owns its
+# replicas after creation (an HPA or `kubectl scale` writes them there, as in Grove); only a
+# change of the template value, told apart by this record, resets them.
+ANNOTATION_TEMPLATE_REPLICAS = "phalanx.dev/template-replicas"
+
 # Longest `<pcs>` + `<clique or group>` name, so generated pod names stay DNS labels
 # (a pod's name is its hostname): Grove's budget.
 MAX_COMBINED_NAME_LENGTH = 45

@@ -10,9 +10,12 @@ Then whatever the spec no longer asks for (replicas scaled in, scaled PodGangs a
 group's replicas) is deleted; owner references garbage-collect the rest, including on
 PodCliqueSet deletion (the delete flow has nothing else to do).
 
-Replicas: a clique (or scaling group) with an autoscaling config owns its replicas on the
-PodClique (PodCliqueScalingGroup) object, as an HPA writes them; otherwise the template is
-authoritative and edits to the child are put back, as a Deployment does with a ReplicaSet.
+Replicas: a PodCliqueScalingGroup owns its replicas once created, as in Grove (it is the
+scale target of an HPA or `kubectl scale`, with or without `scaleConfig`); only a change of
+the template's value resets them (`naming.ANNOTATION_TEMPLATE_REPLICAS` records the value last
+applied). A standalone clique with an autoscaling config owns its replicas on the PodClique;
+otherwise the template is authoritative and edits to the PodClique are put back, as a
+Deployment does with a ReplicaSet.
 """
 
 from __future__ import annotations
@@ -60,6 +63,17 @@ def _child_changed(old: object, new: object) -> bool:
     spec changes (a scaling group's replicas decide the scaled PodGangs)."""
     om, nm = old.metadata, new.metadata  # type: ignore[attr-defined]
     return om.deletion_timestamp != nm.deletion_timestamp or om.generation != nm.generation
+
+
+def owned_group_replicas(cfg: PodCliqueScalingGroupConfig,
+                         existing: PodCliqueScalingGroup | None) -> int:
+    """A scaling group's replicas: the object's, unless the template value changed since it
+    was last applied (or there is no object yet)."""
+    want = template_replicas(cfg)
+    if existing is None:
+        return want
+    applied = existing.metadata.annotations.get(naming.ANNOTATION_TEMPLATE_REPLICAS, str(want))
+    return want if applied != str(want) else existing.spec.replicas
 
 
 def clique_drifted(existing: PodClique, plan: CliquePlan, replicas: int) -> bool:
@@ -137,14 +151,12 @@ class PodCliqueSetController:
 
     def _group_replicas(self, pcs: PodCliqueSet, i: int,
                         groups: dict[str, PodCliqueScalingGroup]) -> GroupReplicas:
-        """A scaling group's replicas in replica i: its object's when an autoscaler owns
-        them, else the template's."""
+        """A scaling group's replicas in replica i (never below its minAvailable: those
+        replicas are part of the base PodGang)."""
 
         def replicas(cfg: PodCliqueScalingGroupConfig) -> int:
             existing = groups.get(naming.scaling_group_name(pcs.name, i, cfg.name))
-            if cfg.scale_config is not None and existing is not None:
-                return max(existing.spec.replicas, min_available(cfg))
-            return template_replicas(cfg)
+            return max(owned_group_replicas(cfg, existing), min_available(cfg))
 
         return replicas
 
@@ -233,11 +245,13 @@ class PodCliqueSetController:
             return
         if existing.metadata.deletion_timestamp is not None:
             return
-        if cfg.scale_config is not None:  # an autoscaler owns replicas
-            want.spec.replicas = max(existing.spec.replicas, want.spec.min_available or 1)
-        if want.spec != existing.spec:
+        want.spec.replicas = owned_group_replicas(cfg, existing)
+        applied = want.metadata.annotations[naming.ANNOTATION_TEMPLATE_REPLICAS]
+        if want.spec != existing.spec or \
+                existing.metadata.annotations.get(naming.ANNOTATION_TEMPLATE_REPLICAS) != applied:
             updated = existing.copy_deep()
             updated.spec = want.spec
+            updated.metadata.annotations[naming.ANNOTATION_TEMPLATE_REPLICAS] = applied
             await client.update(updated)
 
     async def _delete_excess(self, pcs: PodCliqueSet, existing: dict[str, Any],

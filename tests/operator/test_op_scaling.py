@@ -160,3 +160,39 @@ def test_autoscaled_scaling_group_replicas_belong_to_the_group() -> None:
 
     run(scenario)
 
+
+def test_direct_scale_of_a_scaling_group_without_scale_config_is_kept() -> None:
+    """Grove's GS2/GS4: `kubectl patch pcsg ... replicas: 3` is honoured although the group
+    has no scaleConfig; only a later change of the template's own value resets it."""
+    async def scenario(env: Env) -> None:
+        await env.create(make_pcs("dsg", [("leader", 1), ("worker", 1)],
+                                  groups=[("grp", ["leader", "worker"], 2, 2)]))
+        await env.settle()
+        assert sorted(await env.gangs()) == ["dsg-0"]
+        await env.cluster.patch(PodCliqueScalingGroup, "dsg-0-grp", {"spec": {"replicas": 3}},
+                                NS)
+        await env.settle()
+        await env.run_for(60)
+        group = await env.cluster.get(PodCliqueScalingGroup, "dsg-0-grp", NS)
+        assert group.spec.replicas == 3  # not put back to the template's 2
+        assert sorted(await env.gangs()) == ["dsg-0", "dsg-0-grp-0"]
+        assert sorted(p.name for p in await env.pods()) == sorted(
+            f"dsg-0-grp-{j}-{c}-0" for j in range(3) for c in ("leader", "worker"))
+
+        # Another spec change of the PodCliqueSet leaves the scaled group alone...
+        pcs = await env.pcs("dsg")
+        pcs.spec.template.termination_delay = "1h"
+        await env.cluster.update(pcs)
+        await env.settle()
+        assert (await env.cluster.get(PodCliqueScalingGroup, "dsg-0-grp", NS)).spec.replicas == 3
+
+        # ...but a new template value is applied (and is the object's from then on).
+        pcs = await env.pcs("dsg")
+        pcs.spec.template.pod_clique_scaling_groups[0].replicas = 4
+        await env.cluster.update(pcs)
+        await env.settle()
+        group = await env.cluster.get(PodCliqueScalingGroup, "dsg-0-grp", NS)
+        assert group.spec.replicas == 4
+        assert sorted(await env.gangs()) == ["dsg-0", "dsg-0-grp-0", "dsg-0-grp-1"]
+
+    run(scenario)
