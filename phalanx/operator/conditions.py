@@ -1,10 +1,13 @@
 """Condition types and reasons the operator writes, and the PodClique status computation.
 
-PodClique `MinAvailableBreached` follows Grove: a clique is breached when at least
-minAvailable of its pods were scheduled but fewer than minAvailable are ready or still
-starting (a failed pod, or one that started and is not ready, counts against it). A clique
-that was never scheduled is not breached: startup is not a regression, and recreating it
-would only churn.
+PodClique `MinAvailableBreached` follows Grove: once a clique has had minAvailable pods
+scheduled (`status.lastScheduled`, a marker set the first time and never cleared), it is
+breached whenever fewer than minAvailable of its pods are scheduled and up (a failed pod, one
+that started and is not ready, and a replacement the scheduler cannot place all count
+against it). A clique that was never scheduled is not breached: startup is not a
+regression, and recreating it would only churn. A gang-terminated replica gets new
+PodCliques, so the marker starts afresh and a cluster that cannot place the new gang does not
+make it loop.
 """
 
 from __future__ import annotations
@@ -22,7 +25,13 @@ PODCLIQUE_SCHEDULED = "PodCliqueScheduled"
 REASON_INSUFFICIENT_SCHEDULED = "InsufficientScheduledPods"
 REASON_SUFFICIENT_SCHEDULED = "SufficientScheduledPods"
 REASON_INSUFFICIENT_READY = "InsufficientReadyPods"
+REASON_SCHEDULED_BELOW_MIN = "ScheduledReplicasBelowMinAvailable"
 REASON_SUFFICIENT_READY = "SufficientReadyPods"
+
+# PodCliqueScalingGroup reasons (Grove's).
+REASON_PCSG_INSUFFICIENT_SCHEDULED = "InsufficientScheduledPodCliqueScalingGroupReplicas"
+REASON_PCSG_INSUFFICIENT_AVAILABLE = "InsufficientAvailablePodCliqueScalingGroupReplicas"
+REASON_PCSG_SUFFICIENT_AVAILABLE = "SufficientAvailablePodCliqueScalingGroupReplicas"
 
 # PodGang: the backend controller's record that the scheduler objects exist.
 BACKEND_SYNCED = "BackendSynced"
@@ -94,16 +103,23 @@ def podclique_status(pclq: PodClique, pods: list[Pod], now: datetime,
     else:
         set_condition(status.conditions, PODCLIQUE_SCHEDULED, True, REASON_SUFFICIENT_SCHEDULED,
                       f"{sched} pods scheduled, need at least {need}", now=now)
+    if sched >= need and status.last_scheduled is None:
+        status.last_scheduled = now
     up = sched - n["failed"] - n["started_not_ready"]
-    if sched < need:
+    if up >= need:
+        set_condition(status.conditions, MIN_AVAILABLE_BREACHED, False, REASON_SUFFICIENT_READY,
+                      f"{up} pods ready or starting, need at least {need}", now=now)
+    elif status.last_scheduled is None:
         set_condition(status.conditions, MIN_AVAILABLE_BREACHED, False,
                       REASON_INSUFFICIENT_SCHEDULED,
-                      f"{sched} pods scheduled, need at least {need}", now=now)
-    elif up < need:
+                      f"{sched} pods scheduled, need at least {need} (not scheduled yet: "
+                      "startup is not a breach)", now=now)
+    elif sched < need:
+        set_condition(status.conditions, MIN_AVAILABLE_BREACHED, True, REASON_SCHEDULED_BELOW_MIN,
+                      f"{sched} pods scheduled, need at least {need} "
+                      f"({n['replicas'] - sched} not placed)", now=now)
+    else:
         set_condition(status.conditions, MIN_AVAILABLE_BREACHED, True, REASON_INSUFFICIENT_READY,
                       f"{up} pods ready or starting, need at least {need} "
                       f"({n['failed']} failed, {n['started_not_ready']} not ready)", now=now)
-    else:
-        set_condition(status.conditions, MIN_AVAILABLE_BREACHED, False, REASON_SUFFICIENT_READY,
-                      f"{up} pods ready or starting, need at least {need}", now=now)
     return status

@@ -1,15 +1,22 @@
-"""Gang termination: a PodCliqueSet replica that stays broken is recreated as a whole.
+"""Gang termination: a gang that stays broken is recreated as a whole (Grove's two levels).
 
-When a standalone PodClique or a PodCliqueScalingGroup of replica i has had
-`MinAvailableBreached=True` for longer than the PodCliqueSet's terminationDelay (a scaling
+PodCliqueSet replica: when a standalone PodClique or a PodCliqueScalingGroup of replica i has
+had `MinAvailableBreached=True` for longer than the PodCliqueSet's terminationDelay (a scaling
 group's own terminationDelay when it sets one), every PodClique and PodGang of replica i is
 deleted; the PodCliqueSet controller then recreates the replica from scratch (a new PodGang,
 new gated pods), so the scheduler places the whole gang again instead of patching one pod
-into a half-dead gang. Until then the controller requeues itself for the moment the earliest
-breach would expire.
+into a half-dead gang.
 
-A replica with a PodClique missing is skipped (it is being created or recreated), so a
-termination fires once per breach, not in a loop.
+Scaling group replica: when a PodClique of replica j of a scaling group has been breached
+that long but the group still has minAvailable other replicas (so the group itself is not
+breached), only replica j's PodCliques are deleted, and the scaling group controller
+recreates them. When too many replicas are breached the group's own condition turns True and
+the PodCliqueSet level takes over.
+
+Until a breach expires the controller requeues itself for the moment the earliest one would.
+A replica with a PodClique missing is skipped (it is being created or recreated), and new
+PodCliques start unbreached (`conditions.py`), so a termination fires once per breach, not in
+a loop.
 """
 
 from __future__ import annotations
@@ -48,7 +55,8 @@ class GangTerminationController:
         by_pcs = map_from_label(L.LABEL_PART_OF)
         c.watch(ctx.cliques, by_pcs, predicate=_breach_changed)
         c.watch(ctx.pcsgs, by_pcs, predicate=_breach_changed)
-        self.terminations = 0  # replicas recreated (tests, reports)
+        self.terminations = 0  # PodCliqueSet replicas recreated (tests, reports)
+        self.group_terminations = 0  # scaling group replicas recreated
         # (pcs key, replica) -> when we last terminated it: breaches that started before are
         # stale status of the old incarnation, not a new breach.
         self._terminated_at: dict[tuple[str, int], float] = {}
@@ -96,7 +104,75 @@ class GangTerminationController:
                 wait = left if wait is None else min(wait, left)
         for i, culprit in doomed:
             await self._terminate(pcs, i, culprit, delay)
+        gone = {i for i, _ in doomed}
+        for g in groups:
+            i = naming.replica_of(g.metadata.labels)
+            if i is None or i in gone or i >= pcs.spec.replicas or \
+                    g.metadata.deletion_timestamp is not None:
+                continue
+            cfg_name = naming.group_config_name(g.name, pcs.name, i)
+            left = await self._sync_group(pcs, g, cliques, group_delays.get(cfg_name, delay), now)
+            if left is not None:
+                wait = left if wait is None else min(wait, left)
         return Result(requeue_after=wait) if wait is not None else None
+
+    async def _sync_group(self, pcs: PodCliqueSet, group: PodCliqueScalingGroup,
+                          cliques: list[PodClique], limit: float, now: float) -> float | None:
+        """Recreate the group's replicas breached longer than `limit` while the group keeps
+        minAvailable others; returns the seconds until the next breach would expire."""
+        if breached_since(group.status.conditions) is not None:
+            return None  # the group itself is breached: the PodCliqueSet level acts
+        since_by_replica: dict[int, float] = {}
+        for c in cliques:
+            if c.metadata.labels.get(L.LABEL_PODCLIQUESCALINGGROUP) != group.name or \
+                    c.metadata.deletion_timestamp is not None:
+                continue
+            raw = c.metadata.labels.get(L.LABEL_PODCLIQUESCALINGGROUP_REPLICA_INDEX, "")
+            since = breached_since(c.status.conditions)
+            if raw.isdigit() and since is not None:
+                j = int(raw)
+                since_by_replica[j] = min(since_by_replica.get(j, since.timestamp()),
+                                          since.timestamp())
+        if not since_by_replica:
+            return None
+        floor = group.spec.min_available if group.spec.min_available is not None else 1
+        if group.spec.replicas - len(since_by_replica) < floor:
+            return None  # the group's status turns breached; the PodCliqueSet level acts
+        wait: float | None = None
+        for j, since in sorted(since_by_replica.items()):
+            left = limit - (now - since)
+            if left > 0:
+                wait = left if wait is None else min(wait, left)
+                continue
+            await self._terminate_group_replica(pcs, group, j, cliques, limit)
+        return wait
+
+    async def _terminate_group_replica(self, pcs: PodCliqueSet, group: PodCliqueScalingGroup,
+                                       j: int, cliques: list[PodClique], delay: float) -> None:
+        ctx = self.ctx
+        doomed = sorted(c.name for c in cliques
+                        if c.metadata.labels.get(L.LABEL_PODCLIQUESCALINGGROUP) == group.name
+                        and c.metadata.labels.get(L.LABEL_PODCLIQUESCALINGGROUP_REPLICA_INDEX)
+                        == str(j) and c.metadata.deletion_timestamp is None)
+        log.warning("%s: %s replica %d stayed below minAvailable longer than %.0fs; recreating "
+                    "it", pcs.key, group.name, j, delay)
+        ctx.recorder.warning(
+            group, "GangTerminated",
+            f"replica {j}: a PodClique stayed below minAvailable for longer than the "
+            f"termination delay ({delay:g}s); deleting its {len(doomed)} PodCliques to "
+            "recreate the replica (the other replicas keep running)")
+
+        async def delete(name: str) -> None:
+            try:
+                await ctx.client.delete(PodClique, name, pcs.namespace)
+            except NotFound:
+                pass
+
+        err = first_error(await bounded([lambda n=n: delete(n) for n in doomed],
+                                        ctx.tunables.write_concurrency))
+        if err is not None:
+            raise err
+        self.group_terminations += 1
 
     async def _terminate(self, pcs: PodCliqueSet, i: int, culprit: str, delay: float) -> None:
         ctx = self.ctx

@@ -8,15 +8,19 @@ deletes the highest replicas' PodCliques.
 
 Status flow: `replicas` (group replicas whose PodCliques all exist), `scheduledReplicas` /
 `availableReplicas` (every PodClique of the replica has minAvailable pods scheduled / ready),
-and `MinAvailableBreached`: True when fewer than minAvailable replicas are healthy while the
-group has been fully scheduled (a group that never started is not "breached"), which makes the
-gang termination controller recreate the whole PodCliqueSet replica after terminationDelay.
+and `MinAvailableBreached`. A replica is healthy when every PodClique has minAvailable pods
+scheduled and none is breached. The group is breached (True) when fewer than minAvailable
+replicas are healthy after it has once had enough of them; until then (startup, or new
+PodCliques after a gang termination) it is not. A breached group makes the gang termination
+controller recreate the whole PodCliqueSet replica after terminationDelay; a breached replica
+of a group that still has minAvailable healthy ones is recreated on its own (see
+`gangtermination.py`).
 """
 
 from __future__ import annotations
 
 from phalanx.api import labels as L
-from phalanx.api.base import set_condition
+from phalanx.api.base import get_condition, set_condition
 from phalanx.api.grove import (
     PodClique,
     PodCliqueScalingGroup,
@@ -30,9 +34,9 @@ from phalanx.cluster.objects import object_key
 from . import builders, naming
 from .conditions import (
     MIN_AVAILABLE_BREACHED,
-    REASON_INSUFFICIENT_READY,
-    REASON_INSUFFICIENT_SCHEDULED,
-    REASON_SUFFICIENT_READY,
+    REASON_PCSG_INSUFFICIENT_AVAILABLE,
+    REASON_PCSG_INSUFFICIENT_SCHEDULED,
+    REASON_PCSG_SUFFICIENT_AVAILABLE,
     is_breached,
 )
 from .context import copy_status, IDX_OWNER, IDX_PCS, OperatorContext, enqueue_batched, owner_key, requeue_on_conflict
@@ -130,18 +134,23 @@ class ScalingGroupController:
             if raw.isdigit() and c.metadata.deletion_timestamp is None:
                 per_replica.setdefault(int(raw), []).append(c)
         want_cliques = len(pcsg.spec.clique_names)
-        created = scheduled = available = breached = 0
+        created = scheduled = available = breached = healthy = 0
+        started = False  # any current PodClique ever had minAvailable pods scheduled
         for j in range(pcsg.spec.replicas):
             members = per_replica.get(j, [])
+            started = started or any(c.status.last_scheduled is not None for c in members)
             if len(members) < want_cliques:
                 continue
             created += 1
-            if all(c.status.scheduled_replicas >= (c.spec.min_available or 0) for c in members):
-                scheduled += 1
+            placed = all(c.status.scheduled_replicas >= (c.spec.min_available or 0)
+                         for c in members)
+            scheduled += placed
             if all(c.status.ready_replicas >= (c.spec.min_available or 0) for c in members):
                 available += 1
             if any(is_breached(c) for c in members):
                 breached += 1
+            elif placed:
+                healthy += 1
         floor = pcsg.spec.min_available if pcsg.spec.min_available is not None else 1
         status = copy_status(pcsg.status)
         status.replicas, status.scheduled_replicas = created, scheduled
@@ -150,21 +159,26 @@ class ScalingGroupController:
         status.selector = ",".join(f"{k}={v}" for k, v in sorted({
             **naming.managed_labels(pcs.name),
             L.LABEL_PODCLIQUESCALINGGROUP: pcsg.name}.items()))
-        healthy = created - breached
         now = self.ctx.client.clock.now_dt()
-        if breached and healthy < floor:
-            set_condition(status.conditions, MIN_AVAILABLE_BREACHED, True,
-                          REASON_INSUFFICIENT_READY,
-                          f"{healthy} healthy replicas, need at least {floor}", now=now)
-        elif scheduled < floor:
-            # Never (or not yet again) fully scheduled: startup, not a regression.
+        prev = get_condition(pcsg.status.conditions, MIN_AVAILABLE_BREACHED)
+        # Once healthy (False/Sufficient, or already True) and still running PodCliques that
+        # were scheduled: a shortfall now is a regression, not startup.
+        was_healthy = started and prev is not None and (
+            prev.status == "True" or prev.reason == REASON_PCSG_SUFFICIENT_AVAILABLE)
+        if healthy >= floor:
             set_condition(status.conditions, MIN_AVAILABLE_BREACHED, False,
-                          REASON_INSUFFICIENT_SCHEDULED,
-                          f"{scheduled}/{floor} replicas scheduled", now=now)
+                          REASON_PCSG_SUFFICIENT_AVAILABLE,
+                          f"{healthy} healthy replicas, need at least {floor}", now=now)
+        elif was_healthy:
+            set_condition(status.conditions, MIN_AVAILABLE_BREACHED, True,
+                          REASON_PCSG_INSUFFICIENT_AVAILABLE,
+                          f"{healthy} healthy replicas, need at least {floor} ({breached} "
+                          f"breached, {created - scheduled} not scheduled)", now=now)
         else:
             set_condition(status.conditions, MIN_AVAILABLE_BREACHED, False,
-                          REASON_SUFFICIENT_READY,
-                          f"{healthy} healthy replicas, need at least {floor}", now=now)
+                          REASON_PCSG_INSUFFICIENT_SCHEDULED,
+                          f"{scheduled}/{floor} replicas scheduled (startup is not a breach)",
+                          now=now)
         if status != pcsg.status:
             updated = pcsg.copy_deep()
             updated.status = status

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import asyncio
 
-from op_harness import Env, make_pcs, run
+from op_harness import NS, Env, make_pcs, run
 
-from phalanx.api.core import Event
+from phalanx.api.core import Event, Pod
 from phalanx.api.grove import PodCliqueScalingGroup
 from phalanx.operator.conditions import MIN_AVAILABLE_BREACHED
 
@@ -119,5 +119,71 @@ def test_scaling_group_breach_recreates_the_replica() -> None:
         assert sorted(after) == sorted(before)
         assert not set(after.values()) & set(before.values())
         assert all(g.status.phase == "Running" for g in (await env.gangs()).values())
+
+    run(scenario)
+
+
+def test_an_unplaceable_replacement_counts_toward_the_breach() -> None:
+    """Grove's GT1/GT3: a deleted pod whose replacement cannot be scheduled leaves the
+    clique below minAvailable; after terminationDelay the replica is recreated."""
+    async def scenario(env: Env) -> None:
+        assert env.binder is not None
+        await env.create(make_pcs("lost", [("a", 2, 1), ("b", 1)], termination_delay="1m"))
+        await env.settle()
+        before = await uids(env, "lost-0-")
+        env.binder.paused = True  # no capacity left: replacements stay Pending
+        await env.cluster.delete(Pod, "lost-0-a-0", NS)
+        await env.run_for(5 * 60)
+        assert env.op.gang_termination.terminations == 0  # 1 of 2 up, minAvailable 1
+        clique = (await env.cliques())["lost-0-a"]
+        cond = next(c for c in clique.status.conditions if c.type == MIN_AVAILABLE_BREACHED)
+        assert cond.status == "False"
+
+        await env.cluster.delete(Pod, "lost-0-a-1", NS)
+        await env.settle()
+        clique = (await env.cliques())["lost-0-a"]
+        cond = next(c for c in clique.status.conditions if c.type == MIN_AVAILABLE_BREACHED)
+        assert (cond.status, cond.reason) == ("True", "ScheduledReplicasBelowMinAvailable")
+        await env.run_for(2 * 60)
+        assert env.op.gang_termination.terminations == 1
+        after = await uids(env, "lost-0-")
+        assert not set(after.values()) & set(before.values())  # every pod recreated
+        # The new gang cannot be placed either, and it is not terminated again.
+        await env.run_for(30 * 60)
+        assert env.op.gang_termination.terminations == 1
+        await env.binder.resume()
+        await env.settle()
+        assert all(p.status.phase == "Running" for p in await env.pods())
+
+    run(scenario)
+
+
+def test_a_breached_scaling_group_replica_is_recreated_alone() -> None:
+    """Grove's GT4/GT5: with the group still at minAvailable, only the breached replica's
+    PodCliques are recreated; the other replica and the standalone clique keep running."""
+    async def scenario(env: Env) -> None:
+        assert env.binder is not None
+        await env.create(make_pcs("one", [("a", 2, 1), ("b", 1), ("c", 3, 3)],
+                                  groups=[("sg", ["b", "c"], 2, 1)], termination_delay="1m"))
+        await env.settle()
+        before = await uids(env, "one-0-")
+        env.binder.paused = True
+        await env.cluster.delete(Pod, "one-0-sg-0-c-1", NS)  # c needs 3 of 3
+        await env.settle()
+        group = await env.cluster.get(PodCliqueScalingGroup, "one-0-sg", NS)
+        cond = next(c for c in group.status.conditions if c.type == MIN_AVAILABLE_BREACHED)
+        assert cond.status == "False"  # replica 1 is healthy: the group holds minAvailable 1
+        await env.run_for(2 * 60)
+        assert (env.op.gang_termination.terminations,
+                env.op.gang_termination.group_terminations) == (0, 1)
+        after = await uids(env, "one-0-")
+        replica0 = [n for n in before if n.startswith("one-0-sg-0-")]
+        assert all(after[n] != before[n] for n in replica0)  # replica 0 recreated
+        assert all(after[n] == before[n] for n in before if n not in replica0)  # rest kept
+        await env.run_for(30 * 60)  # the new replica cannot be placed: no loop
+        assert env.op.gang_termination.group_terminations == 1
+        await env.binder.resume()
+        await env.settle()
+        assert all(p.status.phase == "Running" for p in await env.pods())
 
     run(scenario)
