@@ -5,6 +5,8 @@ A replica is available when each of its standalone PodCliques has at least minAv
 Ready pods and each of its scaling groups has at least minAvailable available replicas.
 `SchedulerCompatible` comes from the backends' admission check: True (AllFeaturesSupported),
 or False (UnsupportedFeaturesIgnored) naming each feature the backend ignores and its field.
+`TopologyLevelsUnavailable` says whether the domains it packs into are levels of its
+ClusterTopology (`topology_condition.py`); ClusterTopology changes requeue every PodCliqueSet.
 PodClique and scaling group status changes are batched into one write.
 """
 
@@ -21,6 +23,7 @@ from phalanx.cluster.controller import Controller, Result, map_from_label
 from . import naming
 from .context import copy_status, IDX_PCS, OperatorContext, enqueue_batched, requeue_on_conflict
 from .plan import min_available
+from .topology_condition import TOPOLOGY_LEVELS_UNAVAILABLE, topology_levels_verdict
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +47,8 @@ class PodCliqueSetStatusController:
         by_pcs = map_from_label(L.LABEL_PART_OF)
         enqueue_batched(c, ctx.cliques, by_pcs, period, _status_changed)
         enqueue_batched(c, ctx.pcsgs, by_pcs, period, _status_changed)
+        if ctx.topologies is not None:
+            c.watch(ctx.topologies, lambda _: ctx.pcs.keys())
 
     def available_replicas(self, pcs: PodCliqueSet) -> int:
         ctx = self.ctx
@@ -83,6 +88,14 @@ class PodCliqueSetStatusController:
             ok, reason, message = check.condition()
         set_condition(status.conditions, CONDITION_SCHEDULER_COMPATIBLE, ok, reason, message,
                       now=ctx.client.clock.now_dt(), observed_generation=pcs.metadata.generation)
+        verdict = topology_levels_verdict(pcs, ctx.topologies)
+        if verdict is None:
+            status.conditions = [c for c in status.conditions
+                                 if c.type != TOPOLOGY_LEVELS_UNAVAILABLE]
+        else:
+            set_condition(status.conditions, TOPOLOGY_LEVELS_UNAVAILABLE, verdict[0], verdict[1],
+                          verdict[2], now=ctx.client.clock.now_dt(),
+                          observed_generation=pcs.metadata.generation)
         if status == pcs.status:
             return None
         updated = pcs.model_copy(update={"status": status})
