@@ -103,6 +103,11 @@ def run(
     max_duration: Annotated[str, typer.Option(
         help="With --until settled: give up after this much virtual time.")] = "24h",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    fail_on_pending: Annotated[bool, typer.Option(
+        "--fail-on-pending",
+        help="Exit with code 3 when PodGangs are still pending at the end of the run (say, "
+             "a gang the cluster can never hold). Without it such gangs are reported as "
+             "pending, with the reason, and the run exits 0.")] = False,
 ) -> None:
     """Run a workload on an embedded, simulated cluster and show what happened.
 
@@ -173,3 +178,13 @@ def run(
         err_console.print(f"[yellow]warning:[/yellow] the run did not settle within "
                           f"{max_duration} of virtual time; results are as of then "
                           "(see --until / --max-duration)")
+    if fail_on_pending:
+        from phalanx.report.summary import summarize
+
+        pending = summarize(record, event_limit=0).pending
+        if pending:
+            names = ", ".join(f"{p.name} ({p.explanation})" for p in pending)
+            err_console.print(f"[bold red]error:[/bold red] {len(pending)} PodGang(s) still "
+                              f"pending at the end of the run (--fail-on-pending): {names}",
+                              soft_wrap=True)
+            raise typer.Exit(RunFailed.exit_code)

@@ -39,7 +39,8 @@ _CREATE_FIRST = ("Namespace", "PriorityClass", "ClusterTopology")
 
 
 class RunFailed(Exception):
-    """The run cannot produce a meaningful result (bad object, a gang that can never fit)."""
+    """The run cannot produce a meaningful result (an object the cluster rejects, a
+    ClusterTopology the nodes cannot carry)."""
 
     exit_code = 3
 
@@ -101,7 +102,9 @@ class Simulation:
         self.progress = progress
         self.components = components or Components.default()
         self.steps: list[StepRecord] = []
-        self.fatal: RunFailed | None = None
+        # PodGang name -> why it can never be scheduled on this cluster. Such a gang stays
+        # Pending (as it would on a real cluster) and the run goes on; its explanation says so.
+        self.never_fit: dict[str, str] = {}
         self._checks: set[asyncio.Task[None]] = set()
         self._checked: set[str] = set()
         self.client: MemoryCluster | None = None
@@ -166,12 +169,8 @@ class Simulation:
         if need is None:
             return
         why = never_fits(need, self.nodes)
-        if why is not None and self.fatal is None:
-            self.fatal = RunFailed(
-                f"PodGang {name} can never be scheduled on cluster "
-                f"{self.cluster_spec.name or self.cluster_source}: {why}. Use a bigger cluster "
-                "(--cluster), fewer replicas, or a broader topology pack domain."
-            )
+        if why is not None:
+            self.never_fit.setdefault(name, why)
 
     # ------------------------------------------------------------------ the run
 
@@ -206,8 +205,6 @@ class Simulation:
             scenario = asyncio.create_task(
                 run_scenario(client, self.workload.steps, t0, step_done), name="scenario")
             settled = await self._wait(loop, t0, recorder, scheduler, scripts, scenario)
-            if self.fatal is not None:
-                raise self.fatal
             end = loop.time() - t0
             if settled:
                 tail = min(self.options.quiet_period, max(5.0, 0.1 * recorder.last_change))
@@ -227,6 +224,7 @@ class Simulation:
             await recorder.stop()
         record = recorder.finish()
         explain_state.apply_explanations(record, explanations)
+        self._explain_never_fit(record)
         record.steps = list(self.steps)
         record.objects = objects
         _fill_priorities(record)
@@ -253,8 +251,6 @@ class Simulation:
             now = loop.time() - t0
             if self.progress is not None:
                 self.progress(now, opts.until if opts.until is not None else None)
-            if self.fatal is not None:
-                return False
             if now >= limit:
                 return False
             if opts.until is None and scenario.done() and now >= last_step:
@@ -264,6 +260,17 @@ class Simulation:
             # Fine steps early (short runs read well), coarser later (long runs stay fast).
             tick = 1.0 if now < 600 else 5.0
             await asyncio.sleep(min(tick, max(limit - now, 0.001)))
+
+
+    def _explain_never_fit(self, record: RunRecord) -> None:
+        cluster = self.cluster_spec.name or self.cluster_source
+        for name, why in self.never_fit.items():
+            g = record.gang(name)
+            if g is None or g.scheduled is not None or g.deleted is not None:
+                continue
+            first = (f"can never be scheduled on cluster {cluster}: {why} (use a bigger "
+                     "cluster, fewer replicas, or a broader topology pack domain)")
+            g.explanation = f"{first}; {g.explanation}" if g.explanation else first
 
 
 def _fill_priorities(record: RunRecord) -> None:

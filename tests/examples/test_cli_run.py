@@ -1,5 +1,6 @@
-"""The full stack through the CLI: examples are documented, impossible gangs fail fast, and
-a real run's report renders in a real browser."""
+"""The full stack through the CLI: examples are documented, impossible gangs are reported
+pending with the reason (a non-zero exit only with --fail-on-pending), and a real run's
+report renders in a real browser."""
 
 from __future__ import annotations
 
@@ -37,16 +38,35 @@ spec:
 """
 
 
-def test_a_gang_that_can_never_fit_fails_fast_and_writes_nothing(tmp_path: Path) -> None:
+WHY = ("can never be scheduled on cluster default-64xh100: it needs 9 pods of 8 nvidia.com/gpu "
+       "in one rack (required pack constraint); the largest rack (8 nodes) holds at most 8")
+
+
+def test_a_gang_that_can_never_fit_stays_pending_with_the_reason(tmp_path: Path) -> None:
+    """As on a cluster (Grove's TAS13): the gang stays Pending, the run goes on and ends 0,
+    and the gang is listed under pending with why; --fail-on-pending makes that exit 3."""
+    from phalanx.sim.record import load_record
+
     (tmp_path / "huge.yaml").write_text(NEVER_FITS)
     r = subprocess.run(
-        [sys.executable, "-m", "phalanx.cli.main", "run", "huge.yaml", "--report", "r.html"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        [sys.executable, "-m", "phalanx.cli.main", "run", "huge.yaml", "--report", "r.html",
+         "--save", "run.json"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    out = " ".join(r.stdout.split())
+    assert "Pending gangs" in out and "huge-0 (waiting" in out and WHY in out
+    rec = load_record(tmp_path / "run.json")
+    assert rec.meta.settled and rec.gang("huge-0").phase == "Pending"
+    assert rec.gang("huge-0").explanation.startswith(WHY)
+    assert any(e.reason == "FailedScheduling" and e.type == "Warning" for e in rec.events)
+    assert (tmp_path / "r.html").exists()
+
+    r = subprocess.run(
+        [sys.executable, "-m", "phalanx.cli.main", "run", "huge.yaml", "--no-save",
+         "--fail-on-pending"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert r.returncode == 3
-    assert ("error: PodGang huge-0 can never be scheduled on cluster default-64xh100: it needs "
-            "9 pods of 8 nvidia.com/gpu in one rack (required pack constraint); the largest "
-            "rack (8 nodes) holds at most 8") in " ".join(r.stderr.split())
-    assert not (tmp_path / "r.html").exists() and not (tmp_path / ".phalanx").exists()
+    err = " ".join(r.stderr.split())
+    assert "error: 1 PodGang(s) still pending at the end of the run (--fail-on-pending): " \
+           "huge-0 (" + WHY in err
 
 
 def test_a_real_runs_report_renders_in_headless_chromium(tmp_path_factory, tmp_path: Path) -> None:

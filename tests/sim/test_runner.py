@@ -62,12 +62,12 @@ def test_until_stops_at_the_given_time(tmp_path: Path) -> None:
     assert record.gangs[0].finished is None and record.gangs[0].phase != "Succeeded"
 
 
-def test_a_gang_that_can_never_fit_stops_the_run_with_the_reason(tmp_path: Path) -> None:
-    with pytest.raises(RunFailed) as e:
-        _run(tmp_path, PCS.format(replicas=1, pods=9))
-    assert str(e.value).startswith("PodGang job-0 can never be scheduled on cluster "
-                                   "default-64xh100: it needs 9 pods of 8 nvidia.com/gpu in one "
-                                   "rack")
+def test_a_gang_that_can_never_fit_stays_pending_with_the_reason(tmp_path: Path) -> None:
+    record = _run(tmp_path, PCS.format(replicas=1, pods=9))
+    gang = record.gang("job-0")
+    assert gang.phase == "Pending" and gang.scheduled is None
+    assert gang.explanation.startswith("can never be scheduled on cluster default-64xh100: it "
+                                       "needs 9 pods of 8 nvidia.com/gpu in one rack")
 
 
 def test_scenario_steps_are_recorded_with_their_outcome(tmp_path: Path) -> None:
