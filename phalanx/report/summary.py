@@ -124,6 +124,10 @@ def gang_is_pending(g: GangRecord) -> bool:
     return g.deleted is None and not gang_is_placed(g)
 
 
+# Conditions whose healthy state is False (the rest are healthy when True).
+_HEALTHY = {"TopologyLevelsUnavailable": "False", "MinAvailableBreached": "False"}
+
+
 def _pcs_rows(record: RunRecord) -> list[PodCliqueSetRow]:
     rows: list[PodCliqueSetRow] = []
     pods_by_name = {p.name: p for p in record.pods}
@@ -137,7 +141,8 @@ def _pcs_rows(record: RunRecord) -> list[PodCliqueSetRow]:
         conditions = [
             f"{c.get('type')}={c.get('status')} ({c.get('reason', '')})"
             for c in status.get("conditions", [])
-            if c.get("status") != "True" or c.get("type") == "SchedulerCompatible"
+            if c.get("status") != _HEALTHY.get(c.get("type", ""), "True")
+            or c.get("type") == "SchedulerCompatible"
         ]
         if meta.get("deletionTimestamp"):
             state = "Terminating"

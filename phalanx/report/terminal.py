@@ -83,8 +83,8 @@ def print_tables(record: RunRecord, console: Console, summary: Summary | None = 
                       _phase(r.status))
         console.print(t.table())
         for r in summary.podcliquesets:
-            for c in r.conditions:
-                if "=False" in c or "=Unknown" in c:
+            for c in r.conditions:  # the unhealthy ones (summary.py), and SchedulerCompatible
+                if not c.startswith("SchedulerCompatible=True"):
                     console.print(f"  [yellow]{r.name}: {c}[/yellow]")
         console.print()
     if summary.gangs:
