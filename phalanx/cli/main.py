@@ -17,6 +17,7 @@ from phalanx.cli.errors import run_cli
 from phalanx.cli import manifests as _manifests  # noqa: F401,E402
 from phalanx.cli import run as _run  # noqa: F401,E402
 from phalanx.cli import explain as _explain  # noqa: F401,E402
+from phalanx.cli import get as _get  # noqa: F401,E402
 from phalanx.cli import services as _services  # noqa: F401,E402
 from phalanx.cli import bench as _bench  # noqa: F401,E402
 

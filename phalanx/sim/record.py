@@ -169,6 +169,15 @@ class StepRecord(_Record):
     error: str = ""
 
 
+class Snapshot(_Record):
+    """Every object (but Events and Leases), by kind, at virtual time `t`: taken just before
+    each scenario step and every `snapshotEvery`, for `phalanx get --at`."""
+
+    t: float
+    label: str = ""  # why it was taken: "before step 3 (cordon)", "every 30s"
+    objects: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
+
+
 class RunMeta(_Record):
     inputs: list[str] = Field(default_factory=list)
     cluster: str = ""
@@ -193,6 +202,8 @@ class RunRecord(_Record):
     steps: list[StepRecord] = Field(default_factory=list)
     # Final state of every object, by kind, as kubectl would print it (camelCase dicts).
     objects: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
+    # Earlier states (by time): before each scenario step and every `snapshotEvery`.
+    snapshots: list[Snapshot] = Field(default_factory=list)
 
     # --- look-ups used by reports and `phalanx explain` ---------------------------------
 
@@ -212,6 +223,20 @@ class RunRecord(_Record):
             if obj.get("metadata", {}).get("name") == name:
                 return obj
         return None
+
+    def objects_at(self, t: float | None) -> tuple[float, str, dict[str, list[dict[str, Any]]]]:
+        """(time, label, objects) of the latest snapshot at or before `t` (None or past the
+        end: the final state). Raises LookupError when `t` precedes every snapshot."""
+        if t is None or t >= self.meta.duration:
+            return self.meta.duration, "end of the run", self.objects
+        earlier = [s for s in self.snapshots if s.t <= t + 1e-9]
+        if not earlier:
+            times = ", ".join(f"{s.t:g}s" for s in self.snapshots[:10]) or "none"
+            raise LookupError(f"no snapshot at or before {t:g}s (snapshots: {times}; the "
+                              f"final state is at {self.meta.duration:g}s)")
+        snap = max(earlier, key=lambda s: s.t)  # the last of equal times wins (max is first)
+        snap = [s for s in earlier if s.t == snap.t][-1]
+        return snap.t, snap.label, snap.objects
 
     def events_for(self, kind: str, name: str) -> list[EventRecord]:
         return [e for e in self.events if e.kind == kind and e.name == name]

@@ -28,7 +28,7 @@ from . import explain_state
 from .clusterspec import ClusterSpec, build_nodes
 from .feasibility import never_fits
 from .lifecycle import PodScripts
-from .record import RunMeta, RunRecord, StepRecord, TopologyLevel
+from .record import RunMeta, RunRecord, Snapshot, StepRecord, TopologyLevel
 from .recorder import RunRecorder
 from .steps import run_scenario
 from .workload import Workload
@@ -105,6 +105,7 @@ class Simulation:
         # PodGang name -> why it can never be scheduled on this cluster. Such a gang stays
         # Pending (as it would on a real cluster) and the run goes on; its explanation says so.
         self.never_fit: dict[str, str] = {}
+        self.snapshots: list[Snapshot] = []
         self._checks: set[asyncio.Task[None]] = set()
         self._checked: set[str] = set()
         self.client: MemoryCluster | None = None
@@ -193,17 +194,32 @@ class Simulation:
         await recorder.start()
         components: list[Any] = []
         scenario: asyncio.Task[None] | None = None
+        snapper: asyncio.Task[None] | None = None
         try:
             for component in (operator, scheduler, kubelet, scripts):
                 await component.start()
                 components.append(component)
-            await self._create_workload(client, [made_topology] if made_topology else [])
+
             def step_done(step: StepRecord) -> None:
                 self.steps.append(step)
                 recorder.last_change = max(recorder.last_change, step.t)  # activity
 
+            async def before(t: float, step: Any) -> None:
+                index = self.workload.steps.index(step) + 1
+                self.snapshots.append(Snapshot(t=t, label=f"before step {index} ({step.action})",
+                                               objects=await _dump_objects(client)))
+
+            # Node steps at 0s prepare the cluster before anything is created (cordon, label).
+            early = [s for s in self.workload.steps if s.seconds == 0 and s.acts_on_nodes_only]
+            later = [s for s in self.workload.steps if not any(s is e for e in early)]
+            await run_scenario(client, early, t0, step_done, before)
+            await self._create_workload(client, [made_topology] if made_topology else [])
             scenario = asyncio.create_task(
-                run_scenario(client, self.workload.steps, t0, step_done), name="scenario")
+                run_scenario(client, later, t0, step_done, before), name="scenario")
+            if self.workload.snapshot_every:
+                snapper = asyncio.create_task(
+                    self._snapshot_every(client, t0, self.workload.snapshot_every),
+                    name="snapshots")
             settled = await self._wait(loop, t0, recorder, scheduler, scripts, scenario)
             end = loop.time() - t0
             if settled:
@@ -212,10 +228,11 @@ class Simulation:
             explanations = await explain_state.pending_explanations(client, scheduler, recorder)
             objects = await _dump_objects(client)
         finally:
-            if scenario is not None:
-                scenario.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await scenario
+            for task in (scenario, snapper):
+                if task is not None:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
             for task in list(self._checks):
                 task.cancel()
             for component in reversed(components):
@@ -227,6 +244,7 @@ class Simulation:
         self._explain_never_fit(record)
         record.steps = list(self.steps)
         record.objects = objects
+        record.snapshots = sorted(self.snapshots, key=lambda s: s.t)  # stable: steps in order
         _fill_priorities(record)
         record.meta = RunMeta(
             inputs=list(self.workload.sources),
@@ -261,6 +279,15 @@ class Simulation:
             tick = 1.0 if now < 600 else 5.0
             await asyncio.sleep(min(tick, max(limit - now, 0.001)))
 
+
+    async def _snapshot_every(self, client: MemoryCluster, t0: float, every: float) -> None:
+        loop = asyncio.get_running_loop()
+        k = 1
+        while True:
+            await asyncio.sleep(max(t0 + k * every - loop.time(), 0.0))
+            self.snapshots.append(Snapshot(t=loop.time() - t0, label=f"every {every:g}s",
+                                           objects=await _dump_objects(client)))
+            k += 1
 
     def _explain_never_fit(self, record: RunRecord) -> None:
         cluster = self.cluster_spec.name or self.cluster_source

@@ -14,13 +14,25 @@
         fail: {podGang: train-0, count: 1}      # pods end Failed (exit code 1)
       - at: 12m
         nodeDown: {node: node-003}            # NotReady + its pods are lost
+      - at: 0s
+        cordon: {nodes: [node-001, node-002]} # unschedulable; their pods keep running
+      - at: 14m
+        uncordon: {selector: pool=gpu}
+      - at: 16m
+        deletePod: {podClique: train-0-worker, count: 1, ready: true, cordon: true}
+      - at: 18m
+        label: {node: node-004, labels: {example.com/rack: r9, example.com/old: null}}
       - at: 20m
         finish: {podCliqueSet: train}         # pods end Succeeded
       - at: 30m
         delete: {kind: PodCliqueSet, name: inference}
+      snapshotEvery: 1m                       # object snapshots for `phalanx get --at`
 
 Each step has `at` (a Go duration from the start of the run) and exactly one action. Steps
-at the same time run in the order written.
+at the same time run in the order written, except that node steps (cordon, uncordon, label,
+nodeDown, nodeUp) at 0s run before the workload's objects are created, so a scenario can
+prepare the cluster before anything is scheduled. The saved run keeps a snapshot of every
+object just before each step, and every `snapshotEvery`.
 """
 
 from __future__ import annotations
@@ -40,7 +52,10 @@ ANNOTATION_FAIL_AFTER = "sim.phalanx.dev/fail-after"  # Failed this long after i
 ANNOTATION_EXIT_CODE = "sim.phalanx.dev/exit-code"  # exit code of a scripted failure
 LIFECYCLE_ANNOTATIONS = (ANNOTATION_RUN_FOR, ANNOTATION_FAIL_AFTER)
 
-ACTIONS = ("apply", "scale", "delete", "fail", "finish", "node_down", "node_up")
+ACTIONS = ("apply", "scale", "delete", "fail", "finish", "delete_pod", "node_down", "node_up",
+           "cordon", "uncordon", "label")
+# Steps that act on nodes only: at 0s they run before the workload is created.
+NODE_ACTIONS = ("node_down", "node_up", "cordon", "uncordon", "label")
 
 
 class ObjectTarget(KubeModel):
@@ -54,37 +69,72 @@ class ScaleAction(ObjectTarget):
 
 
 class PodTarget(KubeModel):
-    """Which pods a fail/finish step ends: by name, gang, clique, PodCliqueSet or selector
-    (combined with AND); `count` takes the first N by name."""
+    """Which pods a fail/finish/deletePod step acts on: by name, gang, clique, PodCliqueSet,
+    node or label selector (combined with AND), only Ready (or not Ready) ones with `ready`;
+    `count` takes the first N by name."""
 
     pod: str | None = None
     pod_gang: str | None = None
     pod_clique: str | None = None
     pod_clique_set: str | None = None
+    node: str | None = None
     selector: str | None = None
     namespace: str | None = None
+    ready: bool | None = None
     count: int | None = Field(default=None, ge=1)
     exit_code: int | None = None
 
     @model_validator(mode="after")
     def _something(self) -> Self:
-        if not any((self.pod, self.pod_gang, self.pod_clique, self.pod_clique_set,
+        if not any((self.pod, self.pod_gang, self.pod_clique, self.pod_clique_set, self.node,
                     self.selector)):
             raise ValueError(
-                "name the pods: set one of pod, podGang, podClique, podCliqueSet or selector"
+                "name the pods: set one of pod, podGang, podClique, podCliqueSet, node or "
+                "selector"
             )
         return self
 
 
+class DeletePodTarget(PodTarget):
+    """`kubectl delete pod`: the pods go (their controller makes replacements). With
+    `cordon`, each pod's node is cordoned first, so the replacement cannot land there."""
+
+    cordon: bool = False
+    exit_code: None = None  # a deleted pod has no exit code
+
+    @field_validator("exit_code", mode="before")
+    @classmethod
+    def _no_exit_code(cls, v: object) -> None:
+        if v is not None:
+            raise ValueError("a deleted pod has no exit code (use fail for that)")
+        return None
+
+
 class NodeTarget(KubeModel):
+    """Nodes by name (`node`, or a list in `nodes`) or by label `selector`."""
+
     node: str | None = None
+    nodes: list[str] | None = None
     selector: str | None = None
 
     @model_validator(mode="after")
     def _something(self) -> Self:
-        if not (self.node or self.selector):
-            raise ValueError("name the nodes: set node or selector")
+        if not (self.node or self.nodes or self.selector):
+            raise ValueError("name the nodes: set node, nodes or selector")
         return self
+
+    def describe(self) -> str:
+        named = [n for n in (self.node, *(self.nodes or ())) if n]
+        parts = [f"node{'s' if len(named) > 1 else ''} {', '.join(named)}"] if named else []
+        if self.selector:
+            parts.append(f"nodes {self.selector}")
+        return " and ".join(parts)
+
+
+class LabelAction(NodeTarget):
+    """Set node labels (a null value removes the label), as `kubectl label node --overwrite`."""
+
+    labels: dict[str, str | None] = Field(min_length=1)
 
 
 class Step(KubeModel):
@@ -94,8 +144,12 @@ class Step(KubeModel):
     delete: ObjectTarget | None = None
     fail: PodTarget | None = None
     finish: PodTarget | None = None
+    delete_pod: DeletePodTarget | None = None
     node_down: NodeTarget | None = None
     node_up: NodeTarget | None = None
+    cordon: NodeTarget | None = None
+    uncordon: NodeTarget | None = None
+    label: LabelAction | None = None
 
     @field_validator("at")
     @classmethod
@@ -129,6 +183,10 @@ class Step(KubeModel):
     def action(self) -> str:
         return next(_camel(a) for a in ACTIONS if getattr(self, a) is not None)
 
+    @property
+    def acts_on_nodes_only(self) -> bool:
+        return any(getattr(self, a) is not None for a in NODE_ACTIONS)
+
     def describe(self) -> str:
         """What the step does, in words, for the run log and the report."""
         if self.apply is not None:
@@ -139,12 +197,18 @@ class Step(KubeModel):
             return f"scale {self.scale.kind} {self.scale.name} to {self.scale.replicas}"
         if self.delete is not None:
             return f"delete {self.delete.kind} {self.delete.name}"
-        for verb, target in (("fail", self.fail), ("finish", self.finish)):
+        for verb, target in (("fail", self.fail), ("finish", self.finish),
+                             ("delete", self.delete_pod)):
             if target is not None:
                 return f"{verb} {_describe_pods(target)}"
-        for verb, node in (("take down", self.node_down), ("bring up", self.node_up)):
+        for verb, node in (("take down", self.node_down), ("bring up", self.node_up),
+                           ("cordon", self.cordon), ("uncordon", self.uncordon)):
             if node is not None:
-                return f"{verb} node {node.node}" if node.node else f"{verb} nodes {node.selector}"
+                return f"{verb} {node.describe()}"
+        if self.label is not None:
+            changes = ", ".join(f"{k}={v}" if v is not None else f"{k}-"
+                                for k, v in self.label.labels.items())
+            return f"label {self.label.describe()}: {changes}"
         return self.action
 
 
@@ -153,10 +217,13 @@ def _describe_pods(t: PodTarget) -> str:
     if t.pod:
         parts.append(f"pod {t.pod}")
     for label, value in (("gang", t.pod_gang), ("clique", t.pod_clique),
-                         ("PodCliqueSet", t.pod_clique_set), ("selector", t.selector)):
+                         ("PodCliqueSet", t.pod_clique_set), ("node", t.node),
+                         ("selector", t.selector)):
         if value:
             parts.append(f"{label} {value}")
     what = "pods of " + " and ".join(parts) if not t.pod else parts[0]
+    if t.ready is not None:
+        what = ("ready " if t.ready else "not-ready ") + what
     return f"{t.count} {what}" if t.count else what
 
 
@@ -167,6 +234,20 @@ def _camel(snake: str) -> str:
 
 class ScenarioSpec(KubeModel):
     steps: list[Step] = Field(default_factory=list)
+    # Also snapshot every object this often (a Go duration) for `phalanx get --at`; besides
+    # the snapshot taken just before each step.
+    snapshot_every: str | None = None
+
+    @field_validator("snapshot_every")
+    @classmethod
+    def _interval(cls, v: str | None) -> str | None:
+        if v is not None and parse_duration(v) <= 0:
+            raise ValueError("must be a positive duration such as 30s or 5m")
+        return v
+
+    @property
+    def snapshot_seconds(self) -> float | None:
+        return parse_duration(self.snapshot_every) if self.snapshot_every else None
 
 
 class Scenario(Resource):

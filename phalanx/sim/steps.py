@@ -5,15 +5,17 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+from collections.abc import Awaitable
+
 from phalanx.api import labels, registry
 from phalanx.api.base import Resource
 from phalanx.api.errors import ManifestError
 from phalanx.api.core import Node, Pod
-from phalanx.cluster.client import ApiError, Client
+from phalanx.cluster.client import ApiError, Client, NotFound
 
 from .lifecycle import end_pod, set_node_ready
 from .record import StepRecord
-from .scenario import PodTarget, Step
+from .scenario import NodeTarget, PodTarget, Step
 
 
 class StepError(Exception):
@@ -27,7 +29,9 @@ def _kind(name: str) -> type[Resource]:
         raise StepError(str(e)) from None
 
 
-async def _pods(client: Client, target: PodTarget) -> list[Pod]:
+async def _pods(client: Client, target: PodTarget, *, running: bool = True) -> list[Pod]:
+    """The pods a step names, first `count` by name. `running`: only bound pods that have not
+    ended (fail / finish); otherwise every pod not already being deleted (deletePod)."""
     selector: dict[str, str] = {}
     if target.pod_gang:
         selector[labels.LABEL_PODGANG] = target.pod_gang
@@ -41,10 +45,39 @@ async def _pods(client: Client, target: PodTarget) -> list[Pod]:
     else:
         query = selector
     found = await client.list(Pod, target.namespace, label_selector=query or None)
-    pods = [p for p in found.items if not p.is_terminal and not p.is_deleting and p.spec.node_name
-            and (not target.pod or p.name == target.pod)]
+    pods = [p for p in found.items if not p.is_deleting
+            and (not running or (not p.is_terminal and p.spec.node_name))
+            and (not target.pod or p.name == target.pod)
+            and (not target.node or p.spec.node_name == target.node)
+            and (target.ready is None or p.is_ready == target.ready)]
     pods.sort(key=lambda p: p.name)
     return pods[: target.count] if target.count else pods
+
+
+async def _nodes(client: Client, target: NodeTarget) -> list[str]:
+    """The named nodes (each must exist) and those the selector matches, once each."""
+    names = [n for n in (target.node, *(target.nodes or ())) if n]
+    for name in names:
+        try:
+            await client.get(Node, name)
+        except NotFound:
+            raise StepError(f"node {name} does not exist") from None
+    if target.selector:
+        matched = sorted(n.name for n in (await client.list(
+            Node, label_selector=target.selector)).items)
+        if not matched:
+            raise StepError(f"no node matches {target.selector}")
+        names += matched
+    return list(dict.fromkeys(names))
+
+
+async def set_unschedulable(client: Client, node: str, unschedulable: bool) -> bool:
+    """`kubectl cordon` / `uncordon`; False when the node already was."""
+    current = await client.get(Node, node)
+    if bool(current.spec.unschedulable) == unschedulable:
+        return False
+    await client.patch(Node, node, {"spec": {"unschedulable": True if unschedulable else None}})
+    return True
 
 
 async def run_step(client: Client, step: Step) -> str:
@@ -66,6 +99,36 @@ async def run_step(client: Client, step: Step) -> str:
         kind = _kind(d.kind)
         await client.delete(kind, d.name, (d.namespace or "default") if kind.NAMESPACED else None)
         return f"deleted {d.kind} {d.name}"
+    if step.delete_pod is not None:
+        t = step.delete_pod
+        pods = await _pods(client, t, running=False)
+        if not pods:
+            raise StepError("no pod matches")
+        cordoned = []
+        for p in pods:
+            if t.cordon and p.spec.node_name and \
+                    await set_unschedulable(client, p.spec.node_name, True):
+                cordoned.append(p.spec.node_name)
+            await client.delete(Pod, p.name, p.namespace or "default", uid=p.metadata.uid)
+        extra = f" after cordoning {', '.join(cordoned)}" if cordoned else ""
+        return f"deleted {len(pods)} pod(s): {', '.join(p.name for p in pods)}{extra}"
+    for target, unschedulable in ((step.cordon, True), (step.uncordon, False)):
+        if target is None:
+            continue
+        names = await _nodes(client, target)
+        changed = [n for n in names if await set_unschedulable(client, n, unschedulable)]
+        verb = "cordoned" if unschedulable else "uncordoned"
+        same = len(names) - len(changed)
+        extra = f" ({same} already {'cordoned' if unschedulable else 'schedulable'})" \
+            if same else ""
+        return f"{verb} {len(changed)} node(s): {', '.join(changed) or '-'}{extra}"
+    if step.label is not None:
+        names = await _nodes(client, step.label)
+        for name in names:
+            await client.patch(Node, name, {"metadata": {"labels": dict(step.label.labels)}})
+        changes = ", ".join(f"{k}={v}" if v is not None else f"{k}-"
+                            for k, v in step.label.labels.items())
+        return f"labelled {len(names)} node(s) {', '.join(names)}: {changes}"
     for target, phase in ((step.fail, "Failed"), (step.finish, "Succeeded")):
         if target is None:
             continue
@@ -84,13 +147,7 @@ async def run_step(client: Client, step: Step) -> str:
     for target, ready in ((step.node_down, False), (step.node_up, True)):
         if target is None:
             continue
-        if target.node:
-            names = [target.node]
-        else:
-            names = sorted(n.name for n in (await client.list(Node,
-                                                              label_selector=target.selector)).items)
-            if not names:
-                raise StepError(f"no node matches {target.selector}")
+        names = await _nodes(client, target)
         lost: list[str] = []
         for name in names:
             lost += await set_node_ready(client, name, ready)
@@ -101,14 +158,18 @@ async def run_step(client: Client, step: Step) -> str:
 
 
 async def run_scenario(client: Client, steps: list[Step], t0: float,
-                       record: Callable[[StepRecord], None]) -> None:
-    """Each step at its time (virtual seconds after t0), in order; failures are recorded."""
+                       record: Callable[[StepRecord], None],
+                       before: Callable[[float, Step], Awaitable[None]] | None = None) -> None:
+    """Each step at its time (virtual seconds after t0), in order; failures are recorded.
+    `before(t, step)` runs just before each step (the run snapshots the objects there)."""
     loop = asyncio.get_running_loop()
     for step in steps:
         delay = t0 + step.seconds - loop.time()
         if delay > 0:
             await asyncio.sleep(delay)
         t = loop.time() - t0
+        if before is not None:
+            await before(t, step)
         try:
             done = await run_step(client, step)
             record(StepRecord(t=t, action=step.action, description=done))

@@ -31,6 +31,7 @@ for _cls in (ClusterSpec, Scenario):
 class Workload:
     objects: list[Resource] = field(default_factory=list)  # created at t=0, in file order
     steps: list[Step] = field(default_factory=list)  # by time
+    snapshot_every: float | None = None  # seconds between object snapshots (Scenario spec)
     cluster: ClusterSpec | None = None  # from a workload file (--cluster wins)
     cluster_source: str = ""
     operator_config: OperatorConfiguration | None = None
@@ -94,6 +95,10 @@ def load_workload(paths: list[str | Path]) -> Workload:
                                 source=str(path)) from None
                         _check_lifecycle_notes(inner, str(path))
                 scenario_steps.extend(obj.spec.steps)
+                every = obj.spec.snapshot_seconds
+                if every is not None:
+                    wl.snapshot_every = every if wl.snapshot_every is None else \
+                        min(wl.snapshot_every, every)
             elif isinstance(obj, ClusterSpec):
                 if wl.cluster is not None:
                     raise ManifestError("only one ClusterSpec may be given", source=str(path))

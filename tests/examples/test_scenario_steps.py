@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -76,3 +77,110 @@ def test_fail_node_down_scale_and_delete_steps(tmp_path: Path) -> None:
     assert svc1.history[-1].state == "Deleted"
     assert svc2.created >= 240.0 and svc2.running is not None
     assert all(g.deleted is not None for g in rec.gangs)
+
+
+NODE_STEPS = """
+apiVersion: sim.phalanx.dev/v1alpha1
+kind: ClusterSpec
+metadata: {name: four}
+spec:
+  topology:
+  - {domain: rack, key: example.com/rack}
+  - {domain: host, key: kubernetes.io/hostname}
+  nodePools:
+  - name: n
+    count: 4
+    allocatable: {cpu: "8", memory: 32Gi, nvidia.com/gpu: "8", pods: "110"}
+    nodesPer: {rack: 2}
+---
+apiVersion: grove.io/v1alpha1
+kind: PodCliqueSet
+metadata: {name: svc}
+spec:
+  replicas: 1
+  template:
+    cliques:
+    - name: w
+      spec:
+        replicas: 3
+        minAvailable: 2
+        podSpec:
+          schedulerName: phalanx-scheduler
+          containers:
+          - name: c
+            resources: {requests: {nvidia.com/gpu: "8"}}
+---
+apiVersion: sim.phalanx.dev/v1alpha1
+kind: Scenario
+metadata: {name: nodes}
+spec:
+  snapshotEvery: 30s
+  steps:
+  - at: 0s
+    cordon: {nodes: [n-000, n-001]}         # before the workload: only n-002, n-003 usable
+  - at: 1m
+    uncordon: {nodes: [n-000, n-001]}
+  - at: 2m
+    deletePod: {pod: svc-0-w-0, cordon: true}
+  - at: 3m
+    label: {selector: example.com/rack=rack-1, labels: {example.com/rack: rack-9, gone: null}}
+  - at: 4m
+    cordon: {node: nope}
+"""
+
+
+def test_cordon_uncordon_delete_pod_and_label_steps_with_snapshots_and_get(
+        tmp_path: Path) -> None:
+    r, rec = _run(tmp_path, NODE_STEPS)
+    assert [(s.t, s.action, s.ok) for s in rec.steps] == [
+        (0.0, "cordon", True), (60.0, "uncordon", True), (120.0, "deletePod", True),
+        (180.0, "label", True), (240.0, "cordon", False)]
+    assert rec.steps[-1].error == "node nope does not exist"
+    assert "step at 4m failed" in r.stdout
+
+    def pods_at(t: str) -> dict[str, str]:
+        out = subprocess.run([sys.executable, "-m", "phalanx.cli.main", "get", "pods", "--at", t,
+                              "-o", "wide", "--run", "run.json"], cwd=tmp_path,
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        lines = out.stdout.splitlines()
+        assert lines[0].split() == ["NAME", "READY", "STATUS", "RESTARTS", "AGE", "NODE"]
+        return {ln.split()[0]: ln.split()[-1] for ln in lines[1:]}
+
+    # Cordoned before the workload existed: 2 pods (minAvailable) ran on n-002 and n-003, the
+    # third waited for the uncordon at 1m.
+    before_uncordon = pods_at("59s")
+    assert sorted(before_uncordon.values()) == ["<none>", "n-002", "n-003"]
+    after = pods_at("1m59s")
+    assert "<none>" not in after.values() and len(set(after.values())) == 3
+    # deletePod with cordon: its node is cordoned, the replacement lands elsewhere.
+    victim = after["svc-0-w-0"]
+    final = pods_at("10m")
+    assert final["svc-0-w-0"] not in (victim, "<none>")
+    nodes = {n["metadata"]["name"]: n for n in rec.objects["Node"]}
+    assert nodes[victim]["spec"]["unschedulable"] is True
+    assert [n for n, o in nodes.items() if o["spec"].get("unschedulable")] == [victim]
+    relabelled = [n for n, o in nodes.items()
+                  if o["metadata"]["labels"].get("example.com/rack") == "rack-9"]
+    assert sorted(relabelled) == ["n-002", "n-003"]
+    assert {s.label for s in rec.snapshots if s.label.startswith("before")} == {
+        "before step 1 (cordon)", "before step 2 (uncordon)", "before step 3 (deletePod)",
+        "before step 4 (label)", "before step 5 (cordon)"}
+    assert [s.t for s in rec.snapshots if s.label == "every 30s"][:4] == [30.0, 60.0, 90.0, 120.0]
+
+    got = subprocess.run([sys.executable, "-m", "phalanx.cli.main", "get", "node", victim,
+                          "-o", "json", "--run", "run.json"], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=60)
+    assert got.returncode == 0 and json.loads(got.stdout)["spec"]["unschedulable"] is True
+    table = subprocess.run([sys.executable, "-m", "phalanx.cli.main", "get", "nodes",
+                            "--run", "run.json"], cwd=tmp_path, capture_output=True, text=True,
+                           timeout=60).stdout
+    assert f"{victim}   Ready,SchedulingDisabled" in table
+    for args, message in ((["widgets"], "widgets"), (["pods", "nope"], 'pods "nope" not found'),
+                          (["pods", "--at", "soon"], "--at: invalid duration"),
+                          (["pods", "-o", "xml"], "--output"),
+                          (["pods", "-l", "a==="], "--selector")):
+        bad = subprocess.run([sys.executable, "-m", "phalanx.cli.main", "get", *args,
+                              "--run", "run.json"], cwd=tmp_path, capture_output=True,
+                             text=True, timeout=60)
+        assert bad.returncode != 0 and message in bad.stderr and "Traceback" not in bad.stderr

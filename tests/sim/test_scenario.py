@@ -36,7 +36,39 @@ def test_apply_takes_one_object_or_a_list() -> None:
     ({"at": "1s", "nodeDown": {}}, "name the nodes"),
     ({"at": "1s", "scale": {"name": "a", "replicas": -1}}, "greater than or equal to 0"),
     ({"at": "1s", "explode": {}}, "explode"),
+    ({"at": "1s", "cordon": {}}, "name the nodes: set node, nodes or selector"),
+    ({"at": "1s", "uncordon": {"nodes": "a"}}, "uncordon.nodes"),
+    ({"at": "1s", "label": {"node": "a"}}, "label.labels"),
+    ({"at": "1s", "label": {"node": "a", "labels": {}}}, "at least 1"),
+    ({"at": "1s", "deletePod": {"count": 1}}, "name the pods"),
+    ({"at": "1s", "deletePod": {"pod": "p", "exitCode": 1}}, "a deleted pod has no exit code"),
+    ({"at": "1s", "cordon": {"node": "a"}, "uncordon": {"node": "a"}}, "got cordon, uncordon"),
 ])
 def test_bad_steps_are_rejected_with_the_reason(step: dict, message: str) -> None:
     with pytest.raises(ValidationError, match=message):
         _scenario([step])
+
+
+def test_new_steps_describe_themselves_and_node_steps_are_marked() -> None:
+    s = _scenario([
+        {"at": "0s", "cordon": {"nodes": ["n1", "n2"]}},
+        {"at": "1m", "deletePod": {"podClique": "c", "count": 2, "ready": True, "cordon": True}},
+        {"at": "2m", "label": {"selector": "pool=a", "labels": {"x": "y", "gone": None}}},
+        {"at": "3m", "uncordon": {"node": "n1", "selector": "pool=a"}},
+        {"at": "4m", "deletePod": {"node": "n2"}},
+    ])
+    steps = s.ordered_steps()
+    assert [st.describe() for st in steps] == [
+        "cordon nodes n1, n2", "delete 2 ready pods of clique c",
+        "label nodes pool=a: x=y, gone-", "uncordon node n1 and nodes pool=a",
+        "delete pods of node n2"]
+    assert [st.acts_on_nodes_only for st in steps] == [True, False, True, True, False]
+
+
+def test_snapshot_every_is_a_positive_duration() -> None:
+    ok = Scenario.model_validate({"apiVersion": "sim.phalanx.dev/v1alpha1", "kind": "Scenario",
+                                  "metadata": {"name": "s"}, "spec": {"snapshotEvery": "30s"}})
+    assert ok.spec.snapshot_seconds == 30.0
+    with pytest.raises(ValidationError, match="positive duration"):
+        Scenario.model_validate({"apiVersion": "sim.phalanx.dev/v1alpha1", "kind": "Scenario",
+                                 "metadata": {"name": "s"}, "spec": {"snapshotEvery": "0s"}})
