@@ -234,8 +234,8 @@ class RunRecord(_Record):
             times = ", ".join(f"{s.t:g}s" for s in self.snapshots[:10]) or "none"
             raise LookupError(f"no snapshot at or before {t:g}s (snapshots: {times}; the "
                               f"final state is at {self.meta.duration:g}s)")
-        snap = max(earlier, key=lambda s: s.t)  # the last of equal times wins (max is first)
-        snap = [s for s in earlier if s.t == snap.t][-1]
+        latest = max(s.t for s in earlier)
+        snap = [s for s in earlier if s.t == latest][-1]  # of equal times, the last taken
         return snap.t, snap.label, snap.objects
 
     def events_for(self, kind: str, name: str) -> list[EventRecord]:
