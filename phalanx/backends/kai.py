@@ -13,9 +13,10 @@ One `scheduling.run.ai/v2alpha2` PodGroup per PodGang, named like the PodGang an
       - {name: <scaling-group replica config>, topologyConstraint}  # topologyConstraintGroupConfigs
       - {name: <PodGang group>, minMember: <minReplicas>, parent?, topologyConstraint?}
 
-When the PodGang has pack constraints, the backend also mirrors the ClusterTopology they
-refer to into KAI's cluster-scoped `kai.scheduler/v1alpha1` Topology of the same name (see
-`topology.py`), which the PodGroup's `topologyConstraint.topology` names.
+Every ClusterTopology is mirrored into KAI's cluster-scoped `kai.scheduler/v1alpha1` Topology
+of the same name, owned by it (see `topology.py`): as soon as it exists, with topology-aware
+scheduling on (`sync_cluster_topology`), and again when a PodGang packs into it. The
+PodGroup's `topologyConstraint.topology` names it.
 
 Pods get `schedulerName: kai-scheduler`, the `pod-group-name` annotation and the
 `kai.scheduler/subgroup-name` label. Only the fields above are written on update; what KAI
@@ -58,7 +59,7 @@ from .objects import (
 )
 
 if TYPE_CHECKING:
-    from phalanx.api.grove import PodCliqueSet, PodGang, PodGangTopologyConstraint
+    from phalanx.api.grove import ClusterTopology, PodCliqueSet, PodGang, PodGangTopologyConstraint
     from phalanx.api.pod import Pod
 
 log = logging.getLogger(__name__)
@@ -162,6 +163,10 @@ class KaiBackend(ConfiguredBackend[KaiBackendConfig]):
                 topology_name = levels.name
                 await ensure(client, kai_topology(levels), replace_spec)
         await ensure(client, kai_podgroup(podgang, queue, topology_name), _merge_managed)
+
+    async def sync_cluster_topology(self, ct: ClusterTopology) -> None:
+        await ensure(self.client, kai_topology(topology.TopologyLevels.from_cluster_topology(ct)),
+                     replace_spec)
 
     async def on_podgang_delete(self, podgang: PodGang) -> None:
         await ensure_deleted(self.client, KaiPodGroup, podgang.name, podgang)

@@ -14,6 +14,7 @@ Controllers (one module each; workers from `config.controllers`):
     podgang               pod references, Initialized, Scheduled / Ready / phase
     podgang-backend       finalizer, sync_podgang, on_podgang_delete (GREP-375)
     gang-termination      recreates a replica that stayed below minAvailable
+    clustertopology       backends' copies of each ClusterTopology (KAI Topology)
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from phalanx.cluster.controller import Controller, Manager
 from phalanx.cluster.events import EventRecorder
 
 from .admission import install_admission
+from .clustertopology import ClusterTopologyController
 from .context import COMPONENT, OperatorContext, Tunables
 from .gangtermination import GangTerminationController
 from .podclique import PodCliqueController
@@ -75,6 +77,7 @@ class OperatorManager:
         self.podgang = PodGangController(ctx, workers.pod_gang.concurrent_syncs)
         self.backend = PodGangBackendController(ctx, workers.pod_gang.concurrent_syncs)
         self.gang_termination = GangTerminationController(ctx)
+        self.cluster_topology = ClusterTopologyController(ctx)
         for c in self.controllers:
             self.manager.add(c)
 
@@ -82,7 +85,8 @@ class OperatorManager:
     def controllers(self) -> list[Controller]:
         return [x.controller for x in (
             self.podcliqueset, self.podcliqueset_status, self.scalinggroup, self.podclique,
-            self.podclique_status, self.podgang, self.backend, self.gang_termination)]
+            self.podclique_status, self.podgang, self.backend, self.gang_termination,
+            self.cluster_topology)]
 
     async def start(self) -> None:
         if self.install_admission and hasattr(self.client, "register_admission"):

@@ -72,3 +72,40 @@ def test_without_topology_aware_scheduling_constraints_are_reported_unknown() ->
         assert await condition(env, "none") is None
 
     run(scenario, config=NO_TAS)
+
+
+KAI_TAS = OperatorConfiguration.model_validate({
+    "scheduler": {"profiles": [{"name": "kai-scheduler"}], "defaultProfileName": "kai-scheduler"},
+    "topologyAwareScheduling": {"enabled": True}})
+
+
+def test_kai_topology_mirrors_every_cluster_topology_before_any_workload() -> None:
+    """Grove's TAS1: the KAI Topology exists as soon as the ClusterTopology does; it follows
+    a change of levels and goes with it (owned)."""
+    from phalanx.api.kai_topology import KaiTopology
+    from phalanx.cluster.client import NotFound
+
+    async def scenario(env: Env) -> None:
+        await env.create(topology("t1", "zone", "rack"))
+        await env.settle()
+        kai = await env.cluster.get(KaiTopology, "t1")
+        assert [lv.node_label for lv in kai.spec.levels] == ["example.com/zone", "example.com/rack"]
+        owner = kai.metadata.owner_references[0]
+        assert (owner.kind, owner.name) == ("ClusterTopology", "t1")
+
+        ct = await env.cluster.get(ClusterTopology, "t1")
+        ct.spec.levels.append(TopologyLevel(domain="host", key="kubernetes.io/hostname"))
+        await env.cluster.update(ct)
+        await env.settle()
+        kai = await env.cluster.get(KaiTopology, "t1")
+        assert [lv.node_label for lv in kai.spec.levels][-1] == "kubernetes.io/hostname"
+
+        await env.cluster.delete(ClusterTopology, "t1")
+        await env.settle()
+        try:
+            await env.cluster.get(KaiTopology, "t1")
+            raise AssertionError("the KAI Topology outlived its ClusterTopology")
+        except NotFound:
+            pass
+
+    run(scenario, config=KAI_TAS)
