@@ -6,7 +6,8 @@
     spec:
       steps:
       - at: 2m
-        apply:                        # objects that arrive later (e.g. a high-priority job)
+        apply:                        # objects that arrive later (e.g. a high-priority job),
+                                      # or new versions of existing ones (kubectl apply)
         - {apiVersion: grove.io/v1alpha1, kind: PodCliqueSet, ...}
       - at: 5m
         scale: {kind: PodCliqueSet, name: inference, replicas: 3}

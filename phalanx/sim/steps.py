@@ -11,7 +11,7 @@ from phalanx.api import labels, registry
 from phalanx.api.base import Resource
 from phalanx.api.errors import ManifestError
 from phalanx.api.core import Node, Pod
-from phalanx.cluster.client import ApiError, Client, NotFound
+from phalanx.cluster.client import AlreadyExists, ApiError, Client, NotFound
 
 from .lifecycle import end_pod, set_node_ready
 from .record import StepRecord
@@ -86,9 +86,18 @@ async def run_step(client: Client, step: Step) -> str:
         made = []
         for data in step.apply:
             obj = registry.from_dict(data)
-            created = await client.create(obj)
-            made.append(f"{created.kind} {created.name}")
-        return "created " + ", ".join(made)
+            try:
+                created = await client.create(obj.copy_deep())
+                made.append(f"created {created.kind} {created.name}")
+            except AlreadyExists:  # kubectl apply: the object's new version replaces it
+                ns = obj.namespace or ("default" if type(obj).NAMESPACED else None)
+                obj.metadata.namespace = ns
+                current = await client.get(type(obj), obj.name, ns)
+                obj.metadata.resource_version = current.metadata.resource_version
+                obj.metadata.uid = current.metadata.uid
+                updated = await client.update(obj)
+                made.append(f"configured {updated.kind} {updated.name}")
+        return ", ".join(made)
     if step.scale is not None:
         s = step.scale
         await client.patch(_kind(s.kind), s.name, {"spec": {"replicas": s.replicas}},

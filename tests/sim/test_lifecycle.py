@@ -94,3 +94,23 @@ def test_finish_step_ends_matching_pods() -> None:
         return done
 
     assert run_virtual(go()) == "finished 1 pod(s): w-1"
+
+
+def test_apply_step_creates_then_replaces_like_kubectl_apply() -> None:
+    from phalanx.api.grove import ClusterTopology
+
+    def ct(*domains: str) -> dict:
+        return {"apiVersion": "grove.io/v1alpha1", "kind": "ClusterTopology",
+                "metadata": {"name": "t"},
+                "spec": {"levels": [{"domain": d, "key": f"example.com/{d}"} for d in domains]}}
+
+    async def go() -> tuple[str, str, list[str]]:
+        c = MemoryCluster()
+        first = await run_step(c, Step.model_validate({"at": "0s", "apply": ct("zone", "host")}))
+        second = await run_step(c, Step.model_validate(
+            {"at": "1m", "apply": ct("zone", "rack", "host")}))
+        got = await c.get(ClusterTopology, "t")
+        return first, second, [lv.domain for lv in got.spec.levels]
+
+    assert run_virtual(go()) == ("created ClusterTopology t", "configured ClusterTopology t",
+                                 ["zone", "rack", "host"])
