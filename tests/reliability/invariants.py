@@ -154,9 +154,17 @@ def packed(pods: list[Pod], nodes: list[Node], gang: str, key: str) -> bool:
 
 
 def derived_left(state: dict[type[Resource], list[Resource]]) -> list[str]:
-    """Derived objects still stored (after every PodCliqueSet was deleted)."""
-    return [f"{kind.API_VERSION} {kind.KIND}: {len(items)} left ({items[0].key}, ...)"
-            for kind, items in state.items() if items and kind.KIND not in _NOT_DERIVED]
+    """Derived objects still stored (after every PodCliqueSet was deleted). What an input
+    that stays owns (a KAI Topology mirroring its ClusterTopology) is not left behind."""
+    def of_workload(o: Resource) -> bool:
+        return not any(ref.kind in _NOT_DERIVED for ref in o.metadata.owner_references or ())
+
+    out = []
+    for kind, items in state.items():
+        left = [o for o in items if of_workload(o)] if kind.KIND not in _NOT_DERIVED else []
+        if left:
+            out.append(f"{kind.API_VERSION} {kind.KIND}: {len(left)} left ({left[0].key}, ...)")
+    return out
 
 
 # ---------------------------------------------------------------------- normal form
