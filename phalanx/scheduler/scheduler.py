@@ -122,6 +122,7 @@ class Scheduler(SchedulingCycle):
         self._background: set[asyncio.Task[Any]] = set()
         self._in_cycle = False
         self._started = False
+        self._crashed: dict[str, None] = {}  # pods whose cycle raised (traceback logged once)
         # Counters (bench and tests).
         self.scheduled = 0
         self.attempts = 0
@@ -309,6 +310,7 @@ class Scheduler(SchedulingCycle):
         self.nominator.remove(key)
         self.events.forget(pod.metadata.uid or key)
         self._diagnoses.pop(key, None)
+        self._crashed.pop(key, None)
         if pod.spec.node_name or self.cache.pod_info(key) is not None:
             self._drop_pending(key, "pod deleted")
             if self.cache.remove_pod(key):
@@ -335,8 +337,15 @@ class Scheduler(SchedulingCycle):
             self._in_cycle = True
             try:
                 self.schedule_one(qpi)
-            except Exception:
-                log.exception("scheduling cycle of %s crashed", qpi.key)
+            except Exception as exc:
+                # A bug, not a verdict on the pod: the traceback once per pod, then one line
+                # per retry (the pod goes back to the queue with backoff either way).
+                if qpi.key in self._crashed:
+                    log.error("scheduling cycle of %s crashed again (%s: %s); retrying with "
+                              "backoff", qpi.key, type(exc).__name__, exc)
+                else:
+                    self._crashed[qpi.key] = None
+                    log.exception("scheduling cycle of %s crashed", qpi.key)
                 from phalanx.scheduler.framework.status import Status
 
                 self.queue.requeue_failed(qpi, Status.error("internal error"))

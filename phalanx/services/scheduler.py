@@ -54,13 +54,11 @@ def instrument(scheduler: Any, metrics: PhalanxMetrics) -> None:
     def schedule_one(qpi: Any) -> Any:
         failures = scheduler.failures
         started = time.perf_counter()
+        result = "error"  # unless the cycle returns
         try:
-            return inner(qpi)
-        except Exception:
-            result = "error"
-            raise
-        else:
+            out = inner(qpi)
             result = "unschedulable" if scheduler.failures > failures else "scheduled"
+            return out
         finally:
             seconds = time.perf_counter() - started
             profile = getattr(getattr(qpi, "info", None), "scheduler_name", "") or ""

@@ -1,0 +1,129 @@
+"""`phalanx scheduler` as a service: the cycle instrumentation and the service over HTTP
+against the REST facade of a MemoryCluster (issue 15 item 1: every cycle raised
+UnboundLocalError in the metrics wrapper and was counted as an error)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from phalanx.api.pod import Pod
+from phalanx.cluster.clock import run_virtual, wait_for_condition
+from phalanx.cluster.memory import MemoryCluster
+from phalanx.scheduler import Scheduler
+from phalanx.scheduler.bench import make_nodes
+from phalanx.scheduler.framework.config import default_configuration
+from phalanx.services.metrics import PhalanxMetrics
+from phalanx.services.scheduler import SchedulerServiceOptions, instrument, run_scheduler_service
+from tests.cluster.kube.facade import start_facade
+from tests.services.test_operator_service import free_ports, kubeconfig
+
+PROFILE = "phalanx-scheduler"
+
+
+def _pod(name: str, cpu: str) -> Pod:
+    return Pod.model_validate({
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"schedulerName": PROFILE, "containers": [
+            {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": cpu}}}]}})
+
+
+def _attempts(metrics: PhalanxMetrics, result: str) -> float:
+    value = metrics.registry.get_sample_value(
+        "phalanx_scheduling_attempts_total", {"profile": PROFILE, "result": result})
+    return value or 0.0
+
+
+def test_instrument_counts_scheduled_unschedulable_and_error(
+        caplog: pytest.LogCaptureFixture) -> None:
+    async def main() -> PhalanxMetrics:
+        cluster = MemoryCluster()
+        for node in make_nodes(2):
+            await cluster.create(node)
+        sched = Scheduler(cluster, default_configuration((PROFILE,)))
+        inner = sched.schedule_one
+
+        def crash_on_boom(qpi):  # type: ignore[no-untyped-def]
+            if qpi.info.key == "default/boom":
+                raise RuntimeError("a bug in a plugin")
+            return inner(qpi)
+
+        sched.schedule_one = crash_on_boom  # type: ignore[method-assign]
+        metrics = PhalanxMetrics()
+        instrument(sched, metrics)
+        for pod in (_pod("fits", "1"), _pod("too-big", "1000"), _pod("boom", "1")):
+            await cluster.create(pod)
+        await sched.start()
+        await wait_for_condition(lambda: _attempts(metrics, "error") >= 3
+                                 and _attempts(metrics, "unschedulable") >= 1, timeout=30)
+        await sched.wait_idle(timeout=30)
+        await sched.stop()
+        return metrics
+
+    with caplog.at_level(logging.ERROR):
+        metrics = run_virtual(main)
+    assert _attempts(metrics, "scheduled") == 1
+    assert _attempts(metrics, "unschedulable") >= 1
+    assert _attempts(metrics, "error") >= 1
+    assert not any("UnboundLocalError" in (r.exc_text or "") + r.getMessage()
+                   for r in caplog.records)
+    # The crashing pod's traceback is logged once; its retries get one line each.
+    crashes = [r for r in caplog.records if "default/boom" in r.getMessage()]
+    assert len(crashes) >= 3 and crashes[0].exc_info
+    assert not any(r.exc_info for r in crashes[1:])
+    count = metrics.registry.get_sample_value(
+        "phalanx_scheduling_attempt_duration_seconds_count",
+        {"profile": PROFILE, "result": "scheduled"})
+    assert count == 1
+
+
+def test_scheduler_service_binds_and_reports_metrics(tmp_path: Path,
+                                                     caplog: pytest.LogCaptureFixture) -> None:
+    probe_port, metrics_port = free_ports(2)
+
+    async def main() -> str:
+        mem = MemoryCluster()
+        for node in make_nodes(2):
+            await mem.create(node)
+        await mem.create(_pod("fits", "1"))
+        await mem.create(_pod("too-big", "1000"))
+        facade, runner, url = await start_facade(mem)
+        stop = asyncio.Event()
+        opts = SchedulerServiceOptions(kubeconfig=kubeconfig(tmp_path, url), leader_elect=False,
+                                       probe_port=probe_port, metrics_port=metrics_port,
+                                       bind_address="127.0.0.1")
+        service = asyncio.create_task(run_scheduler_service(opts, stop))
+        try:
+            async def bound() -> bool:
+                return bool((await mem.get(Pod, "fits", "default")).spec.node_name)
+
+            assert await wait_for_condition(bound, timeout=30), "pod default/fits not bound"
+            async with aiohttp.ClientSession() as http:
+                async def scraped() -> str:
+                    async with http.get(f"http://127.0.0.1:{metrics_port}/metrics") as resp:
+                        return await resp.text()
+
+                async def both_counted() -> bool:
+                    text = await scraped()
+                    return ('result="scheduled"} 1.0' in text
+                            and 'result="unschedulable"}' in text)
+
+                assert await wait_for_condition(both_counted, timeout=30), await scraped()
+                text = await scraped()
+        finally:
+            stop.set()
+            code = await asyncio.wait_for(service, 30)
+            await runner.cleanup()
+        assert code == 0
+        return text
+
+    with caplog.at_level(logging.INFO):
+        text = run_virtual(main)
+    assert 'phalanx_scheduling_attempts_total{profile="phalanx-scheduler",result="error"}' \
+        not in text
+    assert not [r for r in caplog.records if r.exc_info], [r.getMessage() for r in caplog.records
+                                                           if r.exc_info]
