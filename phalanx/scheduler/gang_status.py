@@ -67,12 +67,15 @@ def verdict(st: GangState, manager: GangManager) -> Verdict | None:
     if spec is not None and not spec.is_gang:
         return None
     if st.once_satisfied:
-        assert spec is not None
+        if spec is None:
+            # Its object was deleted after the gang was placed (the owner goes first, the
+            # garbage collector takes the pods later): nothing to write it on, and the
+            # remaining members schedule as ordinary pods.
+            return None
         return Verdict(True, REASON_SCHEDULED, f"{st.placed}/{spec.min_member} members placed (minMember reached)")
     blocked = manager.blocked(st)
-    if blocked is not None:
-        return Verdict(False, blocked.reason, blocked.message)
-    assert spec is not None
+    if blocked is not None or spec is None:  # blocked() reports a missing object
+        return None if blocked is None else Verdict(False, blocked.reason, blocked.message)
     f = st.last_failure
     if f is not None:
         tail = f" (attempt {st.resets + 1})" if st.resets else ""
@@ -99,6 +102,7 @@ class GangStatusController:
         self._last: dict[GangId, Verdict] = {}  # last verdict written (condition and events)
         self._last_time: dict[GangId, float] = {}
         self._first_seen: dict[GangId, float] = {}
+        self._crashed: dict[GangId, None] = {}  # gangs whose report raised (logged once)
         self._running = False
         self._task: asyncio.Task[None] | None = None
         # Counters (tests and bench).
@@ -154,7 +158,7 @@ class GangStatusController:
             budget = max(1, int(self.max_events_per_second))
             for gid in ready:
                 self._dirty.pop(gid, None)
-                budget -= await self._sync(gid, budget)
+                budget -= await self._sync_guarded(gid, budget)
                 if budget <= 0:
                     await asyncio.sleep(1.0)
                     budget = max(1, int(self.max_events_per_second))
@@ -164,6 +168,19 @@ class GangStatusController:
         for gid in list(self._dirty):
             self._dirty.pop(gid, None)
             await self._sync(gid, 1 << 30)
+
+    async def _sync_guarded(self, gid: GangId, budget: int) -> int:
+        """`_sync`, but a bug in one gang's report must not end the worker for every gang:
+        logged with its traceback once per gang, that gang is skipped until it changes."""
+        try:
+            return await self._sync(gid, budget)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            if gid not in self._crashed:
+                self._crashed[gid] = None
+                log.exception("gang status of %s could not be computed; skipping it", gid)
+            return 0
 
     async def _sync(self, gid: GangId, budget: int) -> int:
         """Write one gang's verdict if it changed. Returns the Events recorded."""
@@ -190,7 +207,7 @@ class GangStatusController:
         return self._record_events(st, v, budget)
 
     def _forget(self, gid: GangId) -> None:
-        for d in (self._last, self._last_time, self._first_seen):
+        for d in (self._last, self._last_time, self._first_seen, self._crashed):
             d.pop(gid, None)
 
     def _record_events(self, st: GangState, v: Verdict, budget: int) -> int:
