@@ -47,6 +47,8 @@ def register_scheduler_name(name: str) -> None:
 class ConfigError(ManifestError):
     """An invalid OperatorConfiguration; `errors` lists every offending field."""
 
+    permanent_reason = "InvalidConfiguration"
+
 
 class SchedulerProfile(KubeModel):
     name: str = Field(min_length=1)

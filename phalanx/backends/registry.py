@@ -23,6 +23,8 @@ DEFAULT_SCHEDULER = "default-scheduler"
 class BackendConfigError(ValueError):
     """An invalid scheduler configuration; `field` is the path in OperatorConfiguration."""
 
+    permanent_reason = "InvalidConfiguration"  # controllers report it instead of spinning
+
     def __init__(self, field: str, message: str) -> None:
         super().__init__(f"{field}: {message}")
         self.field = field
@@ -30,6 +32,8 @@ class BackendConfigError(ValueError):
 
 
 class UnknownBackend(KeyError):
+    permanent_reason = "UnknownBackend"  # a configuration error, not a transient one
+
     def __init__(self, name: str, enabled: list[str]) -> None:
         super().__init__(name)
         self.name = name

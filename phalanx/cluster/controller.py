@@ -16,8 +16,18 @@
     await mgr.wait_idle()    # simulations/tests: everything settled, no sleeps
     await mgr.stop()
 
-A reconcile that raises is logged and retried with per-key exponential backoff; a
-successful one resets the backoff. A key is never reconciled by two workers at once.
+A reconcile that raises is retried with per-key exponential backoff; a successful one
+resets the backoff. A key is never reconciled by two workers at once. What is logged
+depends on the error:
+
+- permanent (`PermanentError`, `Invalid`, `Forbidden`, or any exception whose class sets
+  `permanent_reason`, e.g. an unknown scheduler backend or a configuration error): retrying
+  cannot fix it until someone changes the object or the configuration. It is reported once
+  through the controller's `ErrorReporter` (a condition and an Event on the object), retried
+  with a backoff of at least `permanent_min_delay`, and logged as one line per retry;
+  the report is cleared by the next successful reconcile;
+- expected (any other `ApiError`, a timeout, a connection error): one line per retry;
+- unexpected (anything else: a bug): the traceback once per key, then one line per retry.
 """
 
 from __future__ import annotations
@@ -26,11 +36,11 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from phalanx.api.base import Resource
 
-from .client import Client
+from .client import ApiError, Client, Forbidden, Invalid
 from .clock import VirtualTimeLoop
 from .informer import Informer, InformerFactory
 from .objects import object_key
@@ -46,6 +56,40 @@ class Result:
 
     requeue_after: float | None = None
     requeue: bool = False
+
+
+class PermanentError(Exception):
+    """A reconcile failure that retrying cannot fix by itself: `reason` (CamelCase) and a
+    message naming what to change (e.g. the offending field)."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.permanent_reason = reason
+        self.message = message
+
+
+def permanent_reason(err: BaseException) -> str | None:
+    """The CamelCase reason of a permanent error; None for errors worth a plain retry."""
+    reason = getattr(err, "permanent_reason", None)
+    if isinstance(reason, str) and reason:
+        return reason
+    if isinstance(err, Invalid):
+        return "Invalid"
+    if isinstance(err, Forbidden):
+        return "Forbidden"
+    return None
+
+
+def _message(err: BaseException) -> str:
+    return str(getattr(err, "message", None) or err) or type(err).__name__
+
+
+class ErrorReporter(Protocol):
+    """Where a controller reports permanent errors: on the object the key names."""
+
+    async def report(self, key: str, reason: str, message: str) -> None: ...
+
+    async def clear(self, key: str) -> None: ...
 
 
 Reconcile = Callable[[str], Awaitable[Result | None]]
@@ -95,6 +139,8 @@ class Controller:
         *,
         workers: int = 1,
         rate_limiter: ExponentialBackoff[str] | None = None,
+        reporter: ErrorReporter | None = None,
+        permanent_min_delay: float = 1.0,
     ) -> None:
         if workers < 1:
             raise ValueError(f"controller {name}: workers must be >= 1, got {workers}")
@@ -104,9 +150,16 @@ class Controller:
         self.queue: WorkQueue[str] = WorkQueue(name, rate_limiter)
         self._tasks: list[asyncio.Task[None]] = []
         self.informers: list[Informer[Any]] = []
+        self.reporter = reporter
+        self.permanent_min_delay = permanent_min_delay
+        # key -> (reason, message) reported and not yet cleared
+        self._reported: dict[str, tuple[str, str]] = {}
+        # keys whose unexpected failure was logged with its traceback (until a success)
+        self._traced: dict[str, None] = {}
         # Counters for tests and reports.
         self.reconciles = 0
         self.errors = 0
+        self.permanent_errors = 0
 
     def __repr__(self) -> str:
         return f"<Controller {self.name}: {self.queue!r}>"
@@ -167,12 +220,17 @@ class Controller:
             except asyncio.CancelledError:
                 queue.done(key)
                 raise
-            except Exception:
+            except Exception as err:
                 self.errors += 1
-                log.exception("%s: reconcile %s failed (attempt %d); retrying with backoff",
-                              self.name, key, queue.num_requeues(key) + 1)
-                queue.add_rate_limited(key)
+                try:
+                    await self._failed(key, err)
+                except asyncio.CancelledError:
+                    queue.done(key)
+                    raise
             else:
+                self._traced.pop(key, None)
+                if key in self._reported:
+                    await self._clear(key)
                 if result is not None and result.requeue_after is not None:
                     queue.forget(key)
                     queue.add_after(key, result.requeue_after)
@@ -181,6 +239,50 @@ class Controller:
                 else:
                     queue.forget(key)
             queue.done(key)
+
+    async def _failed(self, key: str, err: Exception) -> None:
+        """Requeue with backoff; report and log as the module docstring says."""
+        queue = self.queue
+        attempt = queue.num_requeues(key) + 1
+        reason = permanent_reason(err)
+        delay = queue.rate_limiter.when(key)
+        if reason is not None:
+            delay = max(delay, self.permanent_min_delay)
+        queue.add_after(key, delay)
+        message = _message(err)
+        if reason is not None:
+            self.permanent_errors += 1
+            await self._report(key, reason, message)
+            log.warning("%s: %s: %s: %s; retrying in %.3gs (attempt %d)", self.name, key,
+                        reason, message, delay, attempt)
+        elif isinstance(err, ApiError | TimeoutError | OSError) or key in self._traced:
+            log.warning("%s: reconcile %s failed (attempt %d): %s: %s; retrying in %.3gs",
+                        self.name, key, attempt, type(err).__name__, message, delay)
+        else:
+            self._traced[key] = None
+            log.error("%s: reconcile %s failed (attempt %d); retrying in %.3gs", self.name,
+                      key, attempt, delay, exc_info=err)
+
+    async def _report(self, key: str, reason: str, message: str) -> None:
+        if self.reporter is None or self._reported.get(key) == (reason, message):
+            return
+        try:
+            await self.reporter.report(key, reason, message)
+        except Exception as exc:  # reported again with the next retry
+            log.warning("%s: could not report %s on %s: %s", self.name, reason, key, exc)
+            return
+        self._reported[key] = (reason, message)
+
+    async def _clear(self, key: str) -> None:
+        if self.reporter is None:
+            self._reported.pop(key, None)
+            return
+        try:
+            await self.reporter.clear(key)
+        except Exception as exc:  # cleared with the next successful reconcile
+            log.warning("%s: could not clear the error reported on %s: %s", self.name, key, exc)
+            return
+        self._reported.pop(key, None)
 
     def idle(self, until: float | None = None) -> bool:
         return self.queue.idle(until)
