@@ -23,6 +23,7 @@ import asyncio
 import logging
 
 from phalanx.api.config import OperatorConfiguration, default_operator_config
+from phalanx.api.grove import PodClique, PodCliqueScalingGroup, PodCliqueSet, PodGang
 from phalanx.backends.registry import BackendRegistry
 from phalanx.cluster.client import Client
 from phalanx.cluster.controller import Controller, Manager
@@ -31,6 +32,7 @@ from phalanx.cluster.events import EventRecorder
 from .admission import install_admission
 from .clustertopology import ClusterTopologyController
 from .context import COMPONENT, OperatorContext, Tunables
+from .errors import StatusErrorReporter
 from .gangtermination import GangTerminationController
 from .podclique import PodCliqueController
 from .podclique_status import PodCliqueStatusController
@@ -78,6 +80,19 @@ class OperatorManager:
         self.backend = PodGangBackendController(ctx, workers.pod_gang.concurrent_syncs)
         self.gang_termination = GangTerminationController(ctx)
         self.cluster_topology = ClusterTopologyController(ctx)
+        # Permanent errors are reported on the object each controller reconciles.
+        reported_on = {
+            self.podcliqueset: (PodCliqueSet, ctx.pcs),
+            self.podcliqueset_status: (PodCliqueSet, ctx.pcs),
+            self.gang_termination: (PodCliqueSet, ctx.pcs),
+            self.scalinggroup: (PodCliqueScalingGroup, ctx.pcsgs),
+            self.podclique: (PodClique, ctx.cliques),
+            self.podclique_status: (PodClique, ctx.cliques),
+            self.podgang: (PodGang, ctx.gangs),
+            self.backend: (PodGang, ctx.gangs),
+        }
+        for owner, (kind, cache) in reported_on.items():
+            owner.controller.reporter = StatusErrorReporter(ctx, kind, cache)
         for c in self.controllers:
             self.manager.add(c)
 
