@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, StrictFloat, StrictInt, StringConstraints
 
 from .base import Condition, KubeModel, Resource, _is_empty, get_condition, set_condition
-from .quantity import QUANTITY_PATTERN, parse_quantity
+from .quantity import QUANTITY_PATTERN, overcommit_allowed, parse_quantity
 
 # A quantity as written: "500m", "16Gi", 2, 0.5. The pattern check runs in Rust.
 QuantityString = Annotated[str, StringConstraints(pattern=QUANTITY_PATTERN)]
@@ -35,6 +35,13 @@ class ResourceRequirements(KubeModel):
     requests: ResourceList | None = None
     limits: ResourceList | None = None
     claims: list[Opaque] | None = None
+
+    @classmethod
+    def from_requests(cls, requests: dict[str, Any]) -> ResourceRequirements:
+        """`requests`, plus the equal limits the API server demands for resources that
+        cannot be overcommitted (GPUs and other extended resources, hugepages)."""
+        limits = {k: v for k, v in requests.items() if not overcommit_allowed(k)}
+        return cls(requests=dict(requests) or None, limits=limits or None)
 
 
 class EnvVar(KubeModel):

@@ -92,6 +92,17 @@ def is_byte_resource(name: str) -> bool:
     return name in _BYTE_RESOURCES or name.startswith("hugepages-")
 
 
+def is_native_resource(name: str) -> bool:
+    """No domain, or the kubernetes.io domain (cpu, memory, hugepages-2Mi, ...)."""
+    return "/" not in name or "kubernetes.io/" in name
+
+
+def overcommit_allowed(name: str) -> bool:
+    """Whether a container may request less than its limit of `name` (the API server's
+    rule: native resources other than hugepages; never extended ones such as GPUs)."""
+    return is_native_resource(name) and not name.startswith("hugepages-")
+
+
 def format_quantity(value: float, resource: str = "") -> str:
     """A compact, exact-when-possible display form, the inverse of `parse_quantity`.
 

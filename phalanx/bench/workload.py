@@ -121,4 +121,4 @@ def scheduler_labels(scheduler: str) -> dict[str, str]:
 def _pod_spec(scheduler: str, gpus_per_pod: int) -> PodSpec:
     return PodSpec(scheduler_name=scheduler, containers=[Container(
         name="main", image="nvcr.io/nvidia/pytorch:25.01-py3",
-        resources=ResourceRequirements(requests=pod_requests(gpus_per_pod)))])
+        resources=ResourceRequirements.from_requests(pod_requests(gpus_per_pod)))])

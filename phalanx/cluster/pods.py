@@ -1,4 +1,5 @@
-"""Pod rules the API server enforces: scheduling gates, spec immutability, binding.
+"""Pod rules the API server enforces: scheduling gates, spec immutability, binding, and
+container resources (`podresources.py`).
 
 Written against the shape of core/v1 Pod (`spec.schedulingGates[].name`, `spec.nodeName`,
 `status.conditions`) so it works on `phalanx.api.core.Pod` and on any model of that shape.
@@ -12,6 +13,7 @@ from typing import Any
 from phalanx.api.base import Resource
 
 from .client import Conflict, Invalid
+from .podresources import resource_errors
 
 POD_GVK = ("v1", "Pod")
 
@@ -48,6 +50,13 @@ def validate_create(pod: Resource) -> None:
     if gate_names(pod) and node_name(pod):
         raise _invalid(pod, "spec.nodeName",
                        "cannot be set until all schedulingGates have been cleared")
+    spec = getattr(pod, "spec", None)
+    errs = resource_errors(spec) if spec is not None and hasattr(spec, "containers") else []
+    if errs:
+        detail = "; ".join(f"{field}: {why}" for field, why in errs)
+        raise Invalid(f'Pod "{pod.name}" is invalid: ' + (detail if len(errs) == 1
+                                                          else f"[{detail}]"),
+                      kind="Pod", name=pod.name, field=errs[0][0])
 
 
 def validate_update(old: Resource, new: Resource) -> None:

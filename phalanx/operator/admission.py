@@ -20,6 +20,7 @@ from phalanx.api.grove import default_podcliqueset as _grove_defaults
 from phalanx.backends.admission import check_podcliqueset
 from phalanx.backends.registry import BackendRegistry
 from phalanx.cluster.client import Invalid
+from phalanx.cluster.podresources import resource_errors
 
 from .naming import MAX_COMBINED_NAME_LENGTH
 from .plan import STARTUP_EXPLICIT
@@ -115,6 +116,8 @@ def _check_clique(pcs: PodCliqueSet, i: int, c: Any, seen: dict[str, int],
                          f"({spec.replicas})"))
     if not spec.pod_spec.containers:
         errs.append((f"{at}.spec.podSpec.containers", "at least one container is required"))
+    # The pods must pass the API server's own validation, or every creation fails later.
+    errs.extend(resource_errors(spec.pod_spec, f"{at}.spec.podSpec"))
 
 
 def _check_startup(pcs: PodCliqueSet, names: dict[str, int], errs: FieldErrors) -> None:

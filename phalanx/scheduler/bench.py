@@ -127,7 +127,7 @@ def make_gangs(pods: int, gang_min: int, gang_max: int, seed: int) -> list[tuple
                 metadata=ObjectMeta(name=f"{name}-{j}", namespace=NAMESPACE,
                                     labels={labels.LABEL_PODGANG: name, labels.LABEL_PODCLIQUE: clique}),
                 spec=PodSpec(scheduler_name=SCHEDULER_NAME, containers=[
-                    Container(name="main", image="trainer", resources=ResourceRequirements(requests=dict(req)))]),
+                    Container(name="main", image="trainer", resources=ResourceRequirements.from_requests(req))]),
             ))
         gang = PodGang(
             metadata=ObjectMeta(name=name, namespace=NAMESPACE, labels={labels.LABEL_SCHEDULER_NAME: SCHEDULER_NAME}),

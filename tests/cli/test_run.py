@@ -68,3 +68,17 @@ def test_bad_operator_config_names_the_field(tmp_path: Path) -> None:
     assert r.returncode == 1
     assert "scheduler.profiles[0].name" in r.stderr and "kai-scheduler" in r.stderr
     _assert_nothing_written(tmp_path)
+
+
+def test_a_pod_template_a_real_api_server_would_reject_is_refused_up_front(
+        tmp_path: Path) -> None:
+    text = (REPO / "examples" / "training-rack.yaml").read_text()
+    bad = text.replace("limits: {nvidia.com/gpu: \"8\"}", "limits: {nvidia.com/gpu: \"4\"}")
+    assert bad != text
+    (tmp_path / "w.yaml").write_text(bad)
+    r = phalanx("run", "w.yaml", "--report", "report.html", cwd=tmp_path)
+    assert r.returncode == 3, r.stderr  # the run failed: admission rejected the object
+    assert ("spec.template.cliques[0].spec.podSpec.containers[0].resources.requests: Invalid "
+            "value: 8: must be equal to nvidia.com/gpu limit of 4") in r.stderr
+    assert "Traceback" not in r.stderr
+    _assert_nothing_written(tmp_path)

@@ -34,7 +34,7 @@ spec:
           schedulerName: phalanx-scheduler
           containers:
           - name: c
-            resources: {requests: {nvidia.com/gpu: "8"}}
+            resources: {limits: {nvidia.com/gpu: "8"}}
 """
 
 

@@ -133,3 +133,21 @@ def test_memory_cluster_runs_admission() -> None:
             .replicas == 2
 
     run_virtual(main)
+
+
+def test_a_pod_template_the_api_server_would_reject_is_rejected_naming_the_field() -> None:
+    """Issue 15 item 4: a GPU request without a limit makes every pod creation fail on a real
+    server; admission says so up front, naming the clique's field."""
+    from phalanx.api.pod import ResourceRequirements
+
+    pcs = make_pcs("x", [("a", 1), ("b", 1)])
+    pcs.spec.template.cliques[1].spec.pod_spec.containers[0].resources = ResourceRequirements(
+        requests={"cpu": "4", "nvidia.com/gpu": "8"})
+    at = "spec.template.cliques[1].spec.podSpec.containers[0].resources"
+    errs = errors(pcs)
+    assert list(errs) == [f"{at}.limits"]
+    assert errs[f"{at}.limits"].startswith(
+        "Required value: Limit must be set for non overcommitable resources (nvidia.com/gpu")
+    pcs.spec.template.cliques[1].spec.pod_spec.containers[0].resources = \
+        ResourceRequirements.from_requests({"cpu": "4", "nvidia.com/gpu": "8"})
+    assert errors(pcs) == {}

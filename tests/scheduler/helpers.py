@@ -74,7 +74,7 @@ def pod(
         req["nvidia.com/gpu"] = str(gpu)
     req.update(extra or {})
     spec: dict[str, Any] = {
-        "containers": [Container(name="main", image="x", resources=ResourceRequirements(requests=req or None))],
+        "containers": [Container(name="main", image="x", resources=ResourceRequirements.from_requests(req or {}))],
         "scheduler_name": scheduler,
         "priority": priority,
         "node_selector": node_selector,

@@ -9,8 +9,8 @@ NODES = build_nodes(default_cluster_spec())
 
 def _pods(n: int, gpu: int, cpu: str = "4", **spec: object) -> list[Pod]:
     return [Pod(metadata=ObjectMeta(name=f"p-{i}"), spec=PodSpec(
-        containers=[Container(name="c", resources=ResourceRequirements(
-            requests={"cpu": cpu, "nvidia.com/gpu": str(gpu)}))], **spec)) for i in range(n)]
+        containers=[Container(name="c", resources=ResourceRequirements.from_requests(
+            {"cpu": cpu, "nvidia.com/gpu": str(gpu)}))], **spec)) for i in range(n)]
 
 
 def test_a_rack_sized_gang_fits_and_one_more_pod_never_does() -> None:

@@ -28,7 +28,7 @@ spec:
         podSpec:
           containers:
           - name: c
-            resources: {{requests: {{nvidia.com/gpu: "8"}}}}
+            resources: {{limits: {{nvidia.com/gpu: "8"}}}}
 """
 
 
