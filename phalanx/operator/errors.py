@@ -23,9 +23,8 @@ from typing import Any
 
 from phalanx.api.base import Resource, get_condition, set_condition
 from phalanx.api.grove import LastError
-from phalanx.cluster.client import NotFound
+from phalanx.cluster.client import Conflict, NotFound
 from phalanx.cluster.informer import Informer
-from phalanx.cluster.kube.retry import update_with_retry
 from phalanx.cluster.objects import split_key
 
 from .context import OperatorContext
@@ -84,12 +83,21 @@ class StatusErrorReporter:
         if failing(obj) or getattr(obj.status, "last_errors", None):
             await self._write(key, unmark)
 
-    async def _write(self, key: str, mutate: Any) -> None:
+    async def _write(self, key: str, mutate: Any, attempts: int = 5) -> None:
+        """Read-modify-write of the status, re-read on Conflict (another status writer)."""
         ns, name = split_key(key)
-        try:
-            await update_with_retry(self.ctx.client, self.kind, name, ns, mutate, status=True)
-        except NotFound:
-            pass
+        client = self.ctx.client
+        for attempt in range(attempts):
+            try:
+                fresh = await client.get(self.kind, name, ns)
+                if mutate(fresh):
+                    await client.update_status(fresh)
+                return
+            except NotFound:
+                return
+            except Conflict:
+                if attempt == attempts - 1:
+                    raise
 
 
 def failing(obj: Any) -> bool:

@@ -26,7 +26,9 @@ from phalanx.api import labels as L
 from phalanx.api.core import Pod
 from phalanx.api.grove import PodClique, PodGang
 from phalanx.cluster.client import AlreadyExists, NotFound
-from phalanx.cluster.controller import Controller, Result, map_from_label
+from phalanx.cluster.controller import (
+    Controller, PermanentError, Result, map_from_label, permanent_reason,
+)
 from phalanx.cluster.objects import object_key
 
 from . import builders, naming
@@ -34,6 +36,8 @@ from .conditions import BACKEND_SYNCED
 from .context import IDX_BASE_PODGANG, OperatorContext, bounded, first_error, requeue_on_conflict
 
 log = logging.getLogger(__name__)
+
+REASON_FAILED_CREATE = "FailedCreate"  # as the ReplicaSet and Job controllers say it
 
 
 def owned_pods(ctx: OperatorContext, pclq: PodClique) -> dict[int, Pod]:
@@ -138,6 +142,12 @@ class PodCliqueController:
         results = await bounded([lambda k=k: create(k) for k in missing],
                                 ctx.tunables.write_concurrency)
         err = first_error(results)
+        if err is not None and permanent_reason(err) is not None:
+            # The API server refuses the pod itself (Invalid, Forbidden): reported once on
+            # the PodClique, as a ReplicaSet reports FailedCreate, and retried with backoff.
+            failed = sum(isinstance(r, BaseException) for r in results)
+            return PermanentError(REASON_FAILED_CREATE, f"creating {failed} of {len(missing)} "
+                                  f"pod(s) failed: {getattr(err, 'message', err)}")
         if err is not None:
             ctx.recorder.warning(pclq, "PodCreateFailed", f"creating pods failed: {err}")
         return err

@@ -35,9 +35,10 @@ from phalanx.api.grove import (
     PodGang,
 )
 from phalanx.cluster.client import AlreadyExists, NotFound
-from phalanx.cluster.controller import Controller, Result, map_from_label
+from phalanx.cluster.controller import Controller, PermanentError, Result, map_from_label
 
 from . import builders, naming
+from .admission import check_all
 from .context import IDX_OWNER, IDX_PCS, OperatorContext, bounded, first_error, owner_key, requeue_on_conflict
 from .plan import (
     CliquePlan,
@@ -51,6 +52,9 @@ from .plan import (
 )
 
 log = logging.getLogger(__name__)
+
+# The PodCliqueSet fails admission's checks (reported when no webhook ran them).
+REASON_INVALID_SPEC = "InvalidSpec"
 
 
 def _spec_or_deletion(old: PodCliqueSet, new: PodCliqueSet) -> bool:
@@ -93,6 +97,7 @@ class PodCliqueSetController:
     def __init__(self, ctx: OperatorContext, workers: int = 2) -> None:
         self.ctx = ctx
         self._topology_warned: dict[str, int] = {}
+        self._checked: dict[str, tuple[int, str]] = {}  # uid -> (generation, errors)
         self.controller = Controller("podcliqueset", requeue_on_conflict(self.reconcile),
                                      workers=workers)
         c = self.controller
@@ -108,6 +113,7 @@ class PodCliqueSetController:
         pcs = ctx.pcs.get(key)
         if pcs is None or pcs.metadata.deletion_timestamp is not None:
             return None  # delete flow: owner references garbage-collect every child
+        self._check_spec(pcs)
         key_of, topology_name = ctx.topology_for(pcs)
         if key_of is None and uses_topology(pcs):
             self._warn_topology_ignored(pcs)
@@ -137,6 +143,19 @@ class PodCliqueSetController:
         if err is not None:
             raise err
         return None
+
+    def _check_spec(self, pcs: PodCliqueSet) -> None:
+        """Admission's checks, again: without the webhook (`--no-webhook`, or objects that
+        predate it) an invalid PodCliqueSet must not be materialised. Raises PermanentError
+        naming every offending field; cached per spec generation."""
+        uid, generation = pcs.metadata.uid or "", pcs.metadata.generation or 0
+        seen = self._checked.get(uid)
+        if seen is None or seen[0] != generation:
+            errs = check_all(pcs, None, self.ctx.registry)
+            seen = self._checked[uid] = (generation, "; ".join(f"{f}: {m}" for f, m in errs))
+        if seen[1]:
+            raise PermanentError(REASON_INVALID_SPEC, f"nothing is created until the spec is "
+                                                      f"fixed: {seen[1]}")
 
     def _warn_topology_ignored(self, pcs: PodCliqueSet) -> None:
         seen = (pcs.metadata.uid or "", pcs.metadata.generation or 0)

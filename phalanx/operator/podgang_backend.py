@@ -22,7 +22,7 @@ from phalanx.api.grove import PodGang
 from phalanx.backends.base import Backend, SyncPending
 from phalanx.backends.registry import UnknownBackend
 from phalanx.cluster.client import Conflict, NotFound
-from phalanx.cluster.controller import Controller, Result
+from phalanx.cluster.controller import Controller, PermanentError, Result, permanent_reason
 
 from .conditions import (
     BACKEND_SYNCED,
@@ -68,8 +68,8 @@ class PodGangBackendController:
             if gang.metadata.deletion_timestamp is not None:
                 await self._drop_finalizer(gang)  # nothing we could clean up
                 return None
-            self.ctx.recorder.warning(gang, REASON_UNKNOWN_BACKEND, str(err))
-            await self._set_synced(gang, False, REASON_UNKNOWN_BACKEND, str(err))
+            if await self._set_synced(gang, False, REASON_UNKNOWN_BACKEND, str(err)):
+                self.ctx.recorder.warning(gang, REASON_UNKNOWN_BACKEND, str(err))
             return None
         if gang.metadata.deletion_timestamp is not None:
             return await self._delete(gang, backend)
@@ -87,10 +87,15 @@ class PodGangBackendController:
             except (Conflict, NotFound):
                 raise  # plain retry: something moved under the backend
             except Exception as err:
-                self.ctx.recorder.warning(gang, "BackendSyncFailed",
-                                          f"{backend.name}: sync_podgang failed: {err}")
-                await self._set_synced(gang, False, REASON_SYNC_FAILED,
-                                       f"{backend.name}: {err}")
+                changed = await self._set_synced(gang, False, REASON_SYNC_FAILED,
+                                                 f"{backend.name}: {err}")
+                reason = permanent_reason(err)
+                if reason is not None:  # reported once by the controller, retried with backoff
+                    raise PermanentError(reason, f"{backend.name}: sync_podgang failed: "
+                                                 f"{getattr(err, 'message', err)}") from err
+                if changed:
+                    self.ctx.recorder.warning(gang, "BackendSyncFailed",
+                                              f"{backend.name}: sync_podgang failed: {err}")
                 raise
             self._synced[uid] = generation
             self.syncs += 1
@@ -119,14 +124,16 @@ class PodGangBackendController:
         except NotFound:
             pass
 
-    async def _set_synced(self, gang: PodGang, ok: bool, reason: str, message: str) -> None:
+    async def _set_synced(self, gang: PodGang, ok: bool, reason: str, message: str) -> bool:
+        """Set BackendSynced; True when it changed."""
         status = copy_status(gang.status)
         if not set_condition(status.conditions, BACKEND_SYNCED, ok, reason, message,
                              now=self.ctx.client.clock.now_dt()):
-            return
+            return False
         updated = gang.model_copy(update={"status": status})
         updated.metadata = gang.metadata.model_copy()
         try:
             await self.ctx.client.update_status(updated)
         except NotFound:
             pass
+        return True
