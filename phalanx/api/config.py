@@ -18,6 +18,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, ValidationError
 
+from phalanx.ports import OPERATOR_METRICS_PORT, OPERATOR_PROBE_PORT, WEBHOOK_PORT
+
 from .base import KubeModel, Resource
 from .duration import DURATION_PATTERN, parse_duration
 from .errors import FieldError, ManifestError, format_path, suggest
@@ -104,7 +106,7 @@ class Server(KubeModel):
 
 
 class WebhookServer(Server):
-    port: int = Field(default=9443, ge=1, le=65535)
+    port: int = Field(default=WEBHOOK_PORT, ge=1, le=65535)
     server_cert_dir: str = "/etc/phalanx-operator/webhook-certs"
     secret_name: str = "phalanx-webhook-server-cert"
     cert_provision_mode: Literal["auto", "manual"] = "auto"
@@ -112,8 +114,8 @@ class WebhookServer(Server):
 
 class ServerConfiguration(KubeModel):
     webhooks: WebhookServer = Field(default_factory=WebhookServer)
-    health_probes: Server = Field(default_factory=lambda: Server(port=9444))
-    metrics: Server = Field(default_factory=lambda: Server(port=9445))
+    health_probes: Server = Field(default_factory=lambda: Server(port=OPERATOR_PROBE_PORT))
+    metrics: Server = Field(default_factory=lambda: Server(port=OPERATOR_METRICS_PORT))
 
 
 class ClientConnectionConfiguration(KubeModel):

@@ -29,7 +29,9 @@ def all_manifests(
     config: str = typer.Option(
         "", "--config", "-c", metavar="FILE",
         help="OperatorConfiguration to install; its scheduler profiles decide which "
-        "backends' objects the operator may write (RBAC). Default: default-scheduler only."),
+        "backends' objects the operator may write (RBAC), and must include phalanx-scheduler "
+        "unless --no-scheduler. Default: default-scheduler and phalanx-scheduler (only "
+        "default-scheduler with --no-scheduler), topology-aware scheduling on."),
     scheduler: bool = typer.Option(True, "--scheduler/--no-scheduler",
                                    help="Also deploy the Phalanx gang scheduler."),
     webhook: bool = typer.Option(True, "--webhook/--no-webhook",
@@ -45,7 +47,7 @@ def all_manifests(
     from phalanx.manifests import InstallOptions, install_manifests, to_yaml
     from phalanx.manifests.install import DEFAULT_IMAGE
 
-    cfg = load_operator_config(Path(config) if config else None)
+    cfg = load_operator_config(Path(config)) if config else None
     opts = InstallOptions(namespace=namespace, image=image or DEFAULT_IMAGE, config=cfg,
                           scheduler=scheduler, webhook=webhook, operator_replicas=replicas,
                           scheduler_replicas=replicas)

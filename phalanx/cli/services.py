@@ -8,6 +8,10 @@ import sys
 import typer
 
 from phalanx.cli.app import app
+from phalanx.ports import (
+    OPERATOR_METRICS_PORT, OPERATOR_PROBE_PORT, SCHEDULER_METRICS_PORT, SCHEDULER_PROBE_PORT,
+    WEBHOOK_PORT,
+)
 from phalanx.cli.errors import UserError
 
 KUBECONFIG_HELP = ("kubeconfig file; without it: the in-cluster service account in a pod, "
@@ -38,6 +42,15 @@ def operator(
                                  help="Serve PodCliqueSet admission over HTTPS."),
     leader_elect: bool = typer.Option(None, "--leader-elect/--no-leader-elect",
                                       help="Override leaderElection.enabled of the config."),
+    probe_port: int = typer.Option(None, "--probe-port", min=1, max=65535,
+                                   help="Port of /healthz and /readyz (default: "
+                                   f"server.healthProbes.port of the config, {OPERATOR_PROBE_PORT})."),
+    metrics_port: int = typer.Option(None, "--metrics-port", min=1, max=65535,
+                                     help="Port of /metrics (default: server.metrics.port of "
+                                     f"the config, {OPERATOR_METRICS_PORT})."),
+    webhook_port: int = typer.Option(None, "--webhook-port", min=1, max=65535,
+                                     help="HTTPS port of the admission webhook (default: "
+                                     f"server.webhooks.port of the config, {WEBHOOK_PORT})."),
 ) -> None:
     """Run the Grove operator against a Kubernetes API server until SIGTERM.
 
@@ -47,7 +60,8 @@ def operator(
 
     _run(run_operator_service(OperatorServiceOptions(
         kubeconfig=kubeconfig, context=context, config=config, namespace=namespace,
-        webhook=webhook, leader_elect=leader_elect)))
+        webhook=webhook, leader_elect=leader_elect, probe_port=probe_port,
+        metrics_port=metrics_port, webhook_port=webhook_port)))
 
 
 @app.command("scheduler")
@@ -61,8 +75,10 @@ def scheduler(
                                       help="Elect one active replica through a Lease."),
     lease_namespace: str = typer.Option(None, "--lease-namespace",
                                         help="Namespace of the Lease (default: the pod's own)."),
-    probe_port: int = typer.Option(9444, help="Port of /healthz and /readyz."),
-    metrics_port: int = typer.Option(9445, help="Port of /metrics."),
+    probe_port: int = typer.Option(SCHEDULER_PROBE_PORT, min=1, max=65535,
+                                   help="Port of /healthz and /readyz."),
+    metrics_port: int = typer.Option(SCHEDULER_METRICS_PORT, min=1, max=65535,
+                                     help="Port of /metrics."),
     log_format: str = typer.Option("text", help="text or json."),
 ) -> None:
     """Run the Phalanx gang scheduler against a Kubernetes API server until SIGTERM."""

@@ -15,7 +15,12 @@ from typing import Any
 
 import yaml
 
-from phalanx.api.config import OperatorConfiguration, load_operator_config
+from phalanx.api.config import (
+    ConfigError, OperatorConfiguration, SchedulerProfile, load_operator_config,
+)
+from phalanx.api.errors import FieldError
+
+from phalanx.ports import SCHEDULER_METRICS_PORT, SCHEDULER_PROBE_PORT
 
 from .rbac import namespaced_rules, operator_rules, scheduler_rules
 
@@ -26,13 +31,31 @@ WEBHOOK_SERVICE = "phalanx-webhook"
 MUTATING, VALIDATING = "phalanx-mutating-webhook", "phalanx-validating-webhook"
 CONFIG_MAP, CONFIG_FILE = "phalanx-operator-config", "config.yaml"
 SCHEDULER_LEASE = "phalanx-scheduler-leader-election"
+DEFAULT_PROFILE = "default-scheduler"
+
+
+def install_config(scheduler: bool = True) -> OperatorConfiguration:
+    """The OperatorConfiguration installed when none is given: GREP-375's defaults (an
+    empty configuration means only default-scheduler) plus what the install itself runs:
+    the `phalanx-scheduler` profile when the Phalanx scheduler is deployed (the examples'
+    schedulerName), and topology-aware scheduling, so the examples' rack and block
+    constraints reach the PodGangs once a ClusterTopology exists
+    (examples/cluster-topology.yaml). examples/operator-config.yaml is this configuration,
+    for running the operator outside the cluster."""
+    cfg = OperatorConfiguration()
+    if scheduler:
+        cfg.scheduler.profiles = [SchedulerProfile(name=DEFAULT_PROFILE),
+                                  SchedulerProfile(name=SCHEDULER)]
+    cfg.topology_aware_scheduling.enabled = True
+    return load_operator_config(cfg)
 
 
 @dataclass
 class InstallOptions:
     namespace: str = "phalanx-system"
     image: str = DEFAULT_IMAGE
-    config: OperatorConfiguration = field(default_factory=load_operator_config)
+    # None: `install_config(scheduler)`
+    config: OperatorConfiguration | None = None
     scheduler: bool = True  # also run the Phalanx gang scheduler
     webhook: bool = True
     operator_replicas: int = 2
@@ -166,7 +189,8 @@ def install_manifests(opts: InstallOptions | None = None) -> list[dict[str, Any]
     from phalanx.backends.registry import BackendRegistry
 
     opts = opts or InstallOptions()
-    ns, cfg = opts.namespace, opts.config
+    ns = opts.namespace
+    cfg = opts.config if opts.config is not None else install_config(opts.scheduler)
     server = cfg.server
     secret = server.webhooks.secret_name if (
         opts.webhook and server.webhooks.cert_provision_mode == "auto") else None
@@ -182,6 +206,12 @@ def install_manifests(opts: InstallOptions | None = None) -> list[dict[str, Any]
     # Built as the operator will build it, so a profile config it would refuse at start-up
     # (BackendConfigError naming the field) is refused here, not after the install.
     backend_rules = rbac_rules(BackendRegistry.from_config(cfg))
+    if opts.scheduler and cfg.scheduler.profile(SCHEDULER) is None:
+        raise ConfigError(
+            "the install deploys the Phalanx scheduler, but the OperatorConfiguration does not "
+            "enable it", errors=[FieldError("scheduler.profiles", f"add a profile named "
+                                            f"{SCHEDULER!r} (its pods would be rejected as "
+                                            "'not enabled'), or install with --no-scheduler")])
     docs += _role_pair(OPERATOR, "operator", ns, operator_rules(
         owned, [ClusterTopology], backend_rules,
         webhook_configurations=[MUTATING, VALIDATING] if opts.webhook else []), cluster=True)
@@ -210,12 +240,13 @@ def install_manifests(opts: InstallOptions | None = None) -> list[dict[str, Any]
     docs.append(_deployment(opts, "operator", opts.operator_replicas, container,
                             [{"name": "config", "configMap": {"name": CONFIG_MAP}}], metrics))
     if opts.scheduler:
+        sprobe, smetrics = SCHEDULER_PROBE_PORT, SCHEDULER_METRICS_PORT
         container = _container(opts, "scheduler", [
             "scheduler", "--leader-elect", "--lease-namespace", ns,
-            "--probe-port", str(probe), "--metrics-port", str(metrics)],
-            {"probes": probe, "metrics": metrics}, probe)
+            "--probe-port", str(sprobe), "--metrics-port", str(smetrics)],
+            {"probes": sprobe, "metrics": smetrics}, sprobe)
         docs.append(_deployment(opts, "scheduler", opts.scheduler_replicas, container, [],
-                                metrics))
+                                smetrics))
     if opts.webhook:
         docs.append({"apiVersion": "v1", "kind": "Service",
                      "metadata": _meta(WEBHOOK_SERVICE, "operator", ns),

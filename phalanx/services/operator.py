@@ -47,6 +47,10 @@ class OperatorServiceOptions:
     webhook: bool = True
     webhook_service: str = WEBHOOK_SERVICE
     leader_elect: bool | None = None  # None: as the configuration says
+    # None: as the configuration's server section says
+    probe_port: int | None = None
+    metrics_port: int | None = None
+    webhook_port: int | None = None
 
 
 class _ChainAdapter:
@@ -124,6 +128,11 @@ async def run_operator_service(
     from phalanx.operator.manager import OperatorManager
 
     cfg = load_operator_config(Path(opts.config) if opts.config else None)
+    for port, server in ((opts.probe_port, cfg.server.health_probes),
+                         (opts.metrics_port, cfg.server.metrics),
+                         (opts.webhook_port, cfg.server.webhooks)):
+        if port is not None:
+            server.port = port
     setup_logging(cfg.log_level, cfg.log_format)
     conn = cfg.runtime_client_connection
     client = await connect(opts.kubeconfig, opts.context, field_manager="phalanx-operator",

@@ -14,6 +14,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from phalanx.ports import SCHEDULER_METRICS_PORT, SCHEDULER_PROBE_PORT
+
 from .leader import LeaseTiming
 from .metrics import PhalanxMetrics
 from .runtime import (
@@ -34,8 +36,8 @@ class SchedulerServiceOptions:
     scheduler_names: list[str] = field(default_factory=lambda: ["phalanx-scheduler"])
     leader_elect: bool = True
     lease_namespace: str | None = None
-    probe_port: int = 9444
-    metrics_port: int = 9445
+    probe_port: int = SCHEDULER_PROBE_PORT
+    metrics_port: int = SCHEDULER_METRICS_PORT
     bind_address: str = "0.0.0.0"
     qps: float = 100.0
     burst: int = 150

@@ -14,6 +14,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from aiohttp import web
+
+from phalanx.ports import WEBHOOK_PORT
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
 log = logging.getLogger("phalanx.server")
@@ -69,7 +71,7 @@ class ServiceServer:
         http_port: int = 8080,
         metrics_port: int | None = None,
         webhook_routes: list[web.RouteDef] | None = None,
-        webhook_port: int = 9443,
+        webhook_port: int = WEBHOOK_PORT,
         tls: ssl.SSLContext | None = None,
     ) -> None:
         self.probes = probes

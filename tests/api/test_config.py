@@ -36,7 +36,7 @@ def test_all_defaults():
     assert [p.name for p in cfg.scheduler.profiles] == ["default-scheduler"]
     assert cfg.scheduler.default_profile_name == "default-scheduler"
     assert cfg.controllers.pod_clique.concurrent_syncs >= 1
-    assert cfg.server.webhooks.port == 9443 and cfg.leader_election.enabled
+    assert cfg.server.webhooks.port == 2750 and cfg.leader_election.enabled
     assert cfg.log_level == "info"
 
 

@@ -67,10 +67,10 @@ def test_rbac_follows_the_enabled_backends(tmp_path) -> None:
         "apiVersion: operator.config.grove.io/v1alpha1\nkind: OperatorConfiguration\n"
         "scheduler:\n  profiles:\n  - name: kai-scheduler\n  defaultProfileName: kai-scheduler\n"
     )
-    with_kai = operator_groups(manifests("--config", str(config)))
+    with_kai = operator_groups(manifests("--config", str(config), "--no-scheduler"))
     assert "scheduling.run.ai" in with_kai and with_kai > default
     # The installed ConfigMap carries the configuration given.
-    cm = by_kind(manifests("--config", str(config)), "ConfigMap")[0]
+    cm = by_kind(manifests("--config", str(config), "--no-scheduler"), "ConfigMap")[0]
     assert "kai-scheduler" in cm["data"]["config.yaml"]
 
 
@@ -128,3 +128,49 @@ def test_kubectl_parses_the_stream_offline() -> None:
     )
     # Without a server kubectl stops at discovery, after decoding every document.
     assert "error converting YAML" not in out.stderr and "yaml:" not in out.stderr, out.stderr
+
+
+def _installed_config(docs: list[dict[str, Any]]) -> Any:
+    from phalanx.api.config import load_operator_config
+
+    return load_operator_config(by_kind(docs, "ConfigMap")[0]["data"]["config.yaml"])
+
+
+def test_the_install_enables_the_scheduler_it_deploys() -> None:
+    """Issue 15 item 3: the default install deployed phalanx-scheduler but its configuration
+    enabled only default-scheduler, so the documented example was refused."""
+    cfg = _installed_config(manifests())
+    assert cfg.scheduler.profile_names() == ["default-scheduler", "phalanx-scheduler"]
+    assert cfg.scheduler.default_profile_name == "default-scheduler"
+    assert cfg.topology_aware_scheduling.enabled
+    # Without the scheduler, GREP-375's default: only default-scheduler.
+    bare = _installed_config(manifests("--no-scheduler"))
+    assert bare.scheduler.profile_names() == ["default-scheduler"]
+
+
+def test_a_config_that_does_not_enable_the_deployed_scheduler_is_refused(tmp_path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text("apiVersion: operator.config.grove.io/v1alpha1\n"
+                      "kind: OperatorConfiguration\n")
+    result = runner.invoke(app, ["manifests", "all", "--config", str(config)])
+    assert result.exit_code != 0
+    message = str(result.exception)
+    assert "scheduler.profiles" in message and "phalanx-scheduler" in message
+    assert "--no-scheduler" in message
+
+
+def test_the_installed_configuration_admits_the_documented_example() -> None:
+    from pathlib import Path
+
+    from phalanx.api.loader import load_file
+    from phalanx.backends.registry import BackendRegistry
+    from phalanx.operator.admission import check_all, default_podcliqueset
+
+    import phalanx.backends  # noqa: F401  (registers every backend)
+
+    registry = BackendRegistry.from_config(_installed_config(manifests()))
+    example = Path(__file__).resolve().parents[2] / "examples" / "multinode-aggregated.yaml"
+    pcs = [o for o in load_file(example) if o.kind == "PodCliqueSet"]
+    assert pcs
+    for obj in pcs:
+        assert check_all(default_podcliqueset(obj), None, registry) == []
