@@ -72,11 +72,13 @@ class LeaderElector:
     def _now(self) -> float:
         return self.client.clock.monotonic()
 
-    def _set_leader(self, value: bool) -> None:
+    def _set_leader(self, value: bool, how: str = "") -> None:
+        """`how` says why leadership ended ("lost": renewal failed; "released": a clean
+        stop), so a SIGTERM is not logged as a lost lease."""
         if value != self.is_leader:
             self.is_leader = value
             log.info("%s %s lease %s/%s", self.identity,
-                     "acquired" if value else "lost", self.namespace, self.name)
+                     "acquired" if value else (how or "lost"), self.namespace, self.name)
             if self.on_change is not None:
                 self.on_change(value)
 
@@ -187,6 +189,8 @@ class LeaderElector:
             for task in (work, renew):
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
-            self._set_leader(False)
-            if not lost:
-                await asyncio.shield(self.release())
+            try:
+                if not lost:
+                    await asyncio.shield(self.release())
+            finally:
+                self._set_leader(False, "lost" if lost else "released")

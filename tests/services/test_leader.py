@@ -105,3 +105,39 @@ def test_bad_timing_is_rejected() -> None:
 
     with pytest.raises(ValueError, match="leaseDuration > renewDeadline"):
         LeaseTiming(10, 10, 2)
+
+
+def test_a_clean_stop_releases_the_lease_without_saying_it_was_lost(caplog: Any) -> None:
+    """Issue 15 item 8: SIGTERM logged `lost lease`. `run_with_leadership` cancels the
+    elector on a requested stop, as the services do on SIGTERM."""
+    import logging
+
+    from phalanx.services.metrics import PhalanxMetrics
+    from phalanx.services.runtime import run_with_leadership
+
+    async def main() -> tuple[int, str | None]:
+        cluster = MemoryCluster()
+        stop = asyncio.Event()
+        leading = asyncio.Event()
+
+        async def lead() -> None:
+            leading.set()
+            await asyncio.Event().wait()
+
+        task = asyncio.ensure_future(run_with_leadership(
+            cluster, enabled=True, lease="l", namespace="ns", timing=LeaseTiming(),
+            metrics=PhalanxMetrics(), stop=stop, lead=lead))
+        await asyncio.wait_for(leading.wait(), 30)
+        await asyncio.sleep(30)  # a few renewals
+        stop.set()
+        code = await asyncio.wait_for(task, 30)
+        lease = await cluster.get(Lease, "l", "ns")
+        return code, lease.spec.holder_identity
+
+    with caplog.at_level(logging.INFO, logger="phalanx.leader"):
+        code, holder = run_virtual(main)
+    assert code == 0 and not holder
+    messages = [r.getMessage() for r in caplog.records if r.name == "phalanx.leader"]
+    assert any("acquired lease ns/l" in m for m in messages)
+    assert any("released lease ns/l" in m for m in messages)
+    assert not any("lost" in m for m in messages), messages
