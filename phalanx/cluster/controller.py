@@ -26,7 +26,8 @@ depends on the error:
   through the controller's `ErrorReporter` (a condition and an Event on the object), retried
   with a backoff of at least `permanent_min_delay`, and logged as one line per retry;
   the report is cleared by the next successful reconcile;
-- expected (any other `ApiError`, a timeout, a connection error): one line per retry;
+- expected (any other `ApiError`, a timeout, a connection error): one line per retry
+  (a `Conflict`, optimistic concurrency losing a race, only at debug level);
 - unexpected (anything else: a bug): the traceback once per key, then one line per retry.
 """
 
@@ -40,7 +41,7 @@ from typing import Any, Protocol
 
 from phalanx.api.base import Resource
 
-from .client import ApiError, Client, Forbidden, Invalid
+from .client import ApiError, Client, Conflict, Forbidden, Invalid
 from .clock import VirtualTimeLoop
 from .informer import Informer, InformerFactory
 from .objects import object_key
@@ -255,6 +256,8 @@ class Controller:
             await self._report(key, reason, message)
             log.warning("%s: %s: %s: %s; retrying in %.3gs (attempt %d)", self.name, key,
                         reason, message, delay, attempt)
+        elif isinstance(err, Conflict):  # optimistic concurrency lost a race: routine
+            log.debug("%s: %s: %s; retrying in %.3gs", self.name, key, message, delay)
         elif isinstance(err, ApiError | TimeoutError | OSError) or key in self._traced:
             log.warning("%s: reconcile %s failed (attempt %d): %s: %s; retrying in %.3gs",
                         self.name, key, attempt, type(err).__name__, message, delay)

@@ -259,6 +259,7 @@ class MemoryCluster(GarbageCollector):
         if pods.is_pod(cls):
             pods.apply_defaults(new)
             pods.validate_create(new)
+            pods.set_gated_condition(new, self.clock.now_dt())
         if self.admission.handles(cls):
             await self.admission.validate(new, None)
             if key in store.objects:  # created while admission awaited

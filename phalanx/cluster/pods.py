@@ -59,6 +59,17 @@ def validate_create(pod: Resource) -> None:
                       kind="Pod", name=pod.name, field=errs[0][0])
 
 
+def set_gated_condition(pod: Resource, now: datetime) -> None:
+    """As kube-apiserver does on create: a pod created with scheduling gates and no
+    PodScheduled condition gets PodScheduled=False, reason SchedulingGated (what
+    `kubectl get pods` shows as its STATUS until a scheduler tries the pod)."""
+    if not gate_names(pod) or not hasattr(pod, "set_condition"):
+        return
+    if pod.get_condition("PodScheduled") is None:  # type: ignore[attr-defined]
+        pod.set_condition("PodScheduled", False, "SchedulingGated",  # type: ignore[attr-defined]
+                          "Scheduling is blocked due to non-empty scheduling gates", now)
+
+
 def validate_update(old: Resource, new: Resource) -> None:
     """Allow only the pod spec changes Kubernetes allows; raise Invalid naming the field."""
     old_spec, new_spec = getattr(old, "spec", None), getattr(new, "spec", None)

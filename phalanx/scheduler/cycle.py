@@ -156,8 +156,10 @@ class SchedulingCycle:
 
     async def _set_pod_scheduled_false(self: Scheduler, pod: Pod, message: str) -> None:
         now = self.client.clock.now_dt().isoformat()
-        patch = {"status": {"conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
-                                           "message": message, "lastTransitionTime": now}]}}
+        # A merge patch replaces the whole list: keep the pod's other conditions.
+        others = [c.to_dict() for c in pod.status.conditions if c.type != "PodScheduled"]
+        patch = {"status": {"conditions": [*others, {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                                                      "message": message, "lastTransitionTime": now}]}}
         try:
             await self.client.patch(Pod, pod.name, patch, pod.namespace, subresource="status")
         except ApiError as exc:

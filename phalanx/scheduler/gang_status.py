@@ -51,6 +51,11 @@ REASON_PENDING = Phase.PENDING.value
 REASON_SCHEDULED = Phase.SCHEDULED.value
 # Reasons for which each pending member gets an Event.
 EVENT_REASONS = {REASON_NOT_FOUND, REASON_INCOMPLETE, REASON_GROUP_INCOMPLETE, REASON_TIMEOUT}
+# Verdicts of a gang that was tried (through its representative): each member counts as
+# tried, so a `SchedulingGated` PodScheduled condition left from before its gates were
+# removed becomes Unschedulable, as kube-scheduler's first failed attempt at a pod makes it.
+TRIED_REASONS = {REASON_UNSCHEDULABLE, REASON_TIMEOUT}
+SCHEDULING_GATED = "SchedulingGated"
 GANG_EVENT_REASON_UNSCHEDULABLE = "GangUnschedulable"
 
 
@@ -81,6 +86,15 @@ def verdict(st: GangState, manager: GangManager) -> Verdict | None:
         tail = f" (attempt {st.resets + 1})" if st.resets else ""
         return Verdict(False, str(f.reason), f"{f.message}{tail}")
     return Verdict(False, REASON_PENDING, f"all {st.created} members created (minMember {spec.min_member}); being scheduled")
+
+
+def _stale_gated(pod: Any) -> bool:
+    """PodScheduled still says SchedulingGated (set by the API server at creation) although
+    the pod has no gates left."""
+    if getattr(pod.spec, "scheduling_gates", None):
+        return False
+    cond = pod.get_condition("PodScheduled")
+    return cond is not None and cond.reason == SCHEDULING_GATED
 
 
 class GangStatusController:
@@ -224,6 +238,8 @@ class GangStatusController:
             if info is None:
                 continue
             self.handle.record_event(info.pod, "Warning", reason, message)
+            if v.reason in TRIED_REASONS and _stale_gated(info.pod):
+                self.handle.set_unschedulable(info.pod, message)
             n += 1
         self.events_recorded += n
         return n

@@ -90,6 +90,10 @@ class SchedulerHandle:
     def record_event(self, obj: Resource, event_type: str, reason: str, message: str) -> None:
         self._s.events.record(obj, event_type, reason, message)
 
+    def set_unschedulable(self, pod: Pod, message: str) -> None:
+        if self._s.update_pod_conditions:
+            self._s.spawn(self._s._set_pod_scheduled_false(pod, message), f"cond-{pod.key}")
+
     def evict(self, victim: PodInfo | Pod, *, preemptor: PodInfo | None, message: str) -> None:
         self._s.evict(victim if isinstance(victim, Pod) else victim.pod, preemptor, message)
 

@@ -111,3 +111,11 @@ def test_permanent_reasons() -> None:
     assert permanent_reason(PermanentError("InvalidSpec", "x")) == "InvalidSpec"
     assert permanent_reason(ServerError("x")) is None
     assert permanent_reason(RuntimeError("x")) is None
+
+
+def test_a_lost_race_is_routine(caplog: pytest.LogCaptureFixture) -> None:
+    from phalanx.cluster.client import Conflict
+
+    with caplog.at_level(logging.INFO):
+        ctrl, attempts = _run([Conflict("the object has been modified")] * 2)
+    assert len(attempts) == 3 and _failure_logs(caplog) == []

@@ -293,6 +293,10 @@ class Handle(Protocol):
     def record_event(self, obj: Resource, event_type: str, reason: str, message: str) -> None:
         """Emit a Kubernetes Event about `obj` (rate-limited and aggregated by the recorder)."""
 
+    def set_unschedulable(self, pod: Pod, message: str) -> None:
+        """Write the pod's PodScheduled=False (reason Unschedulable) in the background, as a
+        failed scheduling attempt does (a gang's members, tried together with it)."""
+
     def evict(self, victim: PodInfo | Pod, *, preemptor: PodInfo | None, message: str) -> None:
         """Delete a pod (preemption) in the background and record a "Preempted" Event."""
 
