@@ -24,7 +24,7 @@ depends on the error:
   `permanent_reason`, e.g. an unknown scheduler backend or a configuration error): retrying
   cannot fix it until someone changes the object or the configuration. It is reported once
   through the controller's `ErrorReporter` (a condition and an Event on the object), retried
-  with a backoff of at least `permanent_min_delay`, and logged as one line per retry;
+  with a backoff doubling from `permanent_min_delay` (1 s), and logged as one line per retry;
   the report is cleared by the next successful reconcile;
 - expected (any other `ApiError`, a timeout, a connection error): one line per retry
   (a `Conflict`, optimistic concurrency losing a race, only at debug level);
@@ -246,9 +246,11 @@ class Controller:
         queue = self.queue
         attempt = queue.num_requeues(key) + 1
         reason = permanent_reason(err)
-        delay = queue.rate_limiter.when(key)
-        if reason is not None:
-            delay = max(delay, self.permanent_min_delay)
+        limiter = queue.rate_limiter
+        delay = limiter.when(key)
+        if reason is not None:  # doubling from permanent_min_delay, not from 5 ms
+            floor = self.permanent_min_delay * 2.0 ** min(attempt - 1, 40)
+            delay = min(max(delay, floor), max(limiter.max_delay, self.permanent_min_delay))
         queue.add_after(key, delay)
         message = _message(err)
         if reason is not None:
