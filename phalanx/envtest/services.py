@@ -116,10 +116,14 @@ def start_operator(plane: ControlPlane, *, config: dict[str, Any] | None = None,
     server = cfg.get("server") or {}
     probe = int((server.get("healthProbes") or {}).get("port", probe))
     metrics = int((server.get("metrics") or {}).get("port", metrics))
+    hook = int((server.get("webhooks") or {}).get("port", hook))
     path = plane.workdir / f"{name}.yaml"
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    # The flags win over the configuration's server ports: a configuration that sets none
+    # (e.g. examples/operator-config.yaml) still gets this host's free ports.
     argv = [*PHALANX, "operator", "--kubeconfig", plane.kubeconfig, "--config", path,
             "--namespace", namespace, "--webhook" if webhook else "--no-webhook",
+            "--probe-port", probe, "--metrics-port", metrics, "--webhook-port", hook,
             *(extra_args or [])]
     proc = plane.adopt(ManagedProcess(name, argv, plane.workdir / f"{name}.log", env=_env()))
     service = PhalanxService(name, proc.start(), probe, metrics)

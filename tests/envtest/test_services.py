@@ -95,8 +95,6 @@ def test_the_operator_log_holds_no_traceback(podcliqueset_run):
     assert operator.tracebacks() == [], operator.log_text(5000)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15 item 1: services/scheduler.py instrument() "
-                   "raises UnboundLocalError on every cycle (owned by another engineer)")
 def test_the_scheduler_log_holds_no_traceback(podcliqueset_run):
     scheduler = podcliqueset_run["scheduler"]
     assert scheduler.tracebacks() == [], scheduler.log_text(5000)
