@@ -38,7 +38,7 @@ from phalanx.cluster.client import AlreadyExists, NotFound
 from phalanx.cluster.controller import Controller, PermanentError, Result, map_from_label
 
 from . import builders, naming
-from .admission import check_all
+from .admission import check_all, default_podcliqueset
 from .context import IDX_OWNER, IDX_PCS, OperatorContext, bounded, first_error, owner_key, requeue_on_conflict
 from .plan import (
     CliquePlan,
@@ -97,7 +97,8 @@ class PodCliqueSetController:
     def __init__(self, ctx: OperatorContext, workers: int = 2) -> None:
         self.ctx = ctx
         self._topology_warned: dict[str, int] = {}
-        self._checked: dict[str, tuple[int, str]] = {}  # uid -> (generation, errors)
+        # key -> ((uid, generation), errors) of admission's checks
+        self._checked: dict[str, tuple[tuple[str, int], str]] = {}
         self.controller = Controller("podcliqueset", requeue_on_conflict(self.reconcile),
                                      workers=workers)
         c = self.controller
@@ -112,6 +113,7 @@ class PodCliqueSetController:
         ctx = self.ctx
         pcs = ctx.pcs.get(key)
         if pcs is None or pcs.metadata.deletion_timestamp is not None:
+            self._checked.pop(key, None)
             return None  # delete flow: owner references garbage-collect every child
         self._check_spec(pcs)
         key_of, topology_name = ctx.topology_for(pcs)
@@ -148,11 +150,12 @@ class PodCliqueSetController:
         """Admission's checks, again: without the webhook (`--no-webhook`, or objects that
         predate it) an invalid PodCliqueSet must not be materialised. Raises PermanentError
         naming every offending field; cached per spec generation."""
-        uid, generation = pcs.metadata.uid or "", pcs.metadata.generation or 0
-        seen = self._checked.get(uid)
-        if seen is None or seen[0] != generation:
-            errs = check_all(pcs, None, self.ctx.registry)
-            seen = self._checked[uid] = (generation, "; ".join(f"{f}: {m}" for f, m in errs))
+        version = (pcs.metadata.uid or "", pcs.metadata.generation or 0)
+        seen = self._checked.get(pcs.key)
+        if seen is None or seen[0] != version:
+            # As admission sees it: defaulted (no webhook defaulted it either).
+            errs = check_all(default_podcliqueset(pcs.copy_deep()), None, self.ctx.registry)
+            seen = self._checked[pcs.key] = (version, "; ".join(f"{f}: {m}" for f, m in errs))
         if seen[1]:
             raise PermanentError(REASON_INVALID_SPEC, f"nothing is created until the spec is "
                                                       f"fixed: {seen[1]}")

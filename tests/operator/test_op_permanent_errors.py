@@ -62,10 +62,19 @@ def test_an_invalid_podcliqueset_is_not_materialised_without_the_webhook(
         pcs = await cluster.get(PodCliqueSet, "bad", NS)
         gangs = (await cluster.list(PodGang, NS)).items
         cliques = (await cluster.list(PodClique, NS)).items
-        return pcs, gangs, cliques, await _events(cluster, "bad"), op.podcliqueset.controller
+        events = await _events(cluster, "bad")
+        fixed = pcs.copy_deep()  # the user fixes the spec: the report goes, children come
+        fixed.spec.template.pod_clique_scaling_groups[0].clique_names = ["b"]
+        await cluster.update(fixed)
+        await op.wait_idle(timeout=60)
+        after = await cluster.get(PodCliqueSet, "bad", NS)
+        made = len((await cluster.list(PodClique, NS)).items)
+        return pcs, gangs, cliques, events, op.podcliqueset.controller, after, made
 
     with caplog.at_level(logging.INFO):
-        pcs, gangs, cliques, events, ctrl = _run(scenario)
+        pcs, gangs, cliques, events, ctrl, after, made = _run(scenario)
+    assert get_condition(after.status.conditions, CONDITION_RECONCILE_FAILURE) is None
+    assert not after.status.last_errors and made == 2
     assert gangs == [] and cliques == []
     cond = get_condition(pcs.status.conditions, CONDITION_RECONCILE_FAILURE)
     assert cond is not None and (cond.status, cond.reason) == ("True", "InvalidSpec")
