@@ -43,8 +43,8 @@ def operator(
     leader_elect: bool = typer.Option(None, "--leader-elect/--no-leader-elect",
                                       help="Override leaderElection.enabled of the config."),
     probe_port: int = typer.Option(None, "--probe-port", min=1, max=65535,
-                                   help="Port of /healthz and /readyz (default: "
-                                   f"server.healthProbes.port of the config, {OPERATOR_PROBE_PORT})."),
+                                   help="Port of /healthz and /readyz (default: server."
+                                   f"healthProbes.port of the config, {OPERATOR_PROBE_PORT})."),
     metrics_port: int = typer.Option(None, "--metrics-port", min=1, max=65535,
                                      help="Port of /metrics (default: server.metrics.port of "
                                      f"the config, {OPERATOR_METRICS_PORT})."),

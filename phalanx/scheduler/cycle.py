@@ -158,8 +158,9 @@ class SchedulingCycle:
         now = self.client.clock.now_dt().isoformat()
         # A merge patch replaces the whole list: keep the pod's other conditions.
         others = [c.to_dict() for c in pod.status.conditions if c.type != "PodScheduled"]
-        patch = {"status": {"conditions": [*others, {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
-                                                      "message": message, "lastTransitionTime": now}]}}
+        mine = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message,
+                "lastTransitionTime": now}
+        patch = {"status": {"conditions": [*others, mine]}}
         try:
             await self.client.patch(Pod, pod.name, patch, pod.namespace, subresource="status")
         except ApiError as exc:

@@ -78,7 +78,8 @@ def test_memory_cluster_refuses_what_the_api_server_refuses(control_plane: Any,
         got, mine = real[name], ours[name]
         if words is None:
             assert got is None, f"{name}: the API server refused it: {got}"
-            assert mine is None, f"{name}: MemoryCluster refuses what the API server accepts: {mine}"
+            assert mine is None, f"{name}: MemoryCluster refuses what the API server " \
+                                 f"accepts: {mine}"
             continue
         assert got is not None, f"{name}: the API server accepted it"
         assert words in got.message, f"{name}: the API server said {got.message}"

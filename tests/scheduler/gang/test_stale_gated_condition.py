@@ -18,9 +18,10 @@ from phalanx.scheduler.bench import make_gangs, make_nodes
 def test_the_api_server_rule_memory_cluster_follows() -> None:
     async def main() -> tuple[str | None, str | None]:
         cluster = MemoryCluster()
+        gates = [PodSchedulingGate(name="x")]
         gated = await cluster.create(Pod(metadata=ObjectMeta(name="g", namespace="default"),
                                          spec=PodSpec(containers=[{"name": "c"}],
-                                                      scheduling_gates=[PodSchedulingGate(name="x")])))
+                                                      scheduling_gates=gates)))
         plain = await cluster.create(Pod(metadata=ObjectMeta(name="p", namespace="default"),
                                          spec=PodSpec(containers=[{"name": "c"}])))
         cond = gated.get_condition("PodScheduled")
@@ -38,7 +39,8 @@ def test_members_of_a_gang_found_unschedulable_lose_the_stale_gated_condition() 
         [(gang, pods)] = make_gangs(9, 9, 9, seed=3)
         await cluster.create(gang)
         for pod in pods:  # created gated, as the operator does
-            pod.spec.scheduling_gates = [PodSchedulingGate(name="grove.io/podgang-pending-creation")]
+            pod.spec.scheduling_gates = [
+                PodSchedulingGate(name="grove.io/podgang-pending-creation")]
             pod.spec.containers[0].resources = ResourceRequirements.from_requests(
                 {"cpu": "8", "nvidia.com/gpu": "8"})
             await cluster.create(pod)
