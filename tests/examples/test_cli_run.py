@@ -95,7 +95,7 @@ spec:
         podSpec:
           containers:
           - name: c
-            resources: {requests: {nvidia.com/gpu: "1"}}
+            resources: {requests: {nvidia.com/gpu: "1"}, limits: {nvidia.com/gpu: "1"}}
 """
 
 KAI_ONLY = """

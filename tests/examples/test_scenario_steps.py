@@ -108,7 +108,7 @@ spec:
           schedulerName: phalanx-scheduler
           containers:
           - name: c
-            resources: {requests: {nvidia.com/gpu: "8"}}
+            resources: {requests: {nvidia.com/gpu: "8"}, limits: {nvidia.com/gpu: "8"}}
 ---
 apiVersion: sim.phalanx.dev/v1alpha1
 kind: Scenario
