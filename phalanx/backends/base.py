@@ -29,6 +29,9 @@ class Capability(StrEnum):
     GANG_PREEMPTION = "GangPreemption"
     QUEUES = "Queues"
     SUBGROUPS = "HierarchicalSubGroups"
+    # Each group of a multi-group gang keeps its own minimum (a PodGang group's
+    # minReplicas), rather than one count for the whole gang.
+    GROUP_MINIMUMS = "PerGroupMinimums"
 
 
 class MismatchPolicy(StrEnum):

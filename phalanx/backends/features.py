@@ -14,6 +14,11 @@ What counts as a request:
   Best-effort too: a queue orders and accounts gangs, but a scheduler without queues still
   places the gang exactly as specified (and a label left over from another scheduler should
   not block a migration).
+- `PerGroupMinimums`: a clique of a multi-group PodGang that may have more pods than its
+  minAvailable (minAvailable < replicas, or an autoscaler allowed above it), so only a
+  per-group minimum keeps the gang from starting with the wrong mix. Asked only by backends
+  that gang a PodGang under a single count (`group_minimum_issues`), so it does not change
+  what the others admit.
 Gang scheduling itself is not flagged: Grove's default (default-scheduler without the
 Workload API) schedules pods one by one, and GREP-375 keeps that a valid configuration.
 """
@@ -170,3 +175,41 @@ def base_podgang_group_count(pcs: PodCliqueSet) -> int:
         min_available = group.min_available if group.min_available is not None else 1
         count += min_available * len(group.clique_names)
     return count
+
+
+def _gang_group_counts(pcs: PodCliqueSet) -> dict[str, int]:
+    """clique name -> the most groups of any PodGang that holds the clique's pods."""
+    t = pcs.spec.template
+    base = base_podgang_group_count(pcs)
+    counts = {c.name: base for c in pcs.standalone_cliques()}
+    for group in t.pod_clique_scaling_groups or ():
+        min_available = group.min_available if group.min_available is not None else 1
+        # Replicas below minAvailable sit in the base PodGang; each replica above it is a
+        # scaled PodGang of the group's cliques.
+        in_gang = max(base if min_available >= 1 else 0, len(group.clique_names))
+        for name in group.clique_names:
+            counts[name] = in_gang
+    return counts
+
+
+def group_minimum_issues(pcs: PodCliqueSet, scheduler: str, *, why: str) -> list[ValidationIssue]:
+    """One `PerGroupMinimums` issue per clique whose own minimum `scheduler` cannot keep:
+    it shares a gang with other groups and may have more pods than its minAvailable."""
+    counts = _gang_group_counts(pcs)
+    issues = []
+    for i, clique in enumerate(pcs.spec.template.cliques):
+        spec = clique.spec
+        minimum = spec.min_available if spec.min_available is not None else spec.replicas
+        auto = spec.auto_scaling_config
+        most = max(spec.replicas, auto.max_replicas if auto is not None else 0)
+        if counts.get(clique.name, 0) < 2 or most <= minimum:
+            continue
+        field = (f"spec.template.cliques[{i}].spec.minAvailable" if spec.min_available is not None
+                 else f"spec.template.cliques[{i}].spec.autoScalingConfig.maxReplicas")
+        issues.append(ValidationIssue(
+            field=field,
+            message=(f"clique {clique.name!r} needs {minimum} of up to {most} pods in a gang "
+                     f"with other groups; {scheduler} cannot keep a per-group minimum "
+                     f"({Capability.GROUP_MINIMUMS.value}): {why}"),
+            feature=Capability.GROUP_MINIMUMS))
+    return issues

@@ -6,23 +6,37 @@ kube-scheduler then places pods one by one, with no gang semantics (Grove's defa
 With `gangScheduling: true` it writes the Workload API objects kube-scheduler's
 GangScheduling plugin reads (KEP-4671), in the version the target server serves:
 
-| Kubernetes | API                         | objects per PodGang                                    | pod field                          |
-|------------|-----------------------------|--------------------------------------------------------|------------------------------------|
-| 1.35       | scheduling.k8s.io/v1alpha1  | Workload, `spec.podGroups[]` (one per PodGang group)   | `spec.workloadRef{name, podGroup}` |
-| 1.36       | scheduling.k8s.io/v1alpha2  | Workload (`podGroupTemplates[]`) + one PodGroup each   | `spec.schedulingGroup.podGroupName`|
-| 1.37       | scheduling.k8s.io/v1beta1   | as v1alpha2                                            | as v1alpha2                        |
+| Kubernetes | API                         | objects per PodGang                          | pod field                          |
+|------------|-----------------------------|----------------------------------------------|------------------------------------|
+| 1.35       | scheduling.k8s.io/v1alpha1  | Workload with one `spec.podGroups[]` entry   | `spec.workloadRef{name, podGroup}` |
+| 1.36       | scheduling.k8s.io/v1alpha2  | Workload (one `podGroupTemplates[]`) + one PodGroup | `spec.schedulingGroup.podGroupName`|
+| 1.37       | scheduling.k8s.io/v1beta1   | as v1alpha2                                  | as v1alpha2                        |
 
-Each PodGang group becomes its own gang (policy `gang.minCount = minReplicas`; `basic` when
-minReplicas is 0). The Workload is named like the PodGang, and its groups / templates
-carry the PodGang group names (shortened to a DNS label when longer than 63 characters).
-Standalone PodGroups are named like the PodGang group (the PodClique), unique in the
-namespace. Creation order is Workload, then PodGroups, then pods (the operator creates
-pods only after `sync_podgang`); deletion runs in reverse.
+**One gang per PodGang.** kube-scheduler gangs each PodGroup (1.35: each pod group) on its
+own: one `minCount`, its own workload scheduling cycle, nothing that ties two PodGroups
+together (KEP-4671: "individual PodGroups ... are treated as independent gangs"; the 1.36
+OpenAPI has no field for it; hierarchical/composite groups are future work). A PodGang is
+all-or-nothing across its groups, so the whole PodGang is one PodGroup with
+`gang.minCount` = the sum of its groups' minReplicas (`basic` when that is 0). Workload,
+template and PodGroup are named like the PodGang (the template shortened to a DNS label).
+Creation order is Workload, PodGroup, then pods (the operator creates pods only after
+`sync_podgang`); deletion runs in reverse.
 
-Limits, checked at admission: at most 8 groups per Workload; no topology-aware placement
-(see `topology.py`). The objects are immutable: a changed gang (another minReplicas, other
-groups) re-creates them, and a 1.36+ PodGroup still used by pods is only replaced once
-those pods are gone (its protection finalizer; `SyncPending` until then).
+**What is lost: per-group minimums.** kube-scheduler counts any minCount pods of the gang,
+so when a group can have more pods than its minimum (minAvailable < replicas, or an
+autoscaler above minAvailable) the gang may start with, say, extra workers and no leader.
+Admission reports this as the capability `PerGroupMinimums`, handled by `mismatchPolicy`:
+`reject` (default) refuses the PodCliqueSet naming each clique's `minAvailable`;
+`pass-through` admits it and names them in the `SchedulerCompatible=False` condition. A gang
+whose groups all run exactly their minimum loses nothing: minCount is then every pod.
+Also per KEP-4671 (v1.36 algorithm): a PodGroup of unlike pods (leader + workers) is placed
+best-effort; kube-scheduler does not promise to find a placement that exists.
+
+Limits, checked at admission: no topology-aware placement (see `topology.py`). The objects
+are immutable: a changed gang (another minimum) re-creates them, and a 1.36+ PodGroup still
+used by pods is only replaced once those pods are gone (its protection finalizer;
+`SyncPending` until then). The builders are `phalanx.api.workloads.kube_gang_objects` /
+`point_pod_at_gang` (and `kube_gang` for a gang of plain pods, as benchmarks need).
 """
 
 from __future__ import annotations
@@ -33,26 +47,13 @@ from typing import TYPE_CHECKING, ClassVar
 from pydantic import Field, field_validator
 
 from phalanx.api import labels
-from phalanx.api.pod import Pod, PodSchedulingGroup, WorkloadReference
-from phalanx.api.scheduling import (
-    WORKLOAD_MAX_POD_GROUPS,
-    BasicSchedulingPolicy,
-    GangSchedulingPolicy,
-    PodGroupPolicy,
-    TypedLocalObjectReference,
-    Workload,
-    WorkloadPodGroup,
-    WorkloadSpec,
-)
+from phalanx.api.pod import Pod
+from phalanx.api.scheduling import TypedLocalObjectReference
 from phalanx.api.workloads import (
-    V1ALPHA1,
     WORKLOAD_API_VERSIONS,
     WORKLOAD_KINDS,
-    PodGroupSpec,
-    PodGroupTemplate,
-    PodGroupTemplateReference,
-    WorkloadPodGroupTemplateReference,
-    WorkloadSpecV2,
+    kube_gang_objects,
+    point_pod_at_gang,
 )
 from phalanx.cluster.client import NotFound
 
@@ -74,6 +75,7 @@ from .objects import (
     dns_label,
     ensure,
     ensure_deleted,
+    owned_by,
     owned_meta,
     recreate_on_spec_change,
     required_pod_labels,
@@ -82,7 +84,7 @@ from .registry import BackendConfigError
 
 if TYPE_CHECKING:
     from phalanx.api.base import Resource
-    from phalanx.api.grove import PodCliqueSet, PodGang, PodGangGroup
+    from phalanx.api.grove import PodCliqueSet, PodGang
     from phalanx.cluster.client import Client
 
 log = logging.getLogger(__name__)
@@ -95,8 +97,10 @@ class KubeBackendConfig(BackendConfig):
 
     `workloadAPIVersion` unset = the newest version the server serves (the newest Phalanx
     knows when the client cannot tell). `mismatchPolicy` defaults to `reject`:
-    kube-scheduler has no topology-aware placement, and silently spreading a gang that
-    asked to be packed would surprise users.
+    kube-scheduler has no topology-aware placement and, with gangScheduling, no per-group
+    minimum (`PerGroupMinimums`, see the module docs); silently spreading a gang that asked
+    to be packed, or starting one without its leader, would surprise users. `pass-through`
+    admits such PodCliqueSets and names what is ignored in `SchedulerCompatible`.
     """
 
     gang_scheduling: bool = Field(False, alias="gangScheduling")
@@ -117,59 +121,22 @@ class KubeBackendConfig(BackendConfig):
         return full
 
 
-def _policy(group: PodGangGroup) -> PodGroupPolicy:
-    if group.min_replicas >= 1:
-        return PodGroupPolicy(gang=GangSchedulingPolicy(min_count=group.min_replicas))
-    return PodGroupPolicy(basic=BasicSchedulingPolicy())
-
-
 def _controller_ref(podgang: PodGang) -> TypedLocalObjectReference:
     return TypedLocalObjectReference(
         api_group=podgang.API_VERSION.rpartition("/")[0], kind=podgang.kind, name=podgang.name
     )
 
 
+def gang_min_count(podgang: PodGang) -> int:
+    """The one minCount kube-scheduler enforces for the whole PodGang."""
+    return sum(g.min_replicas for g in podgang.spec.pod_groups)
+
+
 def workload_objects(podgang: PodGang, version: str) -> list[Resource]:
-    """The objects kube-scheduler needs for `podgang`, in creation order."""
-    groups = podgang.spec.pod_groups
-    if version == V1ALPHA1:
-        spec = WorkloadSpec(
-            controller_ref=_controller_ref(podgang),
-            pod_groups=[WorkloadPodGroup(name=dns_label(g.name), policy=_policy(g)) for g in groups],
-        )
-        return [Workload(metadata=owned_meta(podgang, podgang.name), spec=spec)]
-    workload_kind, podgroup_kind = WORKLOAD_KINDS[version]
-    assert podgroup_kind is not None
-    objects: list[Resource] = [
-        workload_kind(
-            metadata=owned_meta(podgang, podgang.name),
-            spec=WorkloadSpecV2(
-                controller_ref=_controller_ref(podgang),
-                pod_group_templates=[
-                    PodGroupTemplate(name=dns_label(g.name), scheduling_policy=_policy(g))
-                    for g in groups
-                ],
-            ),
-        )
-    ]
-    for g in groups:
-        meta = owned_meta(podgang, g.name)
-        # What the API server adds on create (KEP-5832); written here so the embedded
-        # cluster stores the same object a real 1.36+ server would.
-        meta.finalizers = [labels.FINALIZER_PODGROUP_PROTECTION]
-        ref = WorkloadPodGroupTemplateReference(
-            workload_name=podgang.name, pod_group_template_name=dns_label(g.name)
-        )
-        objects.append(
-            podgroup_kind(
-                metadata=meta,
-                spec=PodGroupSpec(
-                    pod_group_template_ref=PodGroupTemplateReference(workload=ref),
-                    scheduling_policy=_policy(g),
-                ),
-            )
-        )
-    return objects
+    """The objects kube-scheduler needs for `podgang`, in creation order: one gang."""
+    return kube_gang_objects(
+        version, owned_meta(podgang, podgang.name), gang_min_count(podgang),
+        template=dns_label(podgang.name), controller_ref=_controller_ref(podgang))
 
 
 class KubeBackend(ConfiguredBackend[KubeBackendConfig]):
@@ -216,10 +183,14 @@ class KubeBackend(ConfiguredBackend[KubeBackendConfig]):
         client = self.client
         desired = workload_objects(podgang, self.workload_api_version)
         for obj in desired:
+            if self._podgroups is not None and isinstance(obj, self._podgroups.kind):
+                await self._release_if_changed(obj, podgang)
             # Workload pod groups / templates and PodGroup specs are immutable.
             await ensure(client, obj, recreate_on_spec_change)
         if self._podgroups is not None:
-            # PodGroups of groups the PodGang no longer has (its cliques changed).
+            # Owned PodGroups under another name: from the one-PodGroup-per-group layout of
+            # earlier Phalanx versions, seen when the PodGang changed since (or, for any
+            # PodGang, at its deletion, which releases every PodGroup it owns).
             current = {obj.name for obj in desired[1:]}
             for name in await self._podgroups.stale(client, podgang, current):
                 await self._release_podgroup(name, podgang)
@@ -246,6 +217,17 @@ class KubeBackend(ConfiguredBackend[KubeBackendConfig]):
         podgroup_kind = WORKLOAD_KINDS[version][1]  # None on 1.35: groups live in the Workload
         self._podgroups = GroupObjects(podgroup_kind) if podgroup_kind is not None else None
 
+    async def _release_if_changed(self, desired: Resource, podgang: PodGang) -> None:
+        """A PodGroup whose (immutable) spec must change is deleted through its protection:
+        gone once no live pod uses it, else SyncPending (ensure() then creates it anew)."""
+        try:
+            live = await self.client.get(type(desired), desired.name, desired.namespace)
+        except NotFound:
+            return
+        if owned_by(live, podgang) and (live.metadata.deletion_timestamp is not None
+                                        or live.spec != desired.spec):  # type: ignore[attr-defined]
+            await self._release_podgroup(desired.name, podgang)
+
     async def _release_podgroup(self, name: str, podgang: PodGang) -> None:
         """Delete a PodGroup; drop its protection finalizer once no live pod uses it,
         as kube-controller-manager's PodGroup protection does."""
@@ -255,7 +237,7 @@ class KubeBackend(ConfiguredBackend[KubeBackendConfig]):
         if live is None or labels.FINALIZER_PODGROUP_PROTECTION not in live.metadata.finalizers:
             return
         pods = await client.list(
-            Pod, podgang.namespace, label_selector={labels.LABEL_PODCLIQUE: name}
+            Pod, podgang.namespace, label_selector={labels.LABEL_PODGANG: podgang.name}
         )
         users = [
             p.name
@@ -281,27 +263,16 @@ class KubeBackend(ConfiguredBackend[KubeBackendConfig]):
         pod.spec.scheduler_name = self.scheduler_name
         if not self.config.gang_scheduling:
             return
-        podgang, group = required_pod_labels(pod, labels.LABEL_PODGANG, labels.LABEL_PODCLIQUE)
-        if self.workload_api_version == V1ALPHA1:
-            pod.spec.workload_ref = WorkloadReference(name=podgang, pod_group=dns_label(group))
-        else:
-            pod.spec.scheduling_group = PodSchedulingGroup(pod_group_name=group)
+        (podgang,) = required_pod_labels(pod, labels.LABEL_PODGANG)
+        point_pod_at_gang(pod, self.workload_api_version, podgang, template=dns_label(podgang))
 
     def validate_podcliqueset(self, pcs: PodCliqueSet) -> list[ValidationIssue]:
         issues = features.capability_issues(pcs, self.capabilities, self.name)
         if self.config.gang_scheduling:
-            count = features.base_podgang_group_count(pcs)
-            if count > WORKLOAD_MAX_POD_GROUPS:
-                issues.append(
-                    ValidationIssue(
-                        field="spec.template.cliques",
-                        message=(
-                            f"the base PodGang would have {count} groups (standalone cliques "
-                            "plus scaling-group cliques below minAvailable); a kube-scheduler "
-                            f"Workload holds at most {WORKLOAD_MAX_POD_GROUPS}"
-                        ),
-                    )
-                )
+            issues += features.group_minimum_issues(
+                pcs, self.name,
+                why="its Workload API gangs a whole PodGang as one PodGroup whose minCount is "
+                    "the sum of the groups' minimums, so any pods of the gang count")
         return issues
 
 

@@ -62,6 +62,9 @@ def test_without_gang_scheduling_only_the_scheduler_name_is_set() -> None:
     run_virtual(main)
 
 
+GANG_MIN = sum(n for _, n in s.BASE_GROUPS)  # 1 + 4 + 1 + 2
+
+
 def test_v1alpha1_workload_field_by_field() -> None:
     async def main() -> None:
         client = MemoryCluster()
@@ -71,27 +74,27 @@ def test_v1alpha1_workload_field_by_field() -> None:
         await backend.sync_podgang(pg)
         wl = await client.get(Workload, s.BASE_PODGANG, "default")
         _owner_and_labels(wl, pg.metadata.uid or "")
+        # One pod group for the whole PodGang: 1.35 gangs each pod group on its own.
         assert wl.to_dict()["spec"] == {
             "controllerRef": {
                 "apiGroup": "scheduler.grove.io",
                 "kind": "PodGang",
                 "name": s.BASE_PODGANG,
             },
-            "podGroups": [
-                {"name": g, "policy": {"gang": {"minCount": n}}} for g, n in s.BASE_GROUPS
-            ],
+            "podGroups": [{"name": s.BASE_PODGANG, "policy": {"gang": {"minCount": GANG_MIN}}}],
         }
         # 1.35 has no standalone PodGroups.
         assert (await client.list(PodGroupV1Alpha2)).items == []
 
-        pod = s.grove_pod(GROUPS[1])
-        backend.prepare_pod(pod)
-        assert pod.to_dict()["spec"]["workloadRef"] == {
-            "name": s.BASE_PODGANG,
-            "podGroup": GROUPS[1],
-        }
-        assert pod.spec.scheduling_group is None
-        assert pod.spec.scheduler_name == "default-scheduler"
+        for group in (GROUPS[0], GROUPS[1]):  # leader and worker: the same gang
+            pod = s.grove_pod(group)
+            backend.prepare_pod(pod)
+            assert pod.to_dict()["spec"]["workloadRef"] == {
+                "name": s.BASE_PODGANG,
+                "podGroup": s.BASE_PODGANG,
+            }
+            assert pod.spec.scheduling_group is None
+            assert pod.spec.scheduler_name == "default-scheduler"
 
     run_virtual(main)
 
@@ -103,7 +106,7 @@ def test_v1alpha1_workload_field_by_field() -> None:
         ("v1beta1", WorkloadV1Beta1, PodGroupV1Beta1),  # short form accepted
     ],
 )
-def test_v1alpha2_and_v1beta1_workload_and_podgroups_field_by_field(
+def test_v1alpha2_and_v1beta1_one_workload_and_one_podgroup_per_podgang(
     version: str, workload_kind: type[Resource], podgroup_kind: type[Resource]
 ) -> None:
     async def main() -> None:
@@ -115,9 +118,10 @@ def test_v1alpha2_and_v1beta1_workload_and_podgroups_field_by_field(
         await backend.sync_podgang(pg)
 
         api = workload_kind.API_VERSION
-        # KEP-4671 creation order: the Workload, then its PodGroups (pods come after).
-        assert client.writes == [("create", f"{api}/Workload", s.BASE_PODGANG)] + [
-            ("create", f"{api}/PodGroup", g) for g in GROUPS
+        # KEP-4671 creation order: the Workload, then its PodGroup (pods come after).
+        assert client.writes == [
+            ("create", f"{api}/Workload", s.BASE_PODGANG),
+            ("create", f"{api}/PodGroup", s.BASE_PODGANG),
         ]
         wl = await client.get(workload_kind, s.BASE_PODGANG, "default")
         _owner_and_labels(wl, pg.metadata.uid or "")
@@ -128,27 +132,28 @@ def test_v1alpha2_and_v1beta1_workload_and_podgroups_field_by_field(
                 "name": s.BASE_PODGANG,
             },
             "podGroupTemplates": [
-                {"name": g, "schedulingPolicy": {"gang": {"minCount": n}}} for g, n in s.BASE_GROUPS
+                {"name": s.BASE_PODGANG, "schedulingPolicy": {"gang": {"minCount": GANG_MIN}}}
             ],
         }
-        for g, n in s.BASE_GROUPS:
-            obj = await client.get(podgroup_kind, g, "default")
-            _owner_and_labels(obj, pg.metadata.uid or "")
-            assert obj.metadata.finalizers == [labels.FINALIZER_PODGROUP_PROTECTION]
-            assert obj.to_dict()["spec"] == {
-                "podGroupTemplateRef": {
-                    "workload": {"workloadName": s.BASE_PODGANG, "podGroupTemplateName": g}
-                },
-                "schedulingPolicy": {"gang": {"minCount": n}},
-            }
+        obj = await client.get(podgroup_kind, s.BASE_PODGANG, "default")
+        _owner_and_labels(obj, pg.metadata.uid or "")
+        assert obj.metadata.finalizers == [labels.FINALIZER_PODGROUP_PROTECTION]
+        assert obj.to_dict()["spec"] == {
+            "podGroupTemplateRef": {
+                "workload": {"workloadName": s.BASE_PODGANG,
+                             "podGroupTemplateName": s.BASE_PODGANG}
+            },
+            "schedulingPolicy": {"gang": {"minCount": GANG_MIN}},
+        }
         # 1.35's embedded form is not written on 1.36+.
         assert (await client.list(Workload)).items == []
 
-        pod = s.grove_pod(GROUPS[3])
-        backend.prepare_pod(pod)
-        spec = pod.to_dict()["spec"]
-        assert spec["schedulingGroup"] == {"podGroupName": GROUPS[3]}
-        assert "workloadRef" not in spec
+        for group in GROUPS:  # every clique of the PodGang points at the one PodGroup
+            pod = s.grove_pod(group)
+            backend.prepare_pod(pod)
+            spec = pod.to_dict()["spec"]
+            assert spec["schedulingGroup"] == {"podGroupName": s.BASE_PODGANG}
+            assert "workloadRef" not in spec
 
         # A second sync with nothing new writes nothing.
         client.writes.clear()
@@ -232,33 +237,63 @@ def test_immutable_workload_is_recreated_when_the_gang_changes() -> None:
         await backend.sync_podgang(pg)
         second = await client.get(Workload, s.BASE_PODGANG, "default")
         assert second.metadata.uid != first.metadata.uid
-        assert second.spec.pod_groups[1].policy.gang.min_count == 3  # type: ignore[union-attr]
+        assert second.spec.pod_groups[0].policy.gang.min_count == GANG_MIN - 1  # type: ignore[union-attr]
 
     run_virtual(main)
 
 
-def test_delete_releases_podgroups_only_after_their_pods_are_gone() -> None:
+def test_a_changed_minimum_replaces_the_podgroup_once_its_pods_are_gone() -> None:
     async def main() -> None:
         client = MemoryCluster()
         backend = _backend(gangScheduling=True, workloadAPIVersion="v1alpha2")
         await backend.init(client)
         pg = await s.create_podgang(client, s.podgang())
         await backend.sync_podgang(pg)
-        pod = s.grove_pod(GROUPS[0])
+        first = await client.get(PodGroupV1Alpha2, s.BASE_PODGANG, "default")
+        pod = s.grove_pod(GROUPS[1])
         backend.prepare_pod(pod)
         pod = await client.create(pod)
 
+        pg.spec.pod_groups[1].min_replicas = 3
+        with pytest.raises(SyncPending) as pending:  # its pod still uses it
+            await backend.sync_podgang(pg)
+        assert pod.name in str(pending.value)
+        await client.delete(Pod, pod.name, "default")
+        await backend.sync_podgang(pg)
+        second = await client.get(PodGroupV1Alpha2, s.BASE_PODGANG, "default")
+        assert second.metadata.uid != first.metadata.uid
+        assert second.min_count == GANG_MIN - 1
+        assert second.metadata.finalizers == [labels.FINALIZER_PODGROUP_PROTECTION]
+
+    run_virtual(main)
+
+
+def test_delete_releases_the_podgroup_only_after_its_pods_are_gone() -> None:
+    async def main() -> None:
+        client = MemoryCluster()
+        backend = _backend(gangScheduling=True, workloadAPIVersion="v1alpha2")
+        await backend.init(client)
+        pg = await s.create_podgang(client, s.podgang())
+        await backend.sync_podgang(pg)
+        pods = []
+        for group in (GROUPS[0], GROUPS[3]):
+            pod = s.grove_pod(group)
+            backend.prepare_pod(pod)
+            pods.append(await client.create(pod))
+
         with pytest.raises(SyncPending) as pending:
             await backend.on_podgang_delete(pg)
-        assert pod.name in str(pending.value)
-        held = await client.get(PodGroupV1Alpha2, GROUPS[0], "default")
+        assert "2 pod(s)" in str(pending.value)
+        held = await client.get(PodGroupV1Alpha2, s.BASE_PODGANG, "default")
         assert held.metadata.deletion_timestamp is not None  # deleting, protected
 
-        await client.delete(Pod, pod.name, "default")
+        await client.delete(Pod, pods[0].name, "default")
+        with pytest.raises(SyncPending):  # the decode worker still uses it
+            await backend.on_podgang_delete(pg)
+        await client.delete(Pod, pods[1].name, "default")
         await backend.on_podgang_delete(pg)
-        for g in GROUPS:
-            with pytest.raises(NotFound):
-                await client.get(PodGroupV1Alpha2, g, "default")
+        with pytest.raises(NotFound):
+            await client.get(PodGroupV1Alpha2, s.BASE_PODGANG, "default")
         with pytest.raises(NotFound):
             await client.get(WorkloadV1Alpha2, s.BASE_PODGANG, "default")
         await backend.on_podgang_delete(pg)  # idempotent
@@ -266,49 +301,43 @@ def test_delete_releases_podgroups_only_after_their_pods_are_gone() -> None:
     run_virtual(main)
 
 
-def test_more_than_eight_groups_rejected_in_gang_mode_only() -> None:
+def test_more_than_eight_groups_fit_one_podgroup_template() -> None:
+    """Eight templates per Workload was a limit of one-PodGroup-per-group; one gang per
+    PodGang needs one template, however many cliques it has."""
     many = s.pcs(
         podCliqueScalingGroups=[
             {"name": "prefill", "cliqueNames": ["pleader", "pworker"], "replicas": 5, "minAvailable": 4},
             {"name": "decode", "cliqueNames": ["dleader", "dworker"], "replicas": 1},
         ]
     )
-    issues = _backend(gangScheduling=True).validate_podcliqueset(many)
-    assert [(i.field, i.feature) for i in issues] == [("spec.template.cliques", None)]
-    assert "10 groups" in issues[0].message and "at most 8" in issues[0].message
+    assert _backend(gangScheduling=True).validate_podcliqueset(many) == []
     assert _backend().validate_podcliqueset(many) == []
 
 
-def test_podgroups_of_removed_groups_are_released() -> None:
-    async def main() -> None:
-        client = MemoryCluster()
-        backend = _backend(gangScheduling=True, workloadAPIVersion="v1beta1")
-        await backend.init(client)
-        pg = await s.create_podgang(client, s.podgang())
-        await backend.sync_podgang(pg)
-        pg.spec.pod_groups = pg.spec.pod_groups[:2]  # the decode cliques went away
-        await backend.sync_podgang(pg)
-        left = sorted(o.name for o in (await client.list(PodGroupV1Beta1, "default")).items)
-        assert left == GROUPS[:2]
-        wl = await client.get(WorkloadV1Beta1, s.BASE_PODGANG, "default")
-        assert [t.name for t in wl.spec.pod_group_templates] == GROUPS[:2]
+def test_podgroups_of_the_per_group_layout_are_released_after_a_restart() -> None:
+    """PodGroups an earlier Phalanx wrote per PodGang group are owned by the PodGang: a
+    changed PodGang (generation 2) seen by a restarted operator finds and releases them."""
 
-    run_virtual(main)
-
-
-def test_after_a_restart_stale_podgroups_are_found_by_listing() -> None:
     async def main() -> None:
         client = MemoryCluster()
         backend = _backend(gangScheduling=True, workloadAPIVersion="v1alpha2")
         await backend.init(client)
         pg = await s.create_podgang(client, s.podgang())
         await backend.sync_podgang(pg)
+        gang_pg = await client.get(PodGroupV1Alpha2, s.BASE_PODGANG, "default")
+        old = gang_pg.copy_deep()
+        old.metadata = gang_pg.metadata.model_copy(update={
+            "name": GROUPS[0], "uid": None, "resource_version": None,
+            "creation_timestamp": None})
+        await client.create(old)
         pg.spec.pod_groups = pg.spec.pod_groups[1:]
         pg = await client.update(pg)  # generation 2
         restarted = _backend(gangScheduling=True, workloadAPIVersion="v1alpha2")
         await restarted.init(client)
         await restarted.sync_podgang(pg)
         left = sorted(o.name for o in (await client.list(PodGroupV1Alpha2, "default")).items)
-        assert left == sorted(GROUPS[1:])
+        assert left == [s.BASE_PODGANG]
+        now = await client.get(PodGroupV1Alpha2, s.BASE_PODGANG, "default")
+        assert now.min_count == GANG_MIN - 1  # the leader group went away
 
     run_virtual(main)
