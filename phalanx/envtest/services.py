@@ -80,11 +80,16 @@ def operator_config(*, profiles: tuple[str, ...] = ("default-scheduler", "phalan
                     default_profile: str = "phalanx-scheduler", probe_port: int,
                     metrics_port: int, webhook_port: int, leader_election: bool = False,
                     lease_namespace: str = "default", log_format: str = "text",
+                    profile_configs: dict[str, dict[str, Any]] | None = None,
                     **extra: Any) -> dict[str, Any]:
-    """An OperatorConfiguration for one operator on this host (its own ports)."""
+    """An OperatorConfiguration for one operator on this host (its own ports);
+    `profile_configs` gives profiles their `config` (e.g. default-scheduler's
+    `{"gangScheduling": True}`)."""
+    configs = profile_configs or {}
     cfg: dict[str, Any] = {
         "apiVersion": "operator.config.grove.io/v1alpha1", "kind": "OperatorConfiguration",
-        "scheduler": {"profiles": [{"name": p} for p in profiles],
+        "scheduler": {"profiles": [{"name": p, **({"config": configs[p]} if p in configs else {})}
+                                   for p in profiles],
                       "defaultProfileName": default_profile},
         "leaderElection": {"enabled": leader_election, "resourceNamespace": lease_namespace},
         "server": {"healthProbes": {"port": probe_port}, "metrics": {"port": metrics_port},
