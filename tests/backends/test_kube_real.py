@@ -271,21 +271,25 @@ def test_a_podgang_that_cannot_fit_stays_entirely_pending_until_it_fits_whole(
                     seen = {"pods": len(pods), "bound": sorted(bound_ever),
                             "podgroup": condition and (condition.status, condition.reason),
                             "messages": sorted(set(unschedulable_messages(pods)))[:3]}
-                    assert not bound_ever, f"part of the gang was bound: {seen}"
+                    if bound_ever:
+                        return {"partly bound": seen}  # ends the wait: fails below at once
                     done = (len(pods) == 15 and condition is not None
                             and (condition.status, condition.reason) == ("False", "Unschedulable")
                             and tried)
-                    return done or Pending(seen)
+                    return {"rejected whole": seen} if done else Pending(seen)
 
-                await wait_until_async(lambda: rejected_whole(1), WAIT,
-                                       what="the gang rejected whole on 1 node", interval=0.5)
+                async def wait_rejected_whole(nodes: int) -> None:
+                    outcome = await wait_until_async(
+                        lambda: rejected_whole(nodes), WAIT, interval=0.5,
+                        what=f"the gang tried on {nodes} node(s) and rejected whole")
+                    assert "partly bound" not in outcome, outcome
+
+                await wait_rejected_whole(1)
                 reasons = " | ".join(e.message or "" for e in await failures())
                 assert f"Insufficient {GPU}" in reasons, reasons
 
                 await more_gpus(4)  # 12 GPUs: still too few; kube-scheduler retries
-                await wait_until_async(lambda: rejected_whole(2), WAIT,
-                                       what="the gang retried on 2 nodes and rejected whole",
-                                       interval=0.5)
+                await wait_rejected_whole(2)
 
                 await more_gpus(4)  # 16 GPUs: the whole gang fits
 
