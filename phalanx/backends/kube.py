@@ -6,11 +6,11 @@ kube-scheduler then places pods one by one, with no gang semantics (Grove's defa
 With `gangScheduling: true` it writes the Workload API objects kube-scheduler's
 GangScheduling plugin reads (KEP-4671), in the version the target server serves:
 
-| Kubernetes | API                         | objects per PodGang                          | pod field                          |
-|------------|-----------------------------|----------------------------------------------|------------------------------------|
-| 1.35       | scheduling.k8s.io/v1alpha1  | Workload with one `spec.podGroups[]` entry   | `spec.workloadRef{name, podGroup}` |
-| 1.36       | scheduling.k8s.io/v1alpha2  | Workload (one `podGroupTemplates[]`) + one PodGroup | `spec.schedulingGroup.podGroupName`|
-| 1.37       | scheduling.k8s.io/v1beta1   | as v1alpha2                                  | as v1alpha2                        |
+| Kubernetes | scheduling.k8s.io | objects per PodGang               | pod field                     |
+|------------|-------------------|-----------------------------------|-------------------------------|
+| 1.35       | v1alpha1          | Workload, one `spec.podGroups[]`  | `workloadRef{name, podGroup}` |
+| 1.36       | v1alpha2          | Workload (1 template) + PodGroup  | `schedulingGroup.podGroupName`|
+| 1.37       | v1beta1           | as v1alpha2                       | as v1alpha2                   |
 
 **One gang per PodGang.** kube-scheduler gangs each PodGroup (1.35: each pod group) on its
 own: one `minCount`, its own workload scheduling cycle, nothing that ties two PodGroups

@@ -30,14 +30,16 @@ def test_gang_policy_is_basic_below_one() -> None:
 def test_v1alpha1_gang_is_one_pod_group_of_one_workload() -> None:
     [wl] = kube_gang_objects(V1ALPHA1, ObjectMeta(name="g", namespace="ns"), 4, template="t")
     assert isinstance(wl, Workload)
-    assert wl.to_dict()["spec"] == {"podGroups": [{"name": "t", "policy": {"gang": {"minCount": 4}}}]}
+    assert wl.to_dict()["spec"] == {
+        "podGroups": [{"name": "t", "policy": {"gang": {"minCount": 4}}}]}
 
 
 @pytest.mark.parametrize("version", [V1ALPHA2, V1BETA1])
 def test_v1alpha2_and_v1beta1_gang_is_a_workload_then_its_podgroup(version: str) -> None:
     meta = ObjectMeta(name="g", namespace="ns", labels={"a": "b"})
     wl, pg = kube_gang_objects(version, meta, 4)
-    assert (wl.api_version, wl.kind, pg.api_version, pg.kind) == (version, "Workload", version, "PodGroup")
+    assert (wl.api_version, wl.kind) == (version, "Workload")
+    assert (pg.api_version, pg.kind) == (version, "PodGroup")
     assert wl.to_dict()["spec"] == {
         "podGroupTemplates": [{"name": "g", "schedulingPolicy": {"gang": {"minCount": 4}}}]}
     assert pg.to_dict()["spec"] == {
@@ -52,16 +54,19 @@ def test_v1alpha2_and_v1beta1_gang_is_a_workload_then_its_podgroup(version: str)
 def test_kube_gang_is_the_gang_objects_then_its_pods(version: str) -> None:
     objects = kube_gang("bench-7", "ns", 3, SPEC, version=version, labels={"run": "x"})
     gang, pods = objects[:-3], objects[-3:]
-    assert [o.kind for o in gang] == (["Workload"] if version == V1ALPHA1 else ["Workload", "PodGroup"])
-    assert all(o.spec.pod_groups[0].policy.gang.min_count == 3 for o in gang  # type: ignore[attr-defined]
-               if isinstance(o, Workload))
+    kinds = ["Workload"] if version == V1ALPHA1 else ["Workload", "PodGroup"]
+    assert [o.kind for o in gang] == kinds
+    for o in gang:
+        if isinstance(o, Workload):
+            assert o.spec.pod_groups[0].policy.gang.min_count == 3  # type: ignore[union-attr]
     assert [p.name for p in pods] == ["bench-7-0", "bench-7-1", "bench-7-2"]
     for pod in pods:
         assert isinstance(pod, Pod)
         assert pod.spec.scheduler_name == "default-scheduler"
         assert pod.metadata.labels == {"run": "x"}
         if version == V1ALPHA1:
-            assert pod.to_dict()["spec"]["workloadRef"] == {"name": "bench-7", "podGroup": "bench-7"}
+            ref = pod.to_dict()["spec"]["workloadRef"]
+            assert ref == {"name": "bench-7", "podGroup": "bench-7"}
         else:
             assert pod.to_dict()["spec"]["schedulingGroup"] == {"podGroupName": "bench-7"}
     assert SPEC.scheduling_group is None  # the template is copied, not changed

@@ -237,7 +237,8 @@ def test_immutable_workload_is_recreated_when_the_gang_changes() -> None:
         await backend.sync_podgang(pg)
         second = await client.get(Workload, s.BASE_PODGANG, "default")
         assert second.metadata.uid != first.metadata.uid
-        assert second.spec.pod_groups[0].policy.gang.min_count == GANG_MIN - 1  # type: ignore[union-attr]
+        gang = second.spec.pod_groups[0].policy.gang
+        assert gang is not None and gang.min_count == GANG_MIN - 1
 
     run_virtual(main)
 

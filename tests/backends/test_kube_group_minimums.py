@@ -60,7 +60,8 @@ def test_an_autoscaler_above_the_minimum_counts_too() -> None:
 
 def test_nothing_is_lost_when_every_group_runs_its_minimum() -> None:
     # The sample: every clique's minAvailable defaults to its replicas, so minCount = all pods.
-    check = check_podcliqueset(s.pcs("default-scheduler"), None, _registry({"gangScheduling": True}))
+    pcs = s.pcs("default-scheduler")
+    check = check_podcliqueset(pcs, None, _registry({"gangScheduling": True}))
     assert check.allowed and check.ignored == []
 
 
@@ -78,8 +79,10 @@ def test_scaled_podgangs_of_a_two_clique_scaling_group_are_shared_gangs() -> Non
     scaled PodGang holds its leader and its workers: two groups under one minCount."""
     pcs = _with_worker(min_available=2)
     pcs.spec.template.cliques = pcs.spec.template.cliques[:2]
-    pcs.spec.template.pod_clique_scaling_groups = pcs.spec.template.pod_clique_scaling_groups[:1]  # type: ignore[index]
-    pcs.spec.template.pod_clique_scaling_groups[0].min_available = 0  # type: ignore[index]
+    groups = pcs.spec.template.pod_clique_scaling_groups
+    assert groups is not None
+    pcs.spec.template.pod_clique_scaling_groups = groups[:1]
+    groups[0].min_available = 0
     [err] = check_podcliqueset(pcs, None, _registry({"gangScheduling": True})).errors
     assert err.feature is Capability.GROUP_MINIMUMS
 

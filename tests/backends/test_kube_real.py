@@ -120,7 +120,8 @@ async def _one_gang_objects(kube: Any, ns: str, gang: str) -> tuple[Any, Any]:
     return workloads[0], podgroups[0]
 
 
-def test_discovery_picks_v1alpha2_and_the_served_api_cannot_tie_podgroups(control_plane: Any) -> None:
+def test_discovery_picks_v1alpha2_and_the_served_api_cannot_tie_podgroups(
+        control_plane: Any) -> None:
     """What the 1.36 server offers: scheduling.k8s.io/v1alpha2 only; a Workload holds
     templates and a controllerRef, a PodGroup one policy and a template reference: no field
     links PodGroups into one gang (so one PodGang must be one PodGroup)."""
@@ -317,14 +318,19 @@ def test_a_podgang_that_cannot_fit_stays_entirely_pending_until_it_fits_whole(
 
 
 @pytest.mark.timeout(120)
-def test_pass_through_names_the_lost_per_group_minimum_and_minCount_is_their_sum(
+@pytest.mark.parametrize("policy", ["reject", "pass-through"])
+def test_a_lost_per_group_minimum_follows_the_mismatch_policy(
         control_plane: Any, kube_namespace: str,
-        gang_operator: Callable[..., PhalanxService]) -> None:
-    """Workers need 10 of 14: with pass-through the PodCliqueSet is admitted, its
-    SchedulerCompatible condition names the clique's minAvailable, and the PodGroup asks
-    kube-scheduler for 1 + 10 pods of the whole gang."""
+        gang_operator: Callable[..., PhalanxService], policy: str) -> None:
+    """Workers need 10 of 14 in a gang with their leader. reject (no webhook here, so the
+    operator applies admission's checks): InvalidSpec naming the clique's minAvailable and
+    nothing created. pass-through: admitted, SchedulerCompatible=False names the field, and
+    the PodGroup asks kube-scheduler for 1 + 10 pods of the whole gang."""
     ns = kube_namespace
-    op = gang_operator("pass-through")
+    op = gang_operator(policy)
+    field = "spec.template.cliques[1].spec.minAvailable"
+    condition_type = "ReconcileFailure" if policy == "reject" else "SchedulerCompatible"
+    wanted = "True" if policy == "reject" else "False"
 
     async def main() -> None:
         async with control_plane.client() as kube:
@@ -332,24 +338,28 @@ def test_pass_through_names_the_lost_per_group_minimum_and_minCount_is_their_sum
 
             async def condition() -> object:
                 pcs = await kube.get(PodCliqueSet, "lw", ns)
-                c = next((c for c in pcs.status.conditions if c.type == "SchedulerCompatible"), None)
-                return (c if c is not None and c.status == "False" else
+                c = next((c for c in pcs.status.conditions if c.type == condition_type), None)
+                return (c if c is not None and c.status == wanted else
                         Pending(c and (c.status, c.reason, c.message)))
 
-            c = await wait_until_async(condition, WAIT, what="SchedulerCompatible=False",
-                                       interval=0.5)
-            assert c.reason == "UnsupportedFeaturesIgnored"
-            assert "spec.template.cliques[1].spec.minAvailable" in c.message
-            assert "PerGroupMinimums" in c.message
+            c = await wait_until_async(condition, WAIT, interval=0.5,
+                                       what=f"{condition_type}={wanted}")
+            assert field in c.message and "PerGroupMinimums" in c.message, c.message
+            if policy == "reject":
+                assert c.reason == "InvalidSpec"
+                assert (await kube.list(PodGang, ns)).items == []
+                assert (await kube.list(PodGroupV1Alpha2, ns)).items == []
+            else:
+                assert c.reason == "UnsupportedFeaturesIgnored"
 
-            async def podgroup() -> object:
-                try:
-                    return await kube.get(PodGroupV1Alpha2, "lw-0", ns)
-                except NotFound as err:
-                    return Pending(str(err))
+                async def podgroup() -> object:
+                    try:
+                        return await kube.get(PodGroupV1Alpha2, "lw-0", ns)
+                    except NotFound as err:
+                        return Pending(str(err))
 
-            pg = await wait_until_async(podgroup, WAIT, what="PodGroup lw-0", interval=0.5)
-            assert pg.min_count == 11
+                pg = await wait_until_async(podgroup, WAIT, what="PodGroup lw-0", interval=0.5)
+                assert pg.min_count == 11
             await kube.delete(PodCliqueSet, "lw", ns)
 
     asyncio.run(main())
