@@ -4,13 +4,13 @@ Without `gangScheduling` the backend only points pods at kube-scheduler (schedul
 kube-scheduler then places pods one by one, with no gang semantics (Grove's default).
 
 With `gangScheduling: true` it writes the Workload API objects kube-scheduler's
-GangScheduling plugin reads (KEP-4671), in the version the target server serves:
+GangScheduling plugin reads (KEP-4671), in the scheduling.k8s.io version the server serves:
 
-| Kubernetes | scheduling.k8s.io | objects per PodGang               | pod field                     |
-|------------|-------------------|-----------------------------------|-------------------------------|
-| 1.35       | v1alpha1          | Workload, one `spec.podGroups[]`  | `workloadRef{name, podGroup}` |
-| 1.36       | v1alpha2          | Workload (1 template) + PodGroup  | `schedulingGroup.podGroupName`|
-| 1.37       | v1beta1           | as v1alpha2                       | as v1alpha2                   |
+| Kubernetes | version      | objects per PodGang              | pod field                     |
+|------------|--------------|----------------------------------|-------------------------------|
+| 1.35       | v1alpha1     | Workload, one `spec.podGroups[]` | `workloadRef{name, podGroup}` |
+| 1.36       | v1alpha2     | Workload (1 template), PodGroup  | `schedulingGroup.podGroupName`|
+| 1.37       | v1beta1      | as v1alpha2                      | as v1alpha2                   |
 
 **One gang per PodGang.** kube-scheduler gangs each PodGroup (1.35: each pod group) on its
 own: one `minCount`, its own workload scheduling cycle, nothing that ties two PodGroups
