@@ -69,6 +69,9 @@ class UnitState:
     # NonStrict: members that failed since the gang last made progress. The role skips
     # them, so two failing members never hand it back and forth without a backoff.
     failed: set[str] = field(default_factory=set)
+    # Whole-gang placement of the minimum (pod key -> node), set when the unit starts and
+    # its needed members differ in shape; dropped when the attempt ends (see gang/plan.py).
+    plan: dict[str, str] | None = None
 
 
 class GangManager:
@@ -174,6 +177,13 @@ class GangManager:
         blocked = self.blocked(st)
         if blocked is not None:
             return blocked
+        if not st.counts_towards_minimum(pod_key):
+            # An extra: placing it now could take the room another group's minimum needs.
+            # Permit wakes it once the gang is satisfied.
+            ref = self.cache.member_ref(pod_key)
+            group = f"group {ref.group}" if ref is not None and ref.group else "the gang"
+            return Admission(False, "WaitingForGangMinimum",
+                             f"{group} has its minimum placed or queued; extra members wait until every group of {st.spec.display if st.spec else st.id} reaches its minimum")
         u = self.unit(st)
         rep = u.representative
         if rep == pod_key:
@@ -189,6 +199,8 @@ class GangManager:
         if st is None or self.free(st):
             return Admission.admit()
         blocked = self.blocked(st)
+        if blocked is None and not st.counts_towards_minimum(pod_key):
+            return Admission(False, "WaitingForGangMinimum", "extra member: waits until every group reaches its minimum")
         return blocked if blocked is not None else Admission.admit()
 
     # --- Reserve / Permit --------------------------------------------------------------------
@@ -232,6 +244,7 @@ class GangManager:
             self.cache.changed(g.id)
         u.deadline = None
         u.representative = None
+        u.plan = None
         # Members still pending (beyond minMember) now schedule freely: wake them.
         wake = [k for g in group if g is not None for k in (m.key for m in g.pending_members())]
         if wake:
@@ -321,6 +334,7 @@ class GangManager:
         u = self.unit(st)
         u.deadline = None
         u.failed.clear()
+        u.plan = None
         return reject
 
     def bound(self, pod_key: str, node: str) -> None:

@@ -188,18 +188,70 @@ class GangState:
         return [self.members[k] for k in self._ordered() if k not in self._placed]
 
     def first_pending(self, exclude: Container[str] = ()) -> str | None:
-        """The first schedulable pending member in representative order, not in `exclude`
-        (amortised O(1): members before the cursor are placed or gated; anything that undoes
-        that resets it)."""
+        """The first schedulable pending member in representative order, not in `exclude`,
+        that counts towards the gang's minimum (see `counts_towards_minimum`); any pending
+        member once the gang was satisfied. Amortised O(1) when every group is short (the
+        usual case): members before the cursor are placed or gated; anything that undoes
+        that resets it."""
         order = self._ordered()
         i = self._cursor
         while i < len(order) and not self.is_pending(order[i]):
             i += 1
         self._cursor = i
+        quota = self._minimum_quota()
         for key in order[i:]:
-            if key not in exclude and self.is_pending(key):
+            if key not in exclude and self.is_pending(key) and self._counts(quota, self.members[key].group):
                 return key
         return None
+
+    # --- per-group minimums ----------------------------------------------------------------
+
+    def _minimum_quota(self) -> tuple[dict[str | None, int], int] | None:
+        """(members still needed per group, members needed beyond every group's own
+        minimum), or None when any member counts (satisfied once, or no spec)."""
+        spec = self.spec
+        if spec is None or self.once_satisfied or not spec.is_gang:
+            return None
+        per_group = {g.name: max(0, g.min_member - self.placed_in(g.name)) for g in spec.groups}
+        beyond = max(0, spec.min_member - self.placed - sum(per_group.values()))
+        return per_group, beyond
+
+    @staticmethod
+    def _counts(quota: tuple[dict[str | None, int], int] | None, group: str | None) -> bool:
+        if quota is None:
+            return True
+        per_group, beyond = quota
+        return per_group.get(group, 0) > 0 or beyond > 0
+
+    def counts_towards_minimum(self, key: str) -> bool:
+        """Whether placing this member brings the gang closer to its minimum: its group is
+        below its own minReplicas, or the gang's total minMember asks for more than the
+        groups' minima add up to. Members beyond every minimum are extras: they wait until
+        the gang is satisfied, so they never take the room another group's minimum needs."""
+        m = self.members.get(key)
+        return m is not None and self._counts(self._minimum_quota(), m.group)
+
+    def needed_members(self, first: str | None = None) -> list[Member]:
+        """The pending (ungated) members that bring the gang to its minimum, per group, in
+        representative order (`first` ahead of the others when it counts). Empty once
+        satisfied."""
+        quota = self._minimum_quota()
+        if quota is None:
+            return []
+        per_group, beyond = dict(quota[0]), quota[1]
+        pending = [m for m in self.pending_members() if not m.gated]
+        if first is not None:
+            pending.sort(key=lambda m: m.key != first)
+        out: list[Member] = []
+        for m in pending:
+            if per_group.get(m.group, 0) > 0:
+                per_group[m.group] -= 1
+            elif beyond > 0:
+                beyond -= 1
+            else:
+                continue
+            out.append(m)
+        return out
 
     def _ordered(self) -> list[str]:
         if self._order is None:

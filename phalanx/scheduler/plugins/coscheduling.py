@@ -46,6 +46,8 @@ from phalanx.scheduler.framework.types import (
 )
 from phalanx.scheduler.gang.fit import Need, max_placeable
 from phalanx.scheduler.gang.manager import DEFAULT_SCHEDULE_TIMEOUT, GangManager
+from phalanx.scheduler.gang.model import GangMode
+from phalanx.scheduler.gang.plan import Item, plan
 from phalanx.scheduler.gang.runtime import GangRuntime
 from phalanx.scheduler.gang.state import GangState
 
@@ -68,6 +70,9 @@ class CoschedulingArgs(BaseModel):
     status_controller: bool = True
     # Seconds between two status writes for the same gang (coalesces bursts of members).
     status_min_interval_seconds: float = Field(default=2.0, ge=0)
+    # Plan the placement of a Strict gang's minimum as a whole when its needed members
+    # differ in shape (gang/plan.py); false: member by member, each on its best node.
+    whole_gang_placement: bool = True
 
 
 @register_plugin
@@ -137,13 +142,24 @@ class Coscheduling(Plugin):
         that passed the other filters have room for every member still needed. Without this a
         gang of 64 with room for 50 would assume 50 members, fail on the 51st and release
         them all, on every retry; with it the representative fails in one cycle and the
-        diagnosis says by how much the cluster falls short."""
+        diagnosis says by how much the cluster falls short.
+
+        A gang whose needed members differ in shape is planned as a whole when it starts
+        (gang/plan.py): each member is then steered to its planned node while that node
+        still passes its filters, so one group's members cannot take the nodes another
+        group's minimum needs."""
         st = self.cache.gang_of(pod.key)
         if st is None or st.spec is None or GangManager.free(st) or idx.size == 0 or state.read(STATE_PER_POD_ONLY):
             return FilterResult.all_pass(idx.size)
         group = self.manager.group(st)
+        unit = self.manager.unit(st)
         if any(g.placed for g in group):
-            return FilterResult.all_pass(idx.size)
+            return self._steer(unit.plan, pod, snap, idx)
+        unit.plan = None
+        needed = [(g, m) for g in group for m in g.needed_members(first=pod.key)]
+        shapes = {self._signature(m, pod) for _, m in needed}
+        if len(shapes) > 1 and self.args.whole_gang_placement and self._plannable(group):
+            return self._plan(unit, needed, pod, snap, idx)
         needs = self._needs(group, pod, snap)
         if not needs:
             return FilterResult.all_pass(idx.size)
@@ -156,19 +172,90 @@ class Coscheduling(Plugin):
             f"node(s) without room for the whole gang ({st.spec.display} needs {total} pods like this one, these nodes fit {room})",
         )
 
+    def _signature(self, m: Any, pod: PodInfo) -> Any:
+        return pod.signature if m.key == pod.key or m.pod is None else self._info(m).signature
+
+    @staticmethod
+    def _plannable(group: list[GangState]) -> bool:
+        """Plans model resources, each member's own filters and a whole-gang required pack
+        domain; Strict gangs only. Gangs that also constrain members against each other
+        (per-group required packs, inter-pod affinity) are placed member by member."""
+        for g in group:
+            spec = g.spec
+            # NonStrict gangs keep what they placed and accumulate (Koordinator): no plan.
+            if spec is None or spec.mode is not GangMode.STRICT or any(p.required for p in spec.packs if p.groups is not None):
+                return False
+            for m in g.members.values():
+                aff = getattr(getattr(m.pod, "spec", None), "affinity", None) if m.pod is not None else None
+                if aff is not None and (aff.pod_affinity or aff.pod_anti_affinity):
+                    return False
+        return True
+
+    def _plan(self, unit: Any, needed: list[tuple[GangState, Any]], pod: PodInfo, snap: Any, idx: np.ndarray) -> FilterResult:
+        rows = snap.valid_rows()
+        masks: dict[Any, np.ndarray] = {}
+        items: list[Item] = []
+        for _, m in needed:
+            info = pod if m.key == pod.key or m.pod is None else self._info(m)
+            sig = info.signature
+            if sig not in masks:
+                mask = np.zeros(snap.n, dtype=bool)
+                if info is pod:
+                    mask[idx] = True
+                else:
+                    ps = CycleState()
+                    ps.write(STATE_PER_POD_ONLY, True)
+                    mask[rows[self.handle.run_filter_plugins(ps, info, rows).feasible]] = True
+                masks[sig] = mask
+            cols, vals = snap.request_vector(info)
+            items.append(Item(m.key, cols, vals, masks[sig], sig))
+        free = snap.free()
+        result: Any = None
+        for domain in self._domains(needed[0][0], snap):
+            attempt = [Item(i.key, i.cols, i.vals, i.mask & domain, i.shape) for i in items] if domain is not None else items
+            result = plan(free, attempt)
+            if isinstance(result, list):
+                break
+        if isinstance(result, list):
+            unit.plan = {it.key: snap.names[r] for it, r in zip(items, result, strict=True)}
+            return self._steer(unit.plan, pod, snap, idx)
+        if result is None:
+            st = needed[0][0]
+            name = st.spec.display if st.spec is not None else st.id
+            return FilterResult.reject_all(
+                idx.size,
+                f"node(s) without room for the whole gang (no placement of {name}'s {len(items)} needed members fits every group's minimum)",
+            )
+        return FilterResult.all_pass(idx.size)  # search budget spent: place member by member
+
+    @staticmethod
+    def _domains(st: GangState, snap: Any) -> list[np.ndarray | None]:
+        """Row masks to plan in: one per domain of a whole-gang required pack level."""
+        req = next((p.required for p in (st.spec.packs if st.spec else ()) if p.groups is None and p.required), None)
+        if req is None:
+            return [None]
+        col = snap.label_column(req.topology_key)[: snap.n]
+        return [col == v for v in np.unique(col[col > 0]).tolist()]
+
+    @staticmethod
+    def _steer(plan_: dict[str, str] | None, pod: PodInfo, snap: Any, idx: np.ndarray) -> FilterResult:
+        """Only the planned node, while it is still among the feasible ones."""
+        node = plan_.get(pod.key) if plan_ else None
+        row = snap.row(node) if node is not None else None
+        if row is None:
+            return FilterResult.all_pass(idx.size)
+        ok = idx == row
+        if not ok.any():
+            return FilterResult.all_pass(idx.size)  # the plan no longer holds: best node now
+        return FilterResult(ok, [], "node(s) other than the one planned for this gang member")
+
     def _needs(self, group: list[GangState], pod: PodInfo, snap: Any) -> list[Need]:
         """How many members still needed share this pod's signature (requests, selectors,
         tolerations): they pass exactly the node-local filters it passed, so all of them must
         fit on `idx`. Members of other shapes may use other nodes and are not counted."""
         count = 0
         for g in group:
-            want = g.still_needed()
-            for m in g.pending_members():
-                if want <= 0:
-                    break
-                if m.gated:
-                    continue
-                want -= 1
+            for m in g.needed_members(first=pod.key):
                 if m.key == pod.key or m.pod is None or self._info(m).signature == pod.signature:
                     count += 1
         if count <= 1:

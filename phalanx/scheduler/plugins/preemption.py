@@ -190,14 +190,7 @@ class DefaultPreemption(Plugin):
         spec = g.spec
         if spec is None or GangManager.free(g):
             return []
-        pending = [m for m in g.pending_members() if not m.gated]
-        pending.sort(key=lambda m: (m.key != failed.key,))
-        picked: list[str] = []
-        for grp in spec.groups:
-            short = grp.min_member - g.placed_in(grp.name)
-            picked.extend([m.key for m in pending if m.group == grp.name and m.key not in picked][: max(0, short)])
-        rest = g.still_needed() - len(picked)
-        picked.extend([m.key for m in pending if m.key not in picked][: max(0, rest)])
+        picked = [m.key for m in g.needed_members(first=failed.key)]
         out: list[PodInfo] = []
         for key in picked:
             if key == failed.key:

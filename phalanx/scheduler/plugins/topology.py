@@ -131,15 +131,12 @@ class TopologyPacking(Plugin):
     @staticmethod
     def _needs(st: GangState, scope: PackScope, pending: list[Any], pod: PodInfo, snap: Snapshot) -> list[Need]:
         """Shapes still to place in the scope: its share of minMember, sized by the members."""
-        spec = st.spec
-        assert spec is not None
-        if scope.groups is None:
-            want = spec.min_member
-        else:
-            want = sum(g.min_member for g in spec.groups if g.name in scope.groups) or len(pending)
-        want = max(1, min(want, len(pending))) if pending else 1
+        covered = {m.key for m in pending}
+        # The scope's share of the gang's minimum (per group), this pod first.
+        chosen = [m for m in st.needed_members(first=pod.key) if m.key in covered]
+        if not chosen:
+            chosen = [m for m in pending if m.key == pod.key] or pending[:1]
         shapes: dict[tuple[Any, ...], Need] = {}
-        chosen = sorted(pending, key=lambda m: m.key != pod.key)[:want]
         for m in chosen:
             info = pod if m.key == pod.key or m.pod is None else PodInfo(m.pod)  # type: ignore[arg-type]
             cols, vals = snap.request_vector(info)

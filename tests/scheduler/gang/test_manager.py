@@ -58,12 +58,17 @@ def test_representative_passes_on_at_reserve_and_permit_allows_all_at_min() -> N
     d = mgr.permit("ns/b", now=5.0)
     # Later members wait only for what is left of the gang's timeout.
     assert d.wait and d.timeout == mgr.default_timeout - 5.0
-    assert mgr.reserved("ns/c", "n2") == ["ns/d"]
+    # minMember is reached with c: d is an extra, so it does not become the representative
+    # (placing it before Permit could take room the minimum needs); it is held meanwhile.
+    assert mgr.reserved("ns/c", "n2") == []
+    held = mgr.admit("ns/d")
+    assert not held.ok and held.reason == "WaitingForGangMinimum"
     d = mgr.permit("ns/c", now=6.0)
     assert not d.wait and d.allow == ["ns/a", "ns/b"]
     st = cache.get(gid("g"))
     assert st is not None and st.once_satisfied
-    # The member beyond minMember now schedules like an ordinary pod.
+    # Permit wakes the member beyond minMember, which now schedules like an ordinary pod.
+    assert activated[-1] == ["ns/d"]
     assert mgr.admit("ns/d").ok
 
 

@@ -16,6 +16,7 @@ from phalanx.api.core import Pod
 from phalanx.cluster.memory import MemoryCluster
 from phalanx.scheduler import Scheduler
 from phalanx.scheduler.framework import Plugin, PluginRef, Plugins, PluginSet, SchedulerProfile, Status, register_plugin
+from phalanx.scheduler.framework.config import PluginConfig
 from phalanx.scheduler.gang.runtime import GangRuntime
 
 from ..gang.builders import assert_no_partial_gang, bound_by_gang, members, podgang
@@ -67,8 +68,12 @@ class LegacyGangPostFilter(Plugin):
 
 
 def _profile() -> SchedulerProfile:
+    # Member-by-member placement: the whole-gang plan would see up front that the nvlink
+    # members cannot all fit and fail the gang before any member waits at Permit, while
+    # these tests are about what happens when a member fails with others waiting.
     return SchedulerProfile(
         scheduler_name="phalanx-scheduler",
+        plugin_config=[PluginConfig(name="Coscheduling", args={"wholeGangPlacement": False})],
         plugins=Plugins(
             before_post_filter=PluginSet(enabled=[PluginRef(name="TestGangProbe")]),
             post_filter=PluginSet(

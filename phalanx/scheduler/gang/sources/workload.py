@@ -5,6 +5,9 @@ gang: a `gang` policy's minCount members must be placed together; a `basic` poli
 no gang semantics (its pods are scheduled one by one). Pods point at their pod group with
 `spec.workloadRef {name, podGroup}`.
 
+A Workload written for a PodGang (label `grove.io/podgang`) is the exception: its gang
+pod groups form one gang group, as the PodGang's groups do (see `WorkloadSource.gangs`).
+
 Kubernetes 1.36+ (`spec.schedulingGroup.podGroupName` on pods, standalone PodGroup objects of
 scheduling.k8s.io/v1alpha2 and v1beta1): `PodGroupSource` below.
 """
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from phalanx.api import labels
 from phalanx.api.scheduling import Workload
 
 from ..model import Gang, GangMode, MemberRef, ObjectRef, Source, gang_id
@@ -29,6 +33,14 @@ class WorkloadSource:
     def gangs(self, obj: Workload) -> list[Gang]:
         ns, name = obj.metadata.namespace or "", obj.metadata.name or ""
         out: list[Gang] = []
+        # A Workload the kube backend wrote for a PodGang (it carries the PodGang's label)
+        # keeps the PodGang's meaning: the gang is satisfied when every group reaches its
+        # own minimum, so its gang-policy pod groups form one gang group. Other Workloads
+        # keep KEP-4671's meaning: each pod group is scheduled on its own.
+        together: tuple[str, ...] = ()
+        if (obj.metadata.labels or {}).get(labels.LABEL_PODGANG):
+            together = tuple(sorted(gang_id(Source.WORKLOAD, ns, _gang_name(name, pg.name))
+                                    for pg in obj.spec.pod_groups if pg.policy.gang is not None))
         for pg in obj.spec.pod_groups:
             gang = pg.policy.gang
             gname = _gang_name(name, pg.name)
@@ -41,6 +53,7 @@ class WorkloadSource:
                     # 0: a `basic` group, scheduled pod by pod.
                     min_member=gang.min_count if gang is not None else 0,
                     mode=GangMode.STRICT,
+                    gang_group=together if gang is not None and len(together) > 1 else (),
                     object_ref=ObjectRef(obj.api_version, obj.kind, ns, name),
                     generation=obj.metadata.generation,
                 )
