@@ -79,10 +79,13 @@ def test_least_and_most_allocated_scores():
     s.add_pod(PodInfo(pod("x", cpu="4", memory="4Gi")), "half")
     p = PodInfo(pod("p", cpu="2", memory="2Gi"))
     rows = s.valid_rows()
-    least = NodeResourcesFit(HANDLE).score(CycleState(), p, s, rows)
+    least_args = NodeResourcesFitArgs.model_validate({"scoringStrategy": {"type": "LeastAllocated"}})
+    least = NodeResourcesFit(HANDLE, least_args).score(CycleState(), p, s, rows)
     np.testing.assert_allclose(least, [75.0, 25.0])
     most = NodeResourcesFit(HANDLE, NodeResourcesFitArgs.model_validate({"scoringStrategy": {"type": "MostAllocated"}}))
     np.testing.assert_allclose(most.score(CycleState(), p, s, rows), [25.0, 75.0])
+    # The default packs (MostAllocated; GPUs weigh 10, absent here, so cpu and memory decide).
+    np.testing.assert_allclose(NodeResourcesFit(HANDLE).score(CycleState(), p, s, rows), [25.0, 75.0])
     gpu_pack = NodeResourcesFit(
         HANDLE,
         NodeResourcesFitArgs.model_validate(
@@ -93,6 +96,9 @@ def test_least_and_most_allocated_scores():
     s2.add_pod(PodInfo(pod("y", gpu=4)), "g2")
     sc = gpu_pack.score(CycleState(), PodInfo(pod("q", gpu=2)), s2, s2.valid_rows())
     np.testing.assert_allclose(sc, [25.0, 75.0, 0.0])
+    # Default: the half-full GPU node wins for a GPU pod; GPUs outweigh cpu and memory.
+    sc = NodeResourcesFit(HANDLE).score(CycleState(), PodInfo(pod("q", gpu=2)), s2, s2.valid_rows())
+    assert sc[1] > sc[0] and sc[1] > 60
 
 
 def test_taints_filter_and_prefer_no_schedule_scores():

@@ -155,6 +155,10 @@ class Gang:
     total_number: int | None = None
     # Topology pack constraints: the whole gang's, each group's, each group subset's.
     packs: tuple[PackScope, ...] = ()
+    # A gang whose domain this one follows: a scaled PodGang follows its base PodGang into
+    # the domain of the base's whole-gang pack constraint (the PodCliqueSet-level one),
+    # required or preferred as the base has it (TopologyPacking).
+    follows: GangId | None = None
     # The object to report on (None for annotation-only gangs).
     object_ref: ObjectRef | None = None
     # The object's metadata.generation when read (conditions carry it as observedGeneration).

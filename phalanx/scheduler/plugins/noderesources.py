@@ -1,5 +1,22 @@
 """NodeResourcesFit: does the node have room (cpu, memory, pods, `nvidia.com/gpu`, any
-extended resource), and how full would it be (LeastAllocated spreads, MostAllocated packs)."""
+extended resource), and how full would it be (LeastAllocated spreads, MostAllocated packs).
+
+Scoring, kube-scheduler's `scoringStrategy` (per resource: requested incl. this pod /
+allocatable, weighted; resources a node lacks do not count for or against it):
+
+- default here: `MostAllocated` over `nvidia.com/gpu` (weight 10), cpu and memory (weight 1
+  each), i.e. GPU bin-packing, as KAI does by default: a pod goes to the fullest node that
+  fits it, so whole nodes stay free for large gangs instead of every node keeping a few
+  stranded GPUs. CPU-only pods pack onto busy GPU nodes too.
+- kube-scheduler's default (spread): `{type: LeastAllocated}` in the profile's pluginConfig;
+  without `resources` it scores cpu and memory (weight 1 each), as kube-scheduler does.
+
+```yaml
+pluginConfig:
+- name: NodeResourcesFit
+  args: {scoringStrategy: {type: LeastAllocated}}
+```
+"""
 
 from __future__ import annotations
 
@@ -27,7 +44,7 @@ from phalanx.scheduler.framework.types import (
     QueueingHint,
     Rejection,
 )
-from phalanx.scheduler.resources import CPU, MEMORY, PODS, node_allocatable
+from phalanx.scheduler.resources import CPU, GPU, MEMORY, PODS, node_allocatable
 from phalanx.scheduler.snapshot import Snapshot
 
 
@@ -41,11 +58,22 @@ class ResourceWeight(KubeModel):
     weight: int = Field(default=1, ge=0)
 
 
+# Resources scored when `resources` is not given, per strategy (see the module docstring).
+DEFAULT_RESOURCES: dict[ScoringType, tuple[tuple[str, int], ...]] = {
+    ScoringType.MOST_ALLOCATED: ((GPU, 10), (CPU, 1), (MEMORY, 1)),
+    ScoringType.LEAST_ALLOCATED: ((CPU, 1), (MEMORY, 1)),
+}
+
+
 class ScoringStrategy(KubeModel):
-    type: ScoringType = ScoringType.LEAST_ALLOCATED
-    resources: list[ResourceWeight] = Field(
-        default_factory=lambda: [ResourceWeight(name=CPU), ResourceWeight(name=MEMORY)]
-    )
+    type: ScoringType = ScoringType.MOST_ALLOCATED
+    # None: DEFAULT_RESOURCES of the type.
+    resources: list[ResourceWeight] | None = None
+
+    def weighted(self) -> list[ResourceWeight]:
+        if self.resources is not None:
+            return self.resources
+        return [ResourceWeight(name=n, weight=w) for n, w in DEFAULT_RESOURCES[self.type]]
 
 
 class NodeResourcesFitArgs(KubeModel):
@@ -66,7 +94,7 @@ class NodeResourcesFit(Plugin):
         super().__init__(handle, args or NodeResourcesFitArgs())
         strategy = self.args.scoring_strategy
         self.most_allocated = strategy.type == ScoringType.MOST_ALLOCATED
-        self.weights = [(r.name, float(r.weight)) for r in strategy.resources if r.weight]
+        self.weights = [(r.name, float(r.weight)) for r in strategy.weighted() if r.weight]
         self._layout: tuple[int, np.ndarray, np.ndarray] | None = None
 
     def filter(self, state: CycleState, pod: PodInfo, snap: Snapshot, idx: np.ndarray) -> FilterResult:

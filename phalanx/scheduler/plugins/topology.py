@@ -14,6 +14,11 @@ members it covers (the whole gang, one group, or a set of groups). For a member 
 - Preferred: Score favours nodes in the domain holding most of the scope's placed members;
   before any is placed, the domain with the most room for the scope.
 
+- Following: a gang that follows another (a scaled PodGang its base PodGang, `Gang.follows`)
+  gets one more scope per constraint of the base's whole-gang pack scope (the PodCliqueSet-
+  level constraint), in the domain the base's placed members are in: required filters,
+  preferred scores (so it is tried first and anything else is a fallback).
+
 Pods in no gang, or in gangs without pack constraints, are skipped (PreFilter Skip).
 """
 
@@ -75,33 +80,64 @@ class TopologyPacking(Plugin):
 
     def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> tuple[PreFilterResult | None, Status]:
         st = self.runtime.cache.gang_of(pod.key)
-        if st is None or st.spec is None or not st.spec.packs or not st.spec.is_gang:
+        if st is None or st.spec is None or not st.spec.is_gang or not (st.spec.packs or st.spec.follows):
             return None, Status.skip()
         ref = self.runtime.cache.member_ref(pod.key)
         scopes = st.spec.packs_for(ref.group if ref else None)
-        if not scopes:
+        followed = self._followed(st, snap)
+        if not scopes and not followed:
             return None, Status.skip()
         plans: list[ScopePlan] = []
         allowed: np.ndarray | None = None
         why = ""
         for scope in scopes:
             for c in scope.constraints:
-                plan = self._plan(st, scope, c.topology_key, c.required, pod, snap)
-                plans.append(plan)
-                if not plan.required:
-                    continue
-                if plan.domain == -1:
-                    return None, Status.unresolvable(
-                        f"{st.spec.display}: members of {scope.name} already span several {plan.key} domains"
-                    )
-                if plan.domain > 0:
-                    col = snap.label_column(plan.key)
-                    rows = snap.valid_rows()
-                    rows = rows[col[rows] == plan.domain]
-                    allowed = rows if allowed is None else np.intersect1d(allowed, rows, assume_unique=True)
-                    why = f"node(s) outside {st.spec.display}'s {plan.label}"
+                plans.append(self._plan(st, scope, c.topology_key, c.required, pod, snap))
+        plans.extend(followed)
+        for plan in plans:
+            scope = plan.scope
+            if not plan.required:
+                continue
+            if plan.domain == -1:
+                return None, Status.unresolvable(
+                    f"{st.spec.display}: members of {scope.name} already span several {plan.key} domains"
+                )
+            if plan.domain > 0:
+                col = snap.label_column(plan.key)
+                rows = snap.valid_rows()
+                rows = rows[col[rows] == plan.domain]
+                allowed = rows if allowed is None else np.intersect1d(allowed, rows, assume_unique=True)
+                why = f"node(s) outside {st.spec.display}'s {plan.label}"
         state.write(STATE_KEY, Plan(st.id, plans))
         return PreFilterResult(allowed, why), Status()
+
+    def _followed(self, st: GangState, snap: Snapshot) -> list[ScopePlan]:
+        """The domain of the gang this one follows (a scaled PodGang's base), per constraint
+        of the base's whole-gang pack scope, once the base has members placed there."""
+        spec = st.spec
+        base = self.runtime.cache.get(spec.follows) if spec is not None and spec.follows else None
+        if base is None or base.spec is None:
+            return []
+        out: list[ScopePlan] = []
+        placed = [*base.assumed.values(), *base.bound.values()]
+        rows = [r for r in (snap.row(n) for n in placed) if r is not None]
+        if not rows:
+            return []
+        for scope in base.spec.packs:
+            if scope.groups is not None:
+                continue
+            for c in scope.constraints:
+                col = snap.label_column(c.topology_key)
+                domains = np.unique(col[np.asarray(rows)])
+                domains = domains[domains > 0]
+                if domains.size != 1:
+                    continue  # the base is not in one domain of this level: nothing to follow
+                domain = int(domains[0])
+                value = next((v for v, i in snap.label_values(c.topology_key).items() if i == domain), "?")
+                label = f"{c.topology_key.rpartition('/')[2]}={value} (of {base.spec.display})"
+                out.append(ScopePlan(PackScope(f"follows {base.spec.display}", None, (c,)), c.topology_key,
+                                     c.required, domain, rows, label=label))
+        return out
 
     def _plan(self, st: GangState, scope: PackScope, key: str, required: bool, pod: PodInfo, snap: Snapshot) -> ScopePlan:
         col = snap.label_column(key)

@@ -73,7 +73,9 @@ def _profile() -> SchedulerProfile:
     # these tests are about what happens when a member fails with others waiting.
     return SchedulerProfile(
         scheduler_name="phalanx-scheduler",
-        plugin_config=[PluginConfig(name="Coscheduling", args={"wholeGangPlacement": False})],
+        plugin_config=[PluginConfig(name="Coscheduling", args={"wholeGangPlacement": False}),
+                       # The scenarios below are laid out for spreading (the emptiest node first).
+                       PluginConfig(name="NodeResourcesFit", args={"scoringStrategy": {"type": "LeastAllocated"}})],
         plugins=Plugins(
             before_post_filter=PluginSet(enabled=[PluginRef(name="TestGangProbe")]),
             post_filter=PluginSet(

@@ -91,3 +91,45 @@ def test_preferred_rack_follows_the_first_member() -> None:
         pods=[podgang("g", {"w": 3}, preferred=RACK), *members("g", "w", 3, gpu=1, cpu="100m")],
     )
     assert all(bound["g"]) and len(_racks(bound["g"])) == 1
+
+
+def _scaled_follows_base(required: bool) -> dict[str, list[str | None]]:
+    """Base PodGang `b` (2 x 1 GPU, rack pack) fills r1-n0 (bin-packing: the fullest node
+    that fits); a stranger takes 1 of r2-n0's 4 GPUs; then the scaled PodGang `s`
+    (label grove.io/base-podgang: b). Bin-packing alone would put `s` on r2-n0, the fuller
+    node (1 of 4 GPUs used by a stranger); following its base it goes to r1-n1."""
+    from phalanx.api import labels
+
+    from ..helpers import pod
+
+    def gang(name: str) -> PodGang:
+        pg = podgang(name, {f"{name}w": 2}, required=RACK if required else None, preferred=None if required else RACK)
+        if name == "s":
+            pg.metadata.labels[labels.LABEL_BASE_PODGANG] = "b"
+        return pg
+
+    async def body(client: MemoryCluster, sched: Scheduler):
+        for o in [gang("b"), *members("b", "bw", 2, gpu=1, cpu="100m", node_selector={RACK: "r1"})]:
+            await client.create(o)
+        assert await sched.wait_idle(timeout=60)
+        await client.create(pod("stranger", gpu=1, cpu="100m", node_selector={HOST: "r2-n0"}))
+        assert await sched.wait_idle(timeout=60)
+        for o in [gang("s"), *members("s", "sw", 2, gpu=1, cpu="100m")]:
+            await client.create(o)
+        assert await sched.wait_idle(timeout=60)
+        return await bound_by_gang(client)
+
+    # Preferred: r2 (8 GPUs) has the most room, which the preference alone would pick.
+    return run_scheduler(body, nodes=rack_nodes({"r1": [2, 4], "r2": [4 if required else 8]}))
+
+
+def test_a_scaled_podgang_goes_to_its_base_podgangs_required_domain() -> None:
+    bound = _scaled_follows_base(required=True)
+    assert bound["b"] == ["r1-n0", "r1-n0"]
+    assert _racks(bound["s"]) == {"r1"} and all(bound["s"])
+
+
+def test_a_scaled_podgang_tries_its_base_podgangs_preferred_domain_first() -> None:
+    bound = _scaled_follows_base(required=False)
+    assert _racks(bound["b"]) == {"r1"}
+    assert _racks(bound["s"]) == {"r1"} and all(bound["s"])

@@ -4,7 +4,8 @@ Every PodGang podGroup is a sub-group with minReplicas; the gang's minMember is 
 Pods point at their PodGang with the `grove.io/podgang` label and at their group with the
 `grove.io/podclique` label (Grove names each podGroup after its PodClique). Pack constraints
 hold node-label keys already: the gang's, each group's, and each topologyConstraintGroupConfig's
-(a subset of groups, e.g. one scaling-group replica).
+(a subset of groups, e.g. one scaling-group replica). A scaled PodGang (label
+`grove.io/base-podgang`) follows its base PodGang's domain (`Gang.follows`).
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ class PodGangSource:
                 groups=groups,
                 mode=GangMode.STRICT,
                 packs=tuple(packs),
+                follows=gang_id(Source.PODGANG, ns, base) if (base := (obj.metadata.labels or {}).get(labels.LABEL_BASE_PODGANG)) else None,
                 object_ref=ObjectRef(obj.api_version, obj.kind, ns, name),
                 generation=obj.metadata.generation,
             )
