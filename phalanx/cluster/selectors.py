@@ -88,6 +88,11 @@ class LabelSelector:
     def empty(self) -> bool:
         return not self.requirements
 
+    @property
+    def equalities(self) -> tuple[tuple[str, str], ...]:
+        """(key, value) pairs every matching object must carry (for index lookups)."""
+        return self._equal
+
     def matches(self, labels: Mapping[str, str]) -> bool:
         for key, value in self._equal:
             if labels.get(key) != value:

@@ -86,7 +86,8 @@ class SchedulerCache:
             return None
         node = pod.spec.node_name or ""
         assumed = self.assumed.pop(key, None)
-        if assumed is not None and assumed.node == node and assumed.info.requests == pod_requests(pod):
+        if assumed is not None and assumed.node == node and assumed.info.requests == pod_requests(pod) \
+                and assumed.info.labels == pod.metadata.labels:
             # The bind we assumed, confirmed: the snapshot already counts it there. Keep the
             # row untouched (its version too, so cached filter results stay valid).
             assumed.info.pod = pod
@@ -94,7 +95,7 @@ class SchedulerCache:
             return assumed.info
         old = self.bound.get(key)
         if old is not None and self.snapshot.pod_row(key) is not None and old.pod.spec.node_name == node \
-                and old.requests == pod_requests(pod):
+                and old.requests == pod_requests(pod) and old.labels == pod.metadata.labels:
             old.pod = pod  # a status update (Running, Ready...): nothing the snapshot counts
             return old
         info = PodInfo(pod)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from phalanx.scheduler.affinity import NO_TERMS, PodLabelIndex
 from phalanx.scheduler.framework.types import PodInfo
 from phalanx.scheduler.resources import CPU, EPHEMERAL_STORAGE, GPU, MEMORY, PODS, node_allocatable
 
@@ -66,6 +67,12 @@ class Snapshot:
         self._valid_rows_cache: tuple[int, np.ndarray] | None = None
         self._vectors_by_shape: dict[Any, tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
         self._node_set_version = 0  # bumps when nodes are added or removed
+        # Inter-pod affinity (plugins/interpodaffinity.py): pods with any term, pods with
+        # required anti-affinity terms (key -> (row, pod)), and a label index of every pod,
+        # built on first use.
+        self.with_affinity: dict[str, tuple[int, PodInfo]] = {}
+        self.with_required_anti: dict[str, tuple[int, PodInfo]] = {}
+        self._label_index: PodLabelIndex | None = None
 
     # --- reading ------------------------------------------------------------------------
 
@@ -276,6 +283,7 @@ class Snapshot:
         pods = list(self.pods[row].values())
         for p in pods:
             self._pod_rows.pop(p.key, None)
+            self._uncount_affinity(p)
         self.pods[row] = {}
         self.valid[row] = False
         self.nodes[row] = None
@@ -294,6 +302,31 @@ class Snapshot:
         self._bump(row)
         return pods
 
+    def label_index(self) -> PodLabelIndex:
+        """Every counted pod by namespace and label (built now if nobody asked before)."""
+        if self._label_index is None:
+            index = PodLabelIndex()
+            for row in range(self.n):
+                for info in self.pods[row].values():
+                    index.add(info, row)
+            self._label_index = index
+        return self._label_index
+
+    def _count_affinity(self, pod: PodInfo, row: int) -> None:
+        terms = pod.pod_terms
+        if terms is not NO_TERMS:
+            self.with_affinity[pod.key] = (row, pod)
+            if terms.required_anti_affinity:
+                self.with_required_anti[pod.key] = (row, pod)
+        if self._label_index is not None:
+            self._label_index.add(pod, row)
+
+    def _uncount_affinity(self, pod: PodInfo) -> None:
+        if self.with_affinity.pop(pod.key, None) is not None:
+            self.with_required_anti.pop(pod.key, None)
+        if self._label_index is not None:
+            self._label_index.remove(pod)
+
     def _node_set_version_bump(self) -> None:
         self._node_set_version += 1
 
@@ -311,6 +344,7 @@ class Snapshot:
         self.pods[row][pod.key] = pod
         # Column indices stay valid: the layout only ever appends columns.
         self._pod_rows[pod.key] = (row, cols, vals, scols, svals)
+        self._count_affinity(pod, row)
         self._bump(row)
         return True
 
@@ -322,6 +356,8 @@ class Snapshot:
         self.requested[row, cols] -= vals
         self.score_requested[row, scols] -= svals
         pod = self.pods[row].pop(pod_key, None)
+        if pod is not None:
+            self._uncount_affinity(pod)
         self._bump(row)
         return pod
 

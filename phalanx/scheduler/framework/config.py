@@ -39,6 +39,7 @@ NODE_UNSCHEDULABLE = "NodeUnschedulable"
 TAINT_TOLERATION = "TaintToleration"
 NODE_AFFINITY = "NodeAffinity"
 NODE_RESOURCES_FIT = "NodeResourcesFit"
+INTER_POD_AFFINITY = "InterPodAffinity"
 DEFAULT_BINDER = "DefaultBinder"
 COSCHEDULING = "Coscheduling"  # gang slot: PreEnqueue/PreFilter/BeforePostFilter/Permit/Reserve...
 TOPOLOGY_PACKING = "TopologyPacking"  # gang slot: pack constraints (Filter + Score)
@@ -149,6 +150,7 @@ DEFAULT_PLUGINS: list[tuple[str, int | None]] = [
     (TAINT_TOLERATION, 3),
     (NODE_AFFINITY, 2),
     (NODE_RESOURCES_FIT, 1),
+    (INTER_POD_AFFINITY, 2),
     (COSCHEDULING, None),
     (TOPOLOGY_PACKING, 2),
     (DEFAULT_PREEMPTION, None),

@@ -48,6 +48,7 @@ class PodInfo:
         "score_requests",
         "_signature",
         "_vector_cache",
+        "_terms",
     )
 
     def __init__(self, pod: Pod) -> None:
@@ -67,10 +68,20 @@ class PodInfo:
         self._signature: Hashable | None = None
         # Snapshot-owned cache: (resource-layout version, request vector).
         self._vector_cache: tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._terms: Any = None  # parsed inter-pod (anti-)affinity terms (lazy)
 
     @property
     def labels(self) -> dict[str, str]:
         return self.pod.metadata.labels
+
+    @property
+    def pod_terms(self) -> Any:
+        """Inter-pod (anti-)affinity terms (phalanx.scheduler.affinity.PodTerms), parsed once."""
+        if self._terms is None:
+            from phalanx.scheduler.affinity import parse_pod_terms
+
+            self._terms = parse_pod_terms(self.pod)
+        return self._terms
 
     @property
     def scheduler_name(self) -> str:

@@ -9,7 +9,7 @@ shape (a gang's members are usually identical); a greedy heuristic for several.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +24,10 @@ class Need:
     count: int
     # Rows (aligned with `free`) this shape may use at all (its other filters); None: all.
     mask: np.ndarray | None = None
+    # The members keep apart (a required anti-affinity term that matches themselves): the
+    # term's topology domain id per row (aligned with `free`; 0 = no such label, no limit).
+    # At most one pod of the shape per domain.
+    spread: np.ndarray | None = None
 
 
 def capacity(free: np.ndarray, need: Need) -> np.ndarray:
@@ -36,13 +40,72 @@ def capacity(free: np.ndarray, need: Need) -> np.ndarray:
         cap = np.maximum(np.floor(per.min(axis=1)), 0).astype(np.int64)
     if need.mask is not None:
         cap[~need.mask] = 0
+    if need.spread is not None:
+        dom = need.spread
+        labelled = dom > 0
+        cap[labelled] = np.minimum(cap[labelled], 1)
+        # One row per domain: the first row of each domain that can take a pod.
+        rows = np.flatnonzero(labelled & (cap > 0))
+        if rows.size:
+            _, first = np.unique(dom[rows], return_index=True)
+            keep = np.zeros(cap.size, dtype=bool)
+            keep[rows[first]] = True
+            cap[labelled & ~keep] = 0
     return cap
 
 
 def fits(free: np.ndarray, needs: Sequence[Need]) -> int | None:
     """The row (index into `free`) where the first pod of `needs[0]` goes, or None if not
     every pod fits. `free` is not modified."""
+    return _place(free.copy(), needs)
+
+
+def fits_scoped(free: np.ndarray, needs: Sequence[Need], scopes: Sequence[str | None],
+                domains: Mapping[str, np.ndarray]) -> int | None:
+    """Like `fits`, where the pods of the needs sharing a scope name must all land in one
+    domain of that scope (`domains[scope]`: domain id per row, 0 = none). Scopes are placed
+    first (the one of `needs[0]` leading), each in the first domain, by most room, that
+    holds all its pods; then the unscoped needs anywhere. Greedy: exact for one scope of
+    one shape."""
     work = free.copy()
+    by_scope: dict[str | None, list[int]] = {}
+    for i, sc in enumerate(scopes):
+        by_scope.setdefault(sc, []).append(i)
+    order = sorted(by_scope, key=lambda sc: (sc is None, 0 not in by_scope[sc], sc or ""))
+    first: int | None = None
+    for sc in order:
+        group = [needs[i] for i in by_scope[sc]]
+        if sc is None:
+            row = _place(work, group)
+            if row is None:
+                return None
+        else:
+            col = domains[sc]
+            values = np.unique(col[col > 0])
+            room = [float(sum(capacity(work, Need(n.cols, n.vals, n.count, _and(n.mask, col == v), n.spread)).sum()
+                              for n in group)) for v in values.tolist()]
+            row = None
+            for v in [values[i] for i in np.argsort(room, kind="stable")[::-1]]:
+                trial = work.copy()
+                sub = [Need(n.cols, n.vals, n.count, _and(n.mask, col == v), n.spread) for n in group]
+                row = _place(trial, sub)
+                if row is not None:
+                    work = trial
+                    break
+            if row is None:
+                return None
+        if 0 in by_scope[sc]:
+            first = row
+    return first
+
+
+def _and(mask: np.ndarray | None, other: np.ndarray) -> np.ndarray:
+    return other if mask is None else mask & other
+
+
+def _place(work: np.ndarray, needs: Sequence[Need]) -> int | None:
+    """Place the needs into `work` (modified); the row of needs[0]'s first pod, or None."""
+    free = work
     first: int | None = None
     for need in needs:
         cap = capacity(work, need)

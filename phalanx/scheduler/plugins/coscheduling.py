@@ -44,6 +44,7 @@ from phalanx.scheduler.framework.types import (
     PreFilterResult,
     QueueingHint,
 )
+from phalanx.scheduler.affinity import self_spread_key
 from phalanx.scheduler.gang.fit import Need, max_placeable
 from phalanx.scheduler.gang.manager import DEFAULT_SCHEDULE_TIMEOUT, GangManager
 from phalanx.scheduler.gang.model import GangMode
@@ -160,7 +161,7 @@ class Coscheduling(Plugin):
         shapes = {self._signature(m, pod) for _, m in needed}
         if len(shapes) > 1 and self.args.whole_gang_placement and self._plannable(group):
             return self._plan(unit, needed, pod, snap, idx)
-        needs = self._needs(group, pod, snap)
+        needs = self._needs(group, pod, snap, idx)
         if not needs:
             return FilterResult.all_pass(idx.size)
         room = max_placeable(snap.free(idx), needs)
@@ -249,7 +250,7 @@ class Coscheduling(Plugin):
             return FilterResult.all_pass(idx.size)  # the plan no longer holds: best node now
         return FilterResult(ok, [], "node(s) other than the one planned for this gang member")
 
-    def _needs(self, group: list[GangState], pod: PodInfo, snap: Any) -> list[Need]:
+    def _needs(self, group: list[GangState], pod: PodInfo, snap: Any, idx: np.ndarray) -> list[Need]:
         """How many members still needed share this pod's signature (requests, selectors,
         tolerations): they pass exactly the node-local filters it passed, so all of them must
         fit on `idx`. Members of other shapes may use other nodes and are not counted."""
@@ -261,7 +262,8 @@ class Coscheduling(Plugin):
         if count <= 1:
             return []
         cols, vals = snap.request_vector(pod)
-        return [Need(cols, vals, count)]
+        key = self_spread_key(pod)
+        return [Need(cols, vals, count, spread=snap.label_column(key)[idx] if key else None)]
 
     @staticmethod
     def _info(m: Any) -> PodInfo:

@@ -24,12 +24,17 @@ its gang group (per sub-group too); for any other pod it is the pod alone. Then:
    of the plan. While those victims terminate, further failures of the same gang wait for
    them instead of evicting more.
 
-Fit is checked on the snapshot's resource columns (vectorised, greedy per shape).
+Fit is checked on the snapshot's resource columns (vectorised, greedy per shape). Members
+that keep apart (a required anti-affinity term matching themselves) count one per domain.
+A group's own required pack scope (a PodGang group's or a scaling-group replica's
+constraint) must fit within one domain of its level. When inter-pod (anti-)affinity is in
+play anywhere, which nodes pass the filters depends on which victims go, so every candidate
+set of victims is checked with the filters re-run on the snapshot without exactly those.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,7 +48,9 @@ from phalanx.scheduler.framework.interface import Handle, Plugin
 from phalanx.scheduler.framework.registry import register_plugin
 from phalanx.scheduler.framework.status import Status
 from phalanx.scheduler.framework.types import FitError, PodInfo, PostFilterResult
-from phalanx.scheduler.gang.fit import Need, fits, max_placeable
+from phalanx.scheduler.affinity import NO_TERMS, self_spread_key
+from phalanx.scheduler.gang.fit import Need, fits_scoped, max_placeable
+from phalanx.scheduler.gang.model import PackScope
 from phalanx.scheduler.gang.manager import GangManager
 from phalanx.scheduler.gang.runtime import GangRuntime
 from phalanx.scheduler.gang.state import GangState
@@ -120,14 +127,27 @@ class DefaultPreemption(Plugin):
             return None, Status.unresolvable(f"preemption cannot help {what}: no node passes its filters even without lower-priority pods")
         best: tuple[tuple[Any, ...], list[Unit], int] | None = None
         shortfall = ""
+        infos = [info for info, _ in shapes]
+        # Inter-pod (anti-)affinity makes a node's verdict depend on which victims go, so the
+        # filters are re-run for each candidate set; without it the masks above hold for all.
+        affine = bool(snap.with_affinity) or any(i.pod_terms is not NO_TERMS for i in infos)
+        scoped = [self._scope_of(gang, info) for info in infos]
         for dsel in self._domains(gang, snap, rows, candidate):
             drows = rows[dsel]
-            needs = [
-                Need(*snap.request_vector(info), count, mask[dsel]) for (info, count), mask in zip(shapes, masks, strict=True)
-            ]
             dset = set(drows.tolist())
             dunits = [u for u in units if any(r in dset for _, r in u.pods)]
-            plan = self._plan(snap, drows, needs, dunits)
+
+            def needs_for(chosen: Sequence[Unit], dsel: np.ndarray = dsel, drows: np.ndarray = drows) -> list[Need]:
+                m = self._feasible_without(snap, rows, chosen, infos) if affine else masks
+                out = []
+                for (info, count), mask in zip(shapes, m, strict=True):
+                    key = self_spread_key(info)
+                    spread = snap.label_column(key)[drows] if key else None
+                    out.append(Need(*snap.request_vector(info), count, mask[dsel], spread))
+                return out
+
+            cols = {sc.name: snap.label_column(sc.required.topology_key)[drows] for sc in scoped if sc is not None and sc.required}
+            plan = self._plan(snap, drows, needs_for, [sc.name if sc is not None else None for sc in scoped], cols, dunits)
             if isinstance(plan, str):
                 shortfall = shortfall or plan
                 continue
@@ -257,8 +277,22 @@ class DefaultPreemption(Plugin):
 
     # --- planning ------------------------------------------------------------------------
 
-    def _plan(self, snap: Snapshot, rows: np.ndarray, needs: Sequence[Need], units: list[Unit]) -> tuple[list[Unit], int] | str:
-        """The victims to evict and a row for the failed pod, or why it cannot work."""
+    def _scope_of(self, gang: GangState | None, info: PodInfo) -> PackScope | None:
+        """The required pack scope over some groups (not the whole gang: `_domains` plans
+        per domain of that) that the member falls under, if any."""
+        if gang is None or gang.spec is None:
+            return None
+        ref = self.runtime.cache.member_ref(info.key)
+        group = ref.group if ref is not None else None
+        return next((p for p in gang.spec.packs_for(group) if p.groups is not None and p.required), None)
+
+    def _plan(self, snap: Snapshot, rows: np.ndarray, needs_for: Callable[[Sequence[Unit]], list[Need]],
+              scopes: list[str | None], cols: dict[str, np.ndarray], units: list[Unit]) -> tuple[list[Unit], int] | str:
+        """The victims to evict and a row for the failed pod, or why it cannot work.
+
+        `needs_for(victims)` gives the shapes to place with those victims gone (their masks
+        re-checked when inter-pod affinity is in play); `scopes[i]` names the required
+        per-group pack scope of shape i (its pods must share one domain of `cols[scope]`)."""
         pos = {int(r): i for i, r in enumerate(rows.tolist())}
         base = snap.free(rows)
 
@@ -268,31 +302,37 @@ class DefaultPreemption(Plugin):
                 for info, row in u.pods:
                     i = pos.get(row)
                     if i is not None:
-                        cols, vals = snap.request_vector(info)
-                        out[i, cols] += vals
+                        cols_, vals = snap.request_vector(info)
+                        out[i, cols_] += vals
             return out
 
-        as_is = fits(freed([]), needs)
+        def check(chosen: Sequence[Unit]) -> int | None:
+            return fits_scoped(freed(chosen), needs_for(chosen), scopes, cols)
+
+        as_is = check([])
         if as_is is not None:
             return [], int(rows[as_is])
-        placement = fits(freed(units), needs)
-        if placement is None:
+        if check(units) is None:
+            needs = needs_for(units)
             total = sum(n.count for n in needs)
             room = max_placeable(freed(units), needs)
-            return f"only {room}/{total} fit on {rows.size} candidate node(s) even after evicting every lower-priority pod"
+            where = f"{rows.size} candidate node(s)"
+            if room >= total:
+                return f"the gang's pack constraints cannot be met on {where} even after evicting every lower-priority pod"
+            return f"only {room}/{total} fit on {where} even after evicting every lower-priority pod"
         lo, hi = 0, len(units)
         while lo < hi:  # smallest prefix that fits (fit is monotone in the prefix)
             mid = (lo + hi) // 2
-            if fits(freed(units[:mid]), needs) is not None:
+            if check(units[:mid]) is not None:
                 hi = mid
             else:
                 lo = mid + 1
         chosen = list(units[:lo])
         for u in sorted(chosen, key=Unit.order, reverse=True):  # reprieve
             trial = [x for x in chosen if x is not u]
-            if fits(freed(trial), needs) is not None:
+            if check(trial) is not None:
                 chosen = trial
-        placement = fits(freed(chosen), needs)
+        placement = check(chosen)
         assert placement is not None
         return chosen, int(rows[placement])
 

@@ -24,6 +24,7 @@ Pods in no gang, or in gangs without pack constraints, are skipped (PreFilter Sk
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +35,17 @@ from phalanx.scheduler.framework.cycle_state import CycleState
 from phalanx.scheduler.framework.interface import MAX_NODE_SCORE, Handle, Plugin
 from phalanx.scheduler.framework.registry import register_plugin
 from phalanx.scheduler.framework.status import Status
-from phalanx.scheduler.framework.types import FilterResult, PodInfo, PreFilterResult, Rejection
+from phalanx.scheduler.framework.types import (
+    ASSIGNED_POD,
+    NODE,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    FilterResult,
+    PodInfo,
+    PreFilterResult,
+    Rejection,
+)
 from phalanx.scheduler.gang.fit import Need, capacity
 from phalanx.scheduler.gang.model import PackScope
 from phalanx.scheduler.gang.runtime import GangRuntime
@@ -75,6 +86,14 @@ class TopologyPacking(Plugin):
     async def start(self) -> None:
         """Watch the gang kinds the server serves (shared with the other gang plugins)."""
         await self.runtime.start(self.handle.client)
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        # Freed room can make a domain big enough for the gang; a new or relabelled node can
+        # add a domain or grow one.
+        return [
+            ClusterEventWithHint(ClusterEvent(ASSIGNED_POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN)),
+            ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_ALLOCATABLE)),
+        ]
 
     # --- PreFilter -------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from phalanx.api.core import Pod
+from phalanx.api.core import Affinity, Pod
 from phalanx.cluster.memory import MemoryCluster
 from phalanx.scheduler import Scheduler
 from phalanx.scheduler.framework import Plugin, PluginRef, Plugins, PluginSet, SchedulerProfile, Status, register_plugin
@@ -195,3 +195,48 @@ def test_lower_priority_pods_are_never_victims_of_equal_or_lower_priority() -> N
 
     nodes, evictions = run_scheduler(body, nodes=[node("n1", gpu=2)])
     assert nodes == {"a": "n1", "b": None} and evictions == 0
+
+
+def test_preemption_accounts_for_the_preemptors_anti_affinity() -> None:
+    """The preemptor must not share a zone with a `web` pod. Evicting only the newest GPU
+    holder (on a1, next to a web pod) frees a GPU where the pod still may not go; the plan
+    re-checks the filters for each set of victims, so what it evicts really makes room."""
+    ZONE = "topology.kubernetes.io/zone"
+    anti = Affinity(pod_anti_affinity={"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"topologyKey": ZONE, "labelSelector": {"matchLabels": {"app": "web"}}}]})
+
+    async def body(client: MemoryCluster, sched: Scheduler):
+        for name, where, extra in (("filler-b", "b1", {}), ("web", "a1", {"labels": {"app": "web"}}), ("filler-a", "a1", {})):
+            gpu = 0 if name == "web" else 1
+            await client.create(pod(name, gpu=gpu, cpu="100m", priority=0, node_selector={"kubernetes.io/hostname": where}, **extra))
+            assert await sched.wait_idle(timeout=30)
+        await client.create(pod("urgent", gpu=1, cpu="100m", priority=100, affinity=anti))
+        assert await sched.wait_idle(timeout=300)
+        return await bound_nodes(client), _preemption(sched).evictions
+
+    nodes = [node(n, gpu=1, labels={"kubernetes.io/hostname": n, ZONE: n[0]}) for n in ("a1", "b1")]
+    bound, evictions = run_scheduler(body, nodes=nodes)
+    assert bound["urgent"] is not None and evictions >= 1
+    web_zone = bound["web"][0] if bound.get("web") else None
+    assert bound["urgent"][0] != web_zone
+
+
+def test_preemption_honours_a_groups_required_pack_domain() -> None:
+    """A gang whose group must sit in one rack: 1 GPU free in each rack is 2 GPUs, but not in
+    one rack. Preemption plans the group within a rack and evicts one low-priority pod."""
+    RACK = "example.com/rack"
+
+    async def body(client: MemoryCluster, sched: Scheduler):
+        for i, n in enumerate(("n1", "n2")):
+            await client.create(pod(f"low-{i}", gpu=1, cpu="100m", priority=0, node_selector={"kubernetes.io/hostname": n}))
+        assert await sched.wait_idle(timeout=30)
+        await client.create(podgang("g", {"x": 2}, group_required={"x": RACK}))
+        for p in members("g", "x", 2, gpu=1, cpu="100m", priority=100):
+            await client.create(p)
+        assert await sched.wait_idle(timeout=300)
+        return await bound_by_gang(client), await bound_nodes(client), _preemption(sched).evictions
+
+    nodes = [node(n, gpu=2, labels={"kubernetes.io/hostname": n, RACK: f"r{n[1]}"}) for n in ("n1", "n2")]
+    by_gang, bound, evictions = run_scheduler(body, nodes=nodes)
+    assert evictions == 1
+    assert all(by_gang["g"]) and len(set(by_gang["g"])) == 1

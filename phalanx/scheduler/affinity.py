@@ -1,0 +1,167 @@
+"""Inter-pod (anti-)affinity terms, parsed once per pod, and the snapshot's index of pods by
+labels that answers "which pods match this term" without walking every pod.
+
+A term (kube-scheduler's `AffinityTerm`) matches a pod when the pod is in one of the term's
+namespaces (by default the namespace of the pod that declares the term; `namespaceSelector`
+adds every namespace whose labels match, `{}` meaning all) and its labels match the term's
+`labelSelector` (absent: nothing matches). Its `topologyKey` is the node label whose value
+is the domain ("the same node", "the same zone").
+
+The index is built the first time a pod with terms needs it and kept current from then on
+(`Snapshot.add_pod` / `remove_pod`), so clusters without inter-pod affinity never pay for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from phalanx.cluster.selectors import LabelSelector, SelectorError, parse_label_selector
+
+if TYPE_CHECKING:
+    from phalanx.scheduler.framework.types import PodInfo
+
+# Namespace name -> its labels (None when unknown): for namespaceSelector.
+NamespaceLabels = Callable[[str], "Mapping[str, str] | None"]
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    topology_key: str
+    selector: LabelSelector | None  # None: the term matches no pod
+    namespaces: frozenset[str]
+    namespace_selector: LabelSelector | None  # None: not set
+    weight: int = 0
+
+    def matches(self, pod: PodInfo, ns_labels: NamespaceLabels) -> bool:
+        if self.selector is None:
+            return False
+        if pod.namespace not in self.namespaces:
+            if self.namespace_selector is None:
+                return False
+            if not self.namespace_selector.empty:
+                labels = ns_labels(pod.namespace)
+                if labels is None or not self.namespace_selector.matches(labels):
+                    return False
+        return self.selector.matches(pod.labels)
+
+
+@dataclass(frozen=True, slots=True)
+class PodTerms:
+    required_affinity: tuple[Term, ...] = ()
+    required_anti_affinity: tuple[Term, ...] = ()
+    preferred_affinity: tuple[Term, ...] = ()
+    preferred_anti_affinity: tuple[Term, ...] = ()
+
+    @property
+    def has_preferred(self) -> bool:
+        return bool(self.preferred_affinity or self.preferred_anti_affinity)
+
+
+NO_TERMS = PodTerms()
+
+
+def _term(raw: Mapping[str, Any], namespace: str, weight: int = 0) -> Term | None:
+    key = raw.get("topologyKey") or ""
+    if not key:
+        return None  # the API server rejects an empty topologyKey; ignore it if one slips by
+    sel_raw = raw.get("labelSelector")
+    try:
+        selector = None if sel_raw is None else parse_label_selector(sel_raw)
+        ns_raw = raw.get("namespaceSelector")
+        ns_selector = None if ns_raw is None else parse_label_selector(ns_raw)
+    except SelectorError:
+        return None
+    names = raw.get("namespaces") or []
+    namespaces = frozenset(str(n) for n in names) if names or ns_selector is not None else frozenset({namespace})
+    return Term(key, selector, namespaces, ns_selector, weight)
+
+
+def _terms(items: Iterable[Any], namespace: str, weighted: bool) -> tuple[Term, ...]:
+    out: list[Term] = []
+    for item in items or ():
+        if not isinstance(item, Mapping):
+            continue
+        if weighted:
+            t = _term(item.get("podAffinityTerm") or {}, namespace, int(item.get("weight") or 0))
+        else:
+            t = _term(item, namespace)
+        if t is not None:
+            out.append(t)
+    return tuple(out)
+
+
+def parse_pod_terms(pod: Any) -> PodTerms:
+    """A pod's inter-pod (anti-)affinity terms (NO_TERMS when it has none)."""
+    aff = pod.spec.affinity
+    if aff is None or not (aff.pod_affinity or aff.pod_anti_affinity):
+        return NO_TERMS
+    ns = pod.metadata.namespace or ""
+    pa = aff.pod_affinity or {}
+    paa = aff.pod_anti_affinity or {}
+    return PodTerms(
+        required_affinity=_terms(pa.get("requiredDuringSchedulingIgnoredDuringExecution"), ns, False),
+        required_anti_affinity=_terms(paa.get("requiredDuringSchedulingIgnoredDuringExecution"), ns, False),
+        preferred_affinity=_terms(pa.get("preferredDuringSchedulingIgnoredDuringExecution"), ns, True),
+        preferred_anti_affinity=_terms(paa.get("preferredDuringSchedulingIgnoredDuringExecution"), ns, True),
+    )
+
+
+class PodLabelIndex:
+    """Pods counted on nodes, by namespace and by (label key, value): the candidates for a
+    term are the pods carrying one of its equality requirements (or every pod of its
+    namespaces when it has none), then the full selector decides."""
+
+    def __init__(self) -> None:
+        self.by_namespace: dict[str, dict[str, tuple[int, PodInfo]]] = {}
+        self.by_label: dict[tuple[str, str, str], dict[str, tuple[int, PodInfo]]] = {}
+
+    def add(self, info: PodInfo, row: int) -> None:
+        entry = (row, info)
+        self.by_namespace.setdefault(info.namespace, {})[info.key] = entry
+        for k, v in info.labels.items():
+            self.by_label.setdefault((info.namespace, k, v), {})[info.key] = entry
+
+    def remove(self, info: PodInfo) -> None:
+        pods = self.by_namespace.get(info.namespace)
+        if pods is not None:
+            pods.pop(info.key, None)
+        for k, v in info.labels.items():
+            bucket = self.by_label.get((info.namespace, k, v))
+            if bucket is not None:
+                bucket.pop(info.key, None)
+                if not bucket:
+                    del self.by_label[(info.namespace, k, v)]
+
+    def matching(self, term: Term, ns_labels: NamespaceLabels) -> list[tuple[int, PodInfo]]:
+        """(row, pod) of every indexed pod the term matches."""
+        if term.selector is None:
+            return []
+        namespaces: Iterable[str]
+        if term.namespace_selector is not None:
+            namespaces = [ns for ns in self.by_namespace if ns in term.namespaces or term.namespace_selector.empty
+                          or ((lbl := ns_labels(ns)) is not None and term.namespace_selector.matches(lbl))]
+        else:
+            namespaces = term.namespaces
+        eq = term.selector.equalities
+        out: list[tuple[int, PodInfo]] = []
+        for ns in namespaces:
+            if eq:
+                k, v = eq[0]
+                pool = self.by_label.get((ns, k, v), {})
+            else:
+                pool = self.by_namespace.get(ns, {})
+            for row, info in pool.values():
+                if term.selector.matches(info.labels):
+                    out.append((row, info))
+        return out
+
+
+def self_spread_key(pod: PodInfo, ns_labels: NamespaceLabels = lambda _ns: None) -> str | None:
+    """The topology key of a required anti-affinity term the pod matches itself (its peers
+    of the same shape must then land in different domains of that key), or None."""
+    for t in pod.pod_terms.required_anti_affinity:
+        if t.matches(pod, ns_labels):
+            return t.topology_key
+    return None
