@@ -66,6 +66,7 @@ class GangState:
     __slots__ = (
         "id", "spec", "members", "assumed", "waiting", "bound", "once_satisfied", "resets", "timeouts",
         "last_failure", "version", "_created_in", "_placed", "_placed_in", "_gated", "_order", "_cursor",
+        "_moves", "_quota",
     )
 
     def __init__(self, gid: GangId, spec: Gang | None = None) -> None:
@@ -94,6 +95,8 @@ class GangState:
         self._gated = 0
         self._order: list[str] | None = None  # member keys in representative order (lazy)
         self._cursor = 0  # no pending member before this index of _order
+        self._moves = 0  # bumped whenever a member is placed or unplaced
+        self._quota: tuple[tuple[object, ...], tuple[dict[str | None, int], int] | None] | None = None
 
     def __repr__(self) -> str:
         return f"GangState({self.id}, created={self.created}, placed={self.placed}, once_satisfied={self.once_satisfied})"
@@ -153,11 +156,13 @@ class GangState:
         if m is not None and key not in self._placed:
             self._placed.add(key)
             self._placed_in[m.group] = self._placed_in.get(m.group, 0) + 1
+            self._moves += 1
 
     def _unplace(self, key: str, group: str | None) -> None:
         if key in self._placed:
             self._placed.discard(key)
             self._placed_in[group] -= 1
+            self._moves += 1
             self._cursor = 0  # an earlier member may be pending again
 
     # --- counts --------------------------------------------------------------------------
@@ -212,9 +217,15 @@ class GangState:
         spec = self.spec
         if spec is None or self.once_satisfied or not spec.is_gang:
             return None
+        cached = self._quota
+        if cached is not None and cached[0][0] == self._moves and cached[0][1] is spec:
+            return cached[1]
+        stamp = (self._moves, spec)
         per_group = {g.name: max(0, g.min_member - self.placed_in(g.name)) for g in spec.groups}
         beyond = max(0, spec.min_member - self.placed - sum(per_group.values()))
-        return per_group, beyond
+        quota = (per_group, beyond)
+        self._quota = (stamp, quota)
+        return quota
 
     @staticmethod
     def _counts(quota: tuple[dict[str | None, int], int] | None, group: str | None) -> bool:
