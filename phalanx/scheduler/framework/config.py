@@ -44,6 +44,7 @@ DEFAULT_BINDER = "DefaultBinder"
 COSCHEDULING = "Coscheduling"  # gang slot: PreEnqueue/PreFilter/BeforePostFilter/Permit/Reserve...
 TOPOLOGY_PACKING = "TopologyPacking"  # gang slot: pack constraints (Filter + Score)
 DEFAULT_PREEMPTION = "DefaultPreemption"  # gang slot: priority preemption, gang-aware (PostFilter)
+GANG_RESERVATION = "GangReservation"  # the longest-waiting gang reserves room; others backfill
 
 # Scheduler names served in embedded mode (contracts.md), one profile each.
 PROFILE_NAMES: tuple[str, ...] = (
@@ -154,10 +155,11 @@ DEFAULT_PLUGINS: list[tuple[str, int | None]] = [
     (COSCHEDULING, None),
     (TOPOLOGY_PACKING, 2),
     (DEFAULT_PREEMPTION, None),
+    (GANG_RESERVATION, None),
     (DEFAULT_BINDER, None),
 ]
 # Slots that may be absent while their plugins are being built (skipped if unregistered).
-OPTIONAL_DEFAULT_PLUGINS: frozenset[str] = frozenset({COSCHEDULING, TOPOLOGY_PACKING, DEFAULT_PREEMPTION})
+OPTIONAL_DEFAULT_PLUGINS: frozenset[str] = frozenset({COSCHEDULING, TOPOLOGY_PACKING, DEFAULT_PREEMPTION, GANG_RESERVATION})
 
 
 def default_profile(scheduler_name: str = DEFAULT_PROFILE_NAME) -> SchedulerProfile:

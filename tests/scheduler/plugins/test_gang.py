@@ -182,7 +182,9 @@ def test_gang_plugins_sit_at_their_extension_points_in_every_default_profile() -
         for point in ("preEnqueue", "preFilter", "filter", "beforePostFilter", "reserve", "permit", "postBind"):
             assert "Coscheduling" in points[point], point
         assert "TopologyPacking" in points["filter"] and "TopologyPacking" in points["score"]
-        assert points["postFilter"] == ["DefaultPreemption"]
+        # Preemption first; a gang it cannot help reserves room (GangReservation) after it.
+        assert points["postFilter"] == ["DefaultPreemption", "GangReservation"]
+        assert "InterPodAffinity" in points["filter"] and "InterPodAffinity" in points["score"]
         # The gang check runs after the node filters it counts room on.
         assert points["filter"].index("Coscheduling") > points["filter"].index("NodeResourcesFit")
         assert points["filter"].index("TopologyPacking") > points["filter"].index("Coscheduling")
