@@ -97,10 +97,15 @@ def trace(
     start_delay: Annotated[str, typer.Option(help="Simulated kubelet: bound to Running (virtual).")] = "5s",
     scheduler: Annotated[str, typer.Option(help="schedulerName of every job's pods.")] = "phalanx-scheduler",
     max_duration: Annotated[str, typer.Option(help="Stop after this much virtual time.")] = "720h",
+    scoring: Annotated[str, typer.Option(help="NodeResourcesFit scoring: MostAllocated (default, GPU "
+                                         "bin-packing) or LeastAllocated (spread, kube-scheduler's default).")] = "MostAllocated",
+    reservation: Annotated[bool, typer.Option(help="GangReservation: the longest-waiting gang reserves "
+                                              "room, others backfill around it.")] = True,
+    label: Annotated[str, typer.Option(help="Suffix for the result file name (to keep runs apart).")] = "",
     out: Annotated[Path, typer.Option(help="Directory for the JSON results.")] = DEFAULT_OUT,
 ) -> None:
     """Replay a trace of job arrivals on the virtual clock through the whole stack; report GPU
-    utilisation, queueing delay and throughput."""
+    utilisation, queueing delay (also per gang size), fragmentation and throughput."""
     from phalanx.bench.replay import ReplayConfig, replay_trace
     from phalanx.bench.trace import TraceError, load_trace
     from phalanx.bench.workload import ALL_SCHEDULERS
@@ -111,11 +116,14 @@ def trace(
         jobs = load_trace(trace_file)
     except TraceError as e:
         raise UserError(str(e)) from None
+    if scoring not in ("MostAllocated", "LeastAllocated"):
+        raise UserError(f"--scoring: unknown {scoring!r}; use MostAllocated or LeastAllocated")
     cfg = ReplayConfig(nodes=nodes, start_delay=_duration(start_delay, "--start-delay"),
-                       scheduler=scheduler, max_duration=_duration(max_duration, "--max-duration"))
+                       scheduler=scheduler, max_duration=_duration(max_duration, "--max-duration"),
+                       scoring=scoring, reservation=reservation)
     typer.echo(f"replaying {len(jobs)} jobs from {trace_file} on {nodes} nodes ({nodes * 8} GPUs) ...")
     r = replay_trace(jobs, cfg)
-    path = _write(r, out, f"trace-{trace_file.stem}-{nodes}n")
+    path = _write(r, out, f"trace-{trace_file.stem}-{nodes}n" + (f"-{label}" if label else ""))
     q = r["queueing_delay_seconds"]
     skipped = r["skipped_never_fit"]
     typer.echo(
@@ -123,6 +131,8 @@ def trace(
         f"(virtual) = {r['wall_seconds']:.1f}s wall\n"
         f"  GPU utilisation {r['gpu_utilisation']:.1%}; queueing delay p50 {q['p50']:.0f}s, "
         f"p90 {q['p90']:.0f}s, p99 {q['p99']:.0f}s, mean {q['mean']:.0f}s\n"
+        f"  largest gangs ({r['largest_gang_class']} pods) wait p99 {r['largest_gang_class_wait_p99_seconds'] or 0:.0f}s; "
+        f"stranded free GPUs {r['stranded_free_gpu_share']:.1%}\n"
         f"  throughput {r['throughput_jobs_per_hour']:.1f} jobs/h, {r['throughput_pods_per_hour']:.0f} pods/h"
         + (f"\n  skipped {len(skipped)} job(s) that can never fit: {', '.join(skipped[:5])}" if skipped else "")
         + f"\n  wrote {path}"

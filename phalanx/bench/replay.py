@@ -7,8 +7,11 @@ never fit the cluster on their own are reported and skipped, not left to wait fo
 
 Reported: GPU utilisation (GPUs held by bound pods, integrated over virtual time, over the
 cluster's GPUs and the makespan; plus a sampled timeline), queueing delay (submit to all
-pods Running: p50/p90/p99/max/mean), throughput (jobs and pods per virtual hour), and the
-wall-clock and CPU time the replay took.
+pods Running: p50/p90/p99/max/mean; and per gang-size class, with the p99 of the class of
+the largest gangs, the one starvation hits), fragmentation (the share of free GPU-time that
+was stranded on partly used nodes, where a whole-node pod cannot use it), throughput (jobs
+and pods per virtual hour), and the wall-clock and CPU time the replay took. `scoring` and
+`reservation` switch the scheduler's bin-packing and GangReservation, to compare.
 """
 
 from __future__ import annotations
@@ -28,6 +31,13 @@ from phalanx.api.quantity import parse_quantity
 from phalanx.cluster.client import ApiError, NotFound
 from phalanx.cluster.clock import run_virtual
 
+from phalanx.scheduler.framework.config import (
+    PluginConfig,
+    PluginRef,
+    SchedulerConfiguration,
+    default_configuration,
+)
+
 from .gctune import tuned_gc
 from .results import percentiles
 from .stack import EmbeddedStack
@@ -45,42 +55,84 @@ class ReplayConfig:
     scheduler: str = labels.SCHEDULER_PHALANX
     max_duration: float = 30 * 24 * 3600.0  # stop after this much virtual time
     tune_gc: bool = True
+    # Scheduler settings to compare: NodeResourcesFit's scoring type (MostAllocated is the
+    # default, GPU bin-packing; LeastAllocated spreads) and whether GangReservation runs.
+    scoring: str = "MostAllocated"
+    reservation: bool = True
+
+
+# Gang classes by pods per gang (the trace generator draws powers of two up to 64).
+GANG_CLASSES: tuple[tuple[str, int, int], ...] = (("1", 1, 1), ("2-4", 2, 4), ("8-16", 5, 16), ("32+", 17, 1 << 30))
+
+
+def scheduler_config(cfg: ReplayConfig) -> SchedulerConfiguration:
+    """Every default profile, with the replay's scoring and reservation settings."""
+    profiles = []
+    for p in default_configuration().profiles:
+        p.plugin_config.append(PluginConfig(name="NodeResourcesFit", args={"scoringStrategy": {"type": cfg.scoring}}))
+        if not cfg.reservation:
+            p.plugins.multi_point.disabled.append(PluginRef(name="GangReservation"))
+        profiles.append(p)
+    return SchedulerConfiguration(profiles=profiles)
 
 
 class _GpuMeter:
     """GPUs held by bound, non-terminal pods, integrated over loop time."""
 
-    def __init__(self, tracker: PodTracker) -> None:
-        self.held: dict[str, float] = {}
+    def __init__(self, tracker: PodTracker, capacity: float, per_node: float = GPUS_PER_NODE) -> None:
+        self.held: dict[str, tuple[str, float]] = {}  # pod -> (node, GPUs)
+        self.capacity = capacity
+        self.per_node = per_node
+        self.on_node: dict[str, float] = {}  # node -> GPUs held there
         self.total = 0.0
         self.area = 0.0
+        # Free GPUs on nodes that are partly used (some GPUs held, some free): they cannot
+        # take a whole-node pod. Integrated like `area`, with the free GPUs' integral.
+        self.stranded = 0.0
+        self.stranded_area = 0.0
+        self.free_area = 0.0
         self.last = 0.0
         self.samples: list[tuple[float, float]] = []  # (loop time, GPUs held) at each change
+        self.stranded_samples: list[tuple[float, float]] = []  # (loop time, stranded free GPUs)
         tracker.informer.add_handler(self._on, lambda old, new: self._on(new), self._gone)
 
     def _advance(self) -> None:
         now = asyncio.get_running_loop().time()
-        self.area += self.total * (now - self.last)
+        dt = now - self.last
+        self.area += self.total * dt
+        self.stranded_area += self.stranded * dt
+        self.free_area += (self.capacity - self.total) * dt
         self.last = now
 
-    def _set(self, key: str, gpus: float) -> None:
-        old = self.held.get(key, 0.0)
-        if old == gpus:
+    def _stranded_on(self, node: str) -> float:
+        used = self.on_node.get(node, 0.0)
+        return self.per_node - used if 0 < used < self.per_node else 0.0
+
+    def _set(self, key: str, node: str, gpus: float) -> None:
+        old_node, old = self.held.get(key, ("", 0.0))
+        if old == gpus and old_node == node:
             return
         self._advance()
+        for n, delta in ((old_node, -old), (node, gpus)):
+            if n and delta:
+                before = self._stranded_on(n)
+                self.on_node[n] = self.on_node.get(n, 0.0) + delta
+                self.stranded += self._stranded_on(n) - before
         self.total += gpus - old
         if gpus:
-            self.held[key] = gpus
+            self.held[key] = (node, gpus)
         else:
             self.held.pop(key, None)
         self.samples.append((self.last, self.total))
+        self.stranded_samples.append((self.last, self.stranded))
 
     def _on(self, pod: Pod) -> None:
         holds = bool(pod.spec.node_name) and not pod.is_terminal
-        self._set(pod.key, _pod_gpus(pod) if holds else 0.0)
+        gpus = _pod_gpus(pod) if holds else 0.0
+        self._set(pod.key, pod.spec.node_name or "" if gpus else "", gpus)
 
     def _gone(self, pod: Pod) -> None:
-        self._set(pod.key, 0.0)
+        self._set(pod.key, "", 0.0)
 
 
 def _pod_gpus(pod: Pod) -> float:
@@ -98,10 +150,11 @@ def replay_trace(jobs: list[TraceJob], cfg: ReplayConfig) -> dict[str, Any]:
     never = [j.job_id for j in jobs if j not in fits]
 
     async def main() -> dict[str, Any]:
-        stack = EmbeddedStack(gpu_cluster(cfg.nodes, start_delay=f"{cfg.start_delay}s"))
+        stack = EmbeddedStack(gpu_cluster(cfg.nodes, start_delay=f"{cfg.start_delay}s"),
+                              scheduler_config=scheduler_config(cfg))
         await stack.start()
         tracker = PodTracker(stack.cluster)
-        meter = _GpuMeter(tracker)
+        meter = _GpuMeter(tracker, capacity)
         await tracker.start()
         loop = asyncio.get_running_loop()
         t0, wall0, cpu0 = loop.time(), time.perf_counter(), time.process_time()
@@ -199,6 +252,20 @@ def _report(jobs: list[TraceJob], submitted: dict[str, float], started: dict[str
             held = meter.samples[i][1]
             i += 1
         timeline.append([round(k * step, 1), round(held / capacity, 4)])
+    stranded_timeline, i, stranded = [], 0, 0.0
+    for k in range(TIMELINE_POINTS + 1):
+        t = t0 + first + k * step
+        while i < len(meter.stranded_samples) and meter.stranded_samples[i][0] <= t:
+            stranded = meter.stranded_samples[i][1]
+            i += 1
+        stranded_timeline.append([round(k * step, 1), int(stranded)])
+    by_class: dict[str, Any] = {}
+    for name, lo, hi in GANG_CLASSES:
+        cls = [started[j.pcs_name()] - submitted[j.pcs_name()] for j in jobs
+               if lo <= j.gang_size <= hi and j.pcs_name() in started]
+        if cls:
+            by_class[name] = {"jobs": len(cls), **percentiles(cls, 1)}
+    largest = next((n for n, _, _ in reversed(GANG_CLASSES) if n in by_class), None)
     return {
         "jobs_replayed": len(jobs),
         "jobs_started": len(started),
@@ -211,6 +278,13 @@ def _report(jobs: list[TraceJob], submitted: dict[str, float], started: dict[str
         "demanded_gpu_hours": round(sum(j.gpus * j.duration for j in jobs) / 3600, 1),
         "queueing_delay_seconds": percentiles(waits, 1) | {
             "mean": round(sum(waits) / len(waits), 1) if waits else 0.0},
+        "queueing_delay_by_gang_size": by_class,
+        "largest_gang_class": largest,
+        "largest_gang_class_wait_p99_seconds": by_class[largest]["p99"] if largest else None,
+        # Share of the free GPU-time that sat on partly used nodes (stranded: a whole-node
+        # pod cannot use it), over the makespan; and the stranded GPUs sampled over time.
+        "stranded_free_gpu_share": round(meter.stranded_area / meter.free_area, 4) if meter.free_area else 0.0,
+        "stranded_gpus_timeline": stranded_timeline,
         "throughput_jobs_per_hour": round(len(done_jobs) / hours, 2),
         "throughput_pods_per_hour": round(sum(j.gang_size for j in done_jobs) / hours, 1),
         "virtual_seconds": round(end, 1),

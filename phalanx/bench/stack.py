@@ -21,6 +21,7 @@ from typing import Any, Self
 
 from phalanx.api.base import ObjectMeta
 from phalanx.api.config import OperatorConfiguration
+from phalanx.scheduler.framework.config import SchedulerConfiguration
 from phalanx.api.grove import ClusterTopology, ClusterTopologySpec, TopologyLevel
 from phalanx.cluster.client import Client
 from phalanx.cluster.memory import MemoryCluster
@@ -44,7 +45,8 @@ class NotSettled(AssertionError):
 class EmbeddedStack:
     def __init__(self, cluster_spec: ClusterSpec, config: OperatorConfiguration | None = None,
                  *, cluster: MemoryCluster | None = None, record_events: bool = True,
-                 topology: bool = True, connect: Connect | None = None) -> None:
+                 topology: bool = True, connect: Connect | None = None,
+                 scheduler_config: SchedulerConfiguration | None = None) -> None:
         self.spec = cluster_spec
         self.config = config or embedded_default_config()
         self.cluster = cluster or MemoryCluster()
@@ -53,6 +55,7 @@ class EmbeddedStack:
         self.connect: Connect = connect or (lambda _name: self.cluster)
         self.record_events = record_events
         self.topology = topology
+        self.scheduler_config = scheduler_config
         self.operator: OperatorManager | None = None
         self.scheduler: Scheduler | None = None
         self.operator_process: Process | None = None
@@ -127,7 +130,8 @@ class EmbeddedStack:
         if self.scheduler is not None:
             raise RuntimeError("the scheduler is already running")
         process = Process("scheduler", self.connect("scheduler"))
-        sched = Scheduler(process.client, record_events=self.record_events)  # type: ignore[arg-type]
+        sched = Scheduler(process.client, self.scheduler_config,  # type: ignore[arg-type]
+                          record_events=self.record_events)
         with process.running():
             await sched.start()
         self.scheduler, self.scheduler_process = sched, process

@@ -155,6 +155,8 @@ class Coscheduling(Plugin):
         group = self.manager.group(st)
         unit = self.manager.unit(st)
         if any(g.placed for g in group):
+            if unit.plan is None:
+                return FilterResult.all_pass(idx.size)
             return self._steer(unit.plan, pod, snap, idx)
         unit.plan = None
         needed = [(g, m) for g in group for m in g.needed_members(first=pod.key)]

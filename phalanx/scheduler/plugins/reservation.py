@@ -6,7 +6,8 @@ reservation of batch schedulers, the gang that has waited longest (the head) res
 room it needs, and everyone else backfills around it:
 
 - PostFilter (after DefaultPreemption found nothing to evict): when a gang's minimum (or a
-  plain pod) cannot be placed and fewer than `maxReservations` reservations exist, it picks
+  plain pod) cannot be placed, has been unschedulable for `minWaitSeconds` (an hour by
+  default) and fewer than `maxReservations` (1) reservations exist, it picks
   nodes for its needed members: nodes that would take them if they were empty (its filters,
   without NodeResourcesFit), the ones with most room now first (they drain soonest), within
   one domain of a whole-gang required pack level. The reservation is that room: node -> the
@@ -52,8 +53,10 @@ REASON = "node(s) reserved for a gang that has waited longer"
 class GangReservationArgs(KubeModel):
     # How many gangs may hold a reservation at once (the longest-waiting first).
     max_reservations: int = Field(default=1, ge=0)
-    # A gang must have been unschedulable this long before it may reserve (0: at once).
-    min_wait_seconds: float = Field(default=0.0, ge=0)
+    # A gang must have been unschedulable this long before it may reserve (0: at once). An
+    # hour by default: gangs that a few finishing jobs would let in anyway do not make the
+    # cluster drain for them (bench/README.md: the trade-off measured on the sample trace).
+    min_wait_seconds: float = Field(default=3600.0, ge=0)
     # Drop a reservation still unmet after this long (0: keep it until the gang is placed).
     max_reservation_seconds: float = Field(default=0.0, ge=0)
 
