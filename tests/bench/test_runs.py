@@ -63,3 +63,15 @@ def test_cli_rejects_bad_input_with_a_message(tmp_path: Path) -> None:
     r = runner.invoke(app, ["bench", "e2e", "--schedulers", "slurm", "--out", str(tmp_path / "o")])
     assert isinstance(r.exception, UserError) and "slurm" in str(r.exception)
     assert not (tmp_path / "o").exists()
+
+
+def test_replay_measures_stranded_gpus_and_waits_per_gang_size() -> None:
+    """Two 4-GPU pods on 2 x 8-GPU nodes: bin-packing puts them on one node (no free GPU on a
+    partly used node); spreading puts one on each, stranding every free GPU."""
+    jobs = [TraceJob("a", 0.0, 1, 4, 100.0), TraceJob("b", 0.0, 1, 4, 100.0)]
+    packed = replay_trace(jobs, ReplayConfig(nodes=2, start_delay=0.0))
+    spread = replay_trace(jobs, ReplayConfig(nodes=2, start_delay=0.0, scoring="LeastAllocated"))
+    assert packed["stranded_free_gpu_share"] < 0.05
+    assert spread["stranded_free_gpu_share"] > 0.95
+    assert packed["largest_gang_class"] == "1" and packed["queueing_delay_by_gang_size"]["1"]["jobs"] == 2
+    assert packed["largest_gang_class_wait_p99_seconds"] < 1.0
