@@ -13,7 +13,7 @@ profiles:
       disabled: [{name: NodeResourcesFit}]
   pluginConfig:
   - name: NodeResourcesFit
-    args: {scoringStrategy: {type: MostAllocated}}
+    args: {scoringStrategy: {type: LeastAllocated}}   # spread (the default packs GPUs)
 ```
 
 A profile's plugins are merged onto `DEFAULT_PLUGINS` as kube-scheduler does: `enabled` adds,
