@@ -55,6 +55,10 @@ def owned_meta(podgang: PodGang, name: str) -> ObjectMeta:
     part_of = podgang.metadata.labels.get(labels.LABEL_PART_OF)
     if part_of:
         meta_labels[labels.LABEL_PART_OF] = part_of
+    # A scaled PodGang's base: the scheduler places the gangs of one replica together.
+    base = podgang.metadata.labels.get(labels.LABEL_BASE_PODGANG)
+    if base:
+        meta_labels[labels.LABEL_BASE_PODGANG] = base
     return ObjectMeta(
         name=name,
         namespace=podgang.namespace,

@@ -193,9 +193,37 @@ class GangManager:
             return Admission.admit()
         return Admission(False, "WaitingForRepresentative", f"gang member queued behind representative {rep}")
 
+    def family(self, st: GangState) -> list[GangState]:
+        """The gangs placed with `st` by `follows` (a base PodGang and its scaled PodGangs),
+        without `st` itself."""
+        spec = st.spec
+        if spec is None:
+            return []
+        root = spec.follows or st.id
+        out = [g for g in self.cache.gangs() if g is not st and (g.id == root or (g.spec is not None and g.spec.follows == root))]
+        return out
+
+    def blocking_minimum(self, st: GangState, pod_key: str) -> GangState | None:
+        """A gang of `st`'s family whose minimum could not be placed, if `pod_key` is an extra
+        of `st`: the extra waits, so it does not take the room that minimum needs."""
+        if not st.is_extra(pod_key):
+            return None
+        for g in self.family(st):
+            if (g.spec is not None and g.spec.is_gang and not g.once_satisfied and g.last_failure is not None
+                    and self.blocked(g) is None):
+                return g
+        return None
+
     def check(self, pod_key: str) -> Admission:
-        """PreFilter: the gang may have changed since PreEnqueue (object deleted, member gone)."""
+        """PreFilter: the gang may have changed since PreEnqueue (object deleted, member gone).
+        An extra of a satisfied gang waits while a gang of its family (a replica's base and
+        scaled PodGangs) is short of its minimum."""
         st = self.cache.gang_of(pod_key)
+        if st is not None and self.free(st) and st.spec is not None and st.spec.is_gang:
+            g = self.blocking_minimum(st, pod_key)
+            if g is not None:
+                return Admission(False, "WaitingForGangMinimum",
+                                 f"extra member: waits until {g.spec.display if g.spec else g.id} reaches its minimum")
         if st is None or self.free(st):
             return Admission.admit()
         blocked = self.blocked(st)
@@ -245,11 +273,18 @@ class GangManager:
         u.deadline = None
         u.representative = None
         u.plan = None
-        # Members still pending (beyond minMember) now schedule freely: wake them.
-        wake = [k for g in group if g is not None for k in (m.key for m in g.pending_members())]
+        # Members still pending (beyond minMember) now schedule freely: wake them, and the
+        # extras of the family that waited for this minimum.
+        related = [f for g in group if g is not None for f in self.family(g)] if any(
+            g is not None and g.spec is not None and g.spec.follows for g in group) or self._has_followers(group) else []
+        wake = [k for g in [*group, *related] if g is not None for k in (m.key for m in g.pending_members())]
         if wake:
             self.cache.request_activation(wake)
         return PermitDecision(False, allow=[k for k in allow if k != pod_key])
+
+    def _has_followers(self, group: list[GangState | None]) -> bool:
+        ids = {g.id for g in group if g is not None}
+        return any(g.spec is not None and g.spec.follows in ids for g in self.cache.gangs())
 
     def _timeout_of(self, group: list[GangState | None]) -> float:
         timeouts = [g.spec.schedule_timeout for g in group if g is not None and g.spec is not None and g.spec.schedule_timeout]

@@ -242,6 +242,19 @@ class GangState:
         m = self.members.get(key)
         return m is not None and self._counts(self._minimum_quota(), m.group)
 
+    def is_extra(self, key: str) -> bool:
+        """A pending member beyond every minimum of a gang that has them all placed (its
+        group at its minReplicas and the gang at minMember): placing it adds capacity but
+        completes nothing."""
+        spec = self.spec
+        m = self.members.get(key)
+        if spec is None or m is None or not spec.is_gang or key in self._placed:
+            return False
+        g = spec.group(m.group)
+        if g is not None and self.placed_in(g.name) < g.min_member:
+            return False
+        return self.placed >= spec.min_member
+
     def needed_members(self, first: str | None = None) -> list[Member]:
         """The pending (ungated) members that bring the gang to its minimum, per group, in
         representative order (`first` ahead of the others when it counts). Empty once

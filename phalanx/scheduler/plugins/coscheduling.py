@@ -45,6 +45,7 @@ from phalanx.scheduler.framework.types import (
     QueueingHint,
 )
 from phalanx.scheduler.affinity import self_spread_key
+from phalanx.scheduler.plugins.prioritysort import queue_tiers
 from phalanx.scheduler.gang.fit import Need, max_placeable
 from phalanx.scheduler.gang.manager import DEFAULT_SCHEDULE_TIMEOUT, GangManager
 from phalanx.scheduler.gang.model import GangMode
@@ -87,10 +88,19 @@ class Coscheduling(Plugin):
         self.runtime = GangRuntime.for_handle(handle, args.default_timeout_seconds)
         self.manager: GangManager = self.runtime.manager
         self.cache = self.runtime.cache
+        tiers = queue_tiers(handle)
+        # One per scheduler: every profile's Coscheduling shares the same gang runtime.
+        if not any(getattr(getattr(fn, "__self__", None), "runtime", None) is self.runtime for fn in tiers):
+            tiers.append(self._tier)
         if args.status_controller and self.runtime.status is None:
             from phalanx.scheduler.gang_status import GangStatusController
 
             self.runtime.status = GangStatusController(handle, self.runtime, min_interval=args.status_min_interval_seconds)
+
+    def _tier(self, pod: PodInfo) -> int:
+        """Queue tier: 1 for a gang's extra member (beyond every minimum), else 0."""
+        st = self.cache.gang_of(pod.key)
+        return 1 if st is not None and st.is_extra(pod.key) else 0
 
     async def start(self) -> None:
         """Before the scheduler's informers start: watch the gang kinds the server serves."""

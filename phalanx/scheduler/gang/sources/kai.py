@@ -70,6 +70,8 @@ class KaiSource:
                 groups=tuple(groups),
                 mode=GangMode.STRICT,
                 packs=tuple(packs),
+                # Named after its PodGang, as the base's is: follow the base's domain.
+                follows=gang_id(Source.KAI, ns, base) if (base := labels_of(obj).get(labels.LABEL_BASE_PODGANG)) else None,
                 object_ref=ObjectRef(obj.api_version, obj.kind, ns, name),
                 generation=obj.metadata.generation,
             )

@@ -14,7 +14,7 @@ from phalanx.api import labels
 from phalanx.api.scheduling import VolcanoPodGroup
 
 from ..model import Gang, GangMode, MemberGroup, MemberRef, ObjectRef, PackConstraint, PackScope, Source, gang_id
-from .base import Levels, LevelsProvider, annotations_of, positive_int
+from .base import Levels, LevelsProvider, annotations_of, labels_of, positive_int
 
 
 class VolcanoSource:
@@ -50,6 +50,8 @@ class VolcanoSource:
                 groups=groups,
                 mode=GangMode.STRICT,
                 packs=packs,
+                # Named after its PodGang, as the base's is: follow the base's domain.
+                follows=gang_id(Source.VOLCANO, ns, base) if (base := labels_of(obj).get(labels.LABEL_BASE_PODGANG)) else None,
                 object_ref=ObjectRef(obj.api_version, obj.kind, ns, name),
                 generation=obj.metadata.generation,
                 warnings=tuple(warnings),
