@@ -27,6 +27,7 @@ from .state import GangState, Member
 log = logging.getLogger(__name__)
 
 ChangeListener = Callable[[GangId], None]
+_EMPTY: frozenset[str] = frozenset()
 ActivateListener = Callable[[list[str]], None]
 
 
@@ -76,6 +77,8 @@ class GangCache:
         # Manager hooks: representative hand-over when a member goes away / a gang completes.
         self._member_removed: list[Callable[[GangState, str], None]] = []
         self._became_complete: list[Callable[[GangState], None]] = []
+        # Gang id -> ids of the gangs whose spec follows it (gang/family.py).
+        self._followers: dict[GangId, set[GangId]] = {}
 
     # --- listeners ---------------------------------------------------------------------------
 
@@ -128,6 +131,24 @@ class GangCache:
             return ref
         return self._member_of(pod)
 
+    def followers(self, gid: GangId) -> set[GangId]:
+        """Ids of the gangs that follow `gid` (a base PodGang's scaled gangs). Read-only."""
+        return self._followers.get(gid, _EMPTY)
+
+    def _set_spec(self, st: GangState, spec: Gang | None) -> None:
+        old = st.spec.follows if st.spec is not None else None
+        new = spec.follows if spec is not None else None
+        if old != new:
+            if old is not None:
+                ids = self._followers.get(old)
+                if ids is not None:
+                    ids.discard(st.id)
+                    if not ids:
+                        del self._followers[old]
+            if new is not None:
+                self._followers.setdefault(new, set()).add(st.id)
+        st.spec = spec
+
     def group_states(self, st: GangState) -> list[GangState | None]:
         """The states of every gang in `st`'s gang group (None for gangs not seen yet)."""
         if st.spec is None:
@@ -172,7 +193,7 @@ class GangCache:
             st = self._state(g.id)
             if st.spec != g:
                 was_complete = st.complete
-                st.spec = g
+                self._set_spec(st, g)
                 self._recover_satisfied(st)
                 self.changed(g.id)
                 if st.complete and not was_complete:
@@ -193,7 +214,7 @@ class GangCache:
         if st is None:
             return
         declared = self._declared.get(gid)
-        st.spec = self._oldest_declared(declared) if declared else None
+        self._set_spec(st, self._oldest_declared(declared) if declared else None)
         self.changed(gid)
         self._gc(gid)
 
@@ -302,7 +323,7 @@ class GangCache:
             if g.id not in self._object_gangs:
                 spec = self._oldest_declared(declared)
                 if st.spec != spec:
-                    st.spec = spec
+                    self._set_spec(st, spec)
                     return True
             return False
         return False

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .cache import GangCache
+from .family import blocking_minimum, family_of, in_a_family
 from .model import GangId, GangMode
 from .state import Failure, GangState, Phase
 
@@ -194,25 +195,10 @@ class GangManager:
         return Admission(False, "WaitingForRepresentative", f"gang member queued behind representative {rep}")
 
     def family(self, st: GangState) -> list[GangState]:
-        """The gangs placed with `st` by `follows` (a base PodGang and its scaled PodGangs),
-        without `st` itself."""
-        spec = st.spec
-        if spec is None:
-            return []
-        root = spec.follows or st.id
-        out = [g for g in self.cache.gangs() if g is not st and (g.id == root or (g.spec is not None and g.spec.follows == root))]
-        return out
+        return family_of(self.cache, st)
 
     def blocking_minimum(self, st: GangState, pod_key: str) -> GangState | None:
-        """A gang of `st`'s family whose minimum could not be placed, if `pod_key` is an extra
-        of `st`: the extra waits, so it does not take the room that minimum needs."""
-        if not st.is_extra(pod_key):
-            return None
-        for g in self.family(st):
-            if (g.spec is not None and g.spec.is_gang and not g.once_satisfied and g.last_failure is not None
-                    and self.blocked(g) is None):
-                return g
-        return None
+        return blocking_minimum(self.cache, st, pod_key, self.blocked)
 
     def check(self, pod_key: str) -> Admission:
         """PreFilter: the gang may have changed since PreEnqueue (object deleted, member gone).
@@ -275,16 +261,11 @@ class GangManager:
         u.plan = None
         # Members still pending (beyond minMember) now schedule freely: wake them, and the
         # extras of the family that waited for this minimum.
-        related = [f for g in group if g is not None for f in self.family(g)] if any(
-            g is not None and g.spec is not None and g.spec.follows for g in group) or self._has_followers(group) else []
+        related = [f for g in group if g is not None for f in self.family(g)] if in_a_family(self.cache, group) else []
         wake = [k for g in [*group, *related] if g is not None for k in (m.key for m in g.pending_members())]
         if wake:
             self.cache.request_activation(wake)
         return PermitDecision(False, allow=[k for k in allow if k != pod_key])
-
-    def _has_followers(self, group: list[GangState | None]) -> bool:
-        ids = {g.id for g in group if g is not None}
-        return any(g.spec is not None and g.spec.follows in ids for g in self.cache.gangs())
 
     def _timeout_of(self, group: list[GangState | None]) -> float:
         timeouts = [g.spec.schedule_timeout for g in group if g is not None and g.spec is not None and g.spec.schedule_timeout]
