@@ -12,12 +12,11 @@ tas-preferred-pack.yaml); their workloads are written inline from what the tests
 Placement is checked as Grove checks it (VerifyPodsInSameTopologyDomain), and each KAI
 PodGroup's top-level constraint and SubGroups as Grove's VerifyPodGroupTopology does.
 
-Expected to fail until issue 14 lands (everything else in them passes):
-- TAS10, TAS12 and TAS15 need the scaled PodGangs of a replica placed inside the domain its
-  base PodGang landed in (the PodCliqueSet-level pack constraint holds across the base and
-  scaled gangs in Grove).
-- TAS4 needs bin-packing (KAI's default): the two scaling-group replicas each pack into a
-  rack of their own, and only bin-packing puts them in the same one, as Grove asserts.
+Issue 14 made these pass: TAS10, TAS12 and TAS15 place a replica's scaled PodGangs inside
+the domain its base PodGang landed in (the PodCliqueSet-level pack constraint holds across
+the base and scaled gangs, as in Grove); TAS4's two scaling-group replicas each pack into a
+rack of their own and bin-packing plus keeping a gang's scopes together puts them in the
+same one, as Grove asserts.
 
 Ported in part:
 - TAS19 (auto-managed ClusterTopology lifecycle): the KAI Topology created and replaced as
@@ -36,7 +35,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 
 from . import kai
 from .harness import (
@@ -60,12 +58,6 @@ from .harness import (
     pods_of,
     run_e2e,
 )
-
-ISSUE_14 = pytest.mark.xfail(strict=True, reason="issue 14: a replica's scaled PodGangs are "
-                                                 "placed in its base PodGang's domain")
-ISSUE_14_BINPACK = pytest.mark.xfail(
-    strict=True, reason="issue 14: bin-packing by default (KAI's); spreading puts the PodGang's "
-                        "two scaling-group replicas in different racks")
 
 
 def _deploy(tmp_path: Path, workload: str, name: str, pods: int, **kw):  # type: ignore[no-untyped-def]
@@ -135,7 +127,6 @@ def test_TAS3_pcs_only_constraint(tmp_path: Path) -> None:
                               kai.standalone("tas-sl-pcs-only", 0, "router", 2)])
 
 
-@ISSUE_14_BINPACK
 def test_TAS4_pcsg_only_constraint(tmp_path: Path) -> None:
     run, pods = _deploy(tmp_path, "tas-sl-pcsg-only.yaml", "tas-sl-pcsg-only", 4)
     assert_same_domain(run, _labelled(pods, PCSG, "tas-sl-pcsg-only-0-workers", 2), RACK)
@@ -198,7 +189,6 @@ def test_TAS9_pcs_plus_pclq_constraint(tmp_path: Path) -> None:
     kai.verify(pg, BLOCK, "", [kai.standalone("tas-pcs-pclq", 0, "worker", 2, HOST)])
 
 
-@ISSUE_14
 def test_TAS10_pcsg_scaling_with_topology_constraints(tmp_path: Path) -> None:
     run, pods = _deploy(tmp_path, "tas-pcsg-scale.yaml", "tas-pcsg-scale", 6)
     _pcsg_replicas_in(run, pods, "tas-pcsg-scale-0-inference-group", 3, 2, RACK)
@@ -209,7 +199,6 @@ def test_TAS10_pcsg_scaling_with_topology_constraints(tmp_path: Path) -> None:
                               kai.in_pcsg(name, 0, grp, 0, "worker", 2)])
 
 
-@ISSUE_14
 def test_TAS12_large_scaling_ratio(tmp_path: Path) -> None:
     run, pods = _deploy(tmp_path, "tas-large-scale.yaml", "tas-large-scale", 20)
     _pcsg_replicas_in(run, pods, "tas-large-scale-0-workers", 10, 2, HOST)
@@ -259,7 +248,6 @@ def test_TAS14_multi_replica_with_rack_constraint(tmp_path: Path) -> None:
         kai.verify(pg, RACK, "", [kai.standalone("tas-multirep", r, "worker", 2)])
 
 
-@ISSUE_14
 def test_TAS15_disaggregated_inference_multiple_pcsgs(tmp_path: Path) -> None:
     run, pods = _deploy(tmp_path, "tas-pcs-multi-pcsg.yaml", "tas-pcs-multi-pcsg", 10)
     name = "tas-pcs-multi-pcsg"

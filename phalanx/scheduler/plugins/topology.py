@@ -14,6 +14,9 @@ members it covers (the whole gang, one group, or a set of groups). For a member 
 - Preferred: Score favours nodes in the domain holding most of the scope's placed members;
   before any is placed, the domain with the most room for the scope.
 
+- Together: a required scope over some groups with nobody placed yet also prefers the
+  domains where the gang's other members are (its sibling scopes), so the gang packs as
+  tightly as its constraints allow.
 - Following: a gang that follows another (a scaled PodGang its base PodGang, `Gang.follows`)
   gets one more scope per constraint of the base's whole-gang pack scope (the PodCliqueSet-
   level constraint), in the domain the base's placed members are in: required filters,
@@ -113,6 +116,7 @@ class TopologyPacking(Plugin):
             for c in scope.constraints:
                 plans.append(self._plan(st, scope, c.topology_key, c.required, pod, snap))
         plans.extend(followed)
+        plans.extend(self._siblings(st, plans, snap))
         for plan in plans:
             scope = plan.scope
             if not plan.required:
@@ -129,6 +133,20 @@ class TopologyPacking(Plugin):
                 why = f"node(s) outside {st.spec.display}'s {plan.label}"
         state.write(STATE_KEY, Plan(st.id, plans))
         return PreFilterResult(allowed, why), Status()
+
+    def _siblings(self, st: GangState, plans: list[ScopePlan], snap: Snapshot) -> list[ScopePlan]:
+        """A required scope nobody of which is placed yet (one scaling-group replica of a
+        gang whose replicas each pack into a rack) prefers the domains where the gang's other
+        members already are, so the gang packs as tightly as its constraints allow (KAI places
+        a PodGroup's sub-groups together the same way)."""
+        open_keys = {p.key for p in plans if p.required and p.domain == 0 and p.scope.groups is not None}
+        if not open_keys:
+            return []
+        rows = [r for r in (snap.row(n) for n in (*st.assumed.values(), *st.bound.values())) if r is not None]
+        if not rows:
+            return []
+        scope = PackScope(f"{st.spec.display if st.spec else st.id} (together)", None, ())
+        return [ScopePlan(scope, key, False, 0, rows, label=key) for key in sorted(open_keys)]
 
     def _followed(self, st: GangState, snap: Snapshot) -> list[ScopePlan]:
         """The domain of the gang this one follows (a scaled PodGang's base), per constraint
