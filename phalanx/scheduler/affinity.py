@@ -74,7 +74,11 @@ def _term(raw: Mapping[str, Any], namespace: str, weight: int = 0) -> Term | Non
     except SelectorError:
         return None
     names = raw.get("namespaces") or []
-    namespaces = frozenset(str(n) for n in names) if names or ns_selector is not None else frozenset({namespace})
+    namespaces = (
+        frozenset(str(n) for n in names)
+        if names or ns_selector is not None
+        else frozenset({namespace})
+    )
     return Term(key, selector, namespaces, ns_selector, weight)
 
 
@@ -101,10 +105,18 @@ def parse_pod_terms(pod: Any) -> PodTerms:
     pa = aff.pod_affinity or {}
     paa = aff.pod_anti_affinity or {}
     return PodTerms(
-        required_affinity=_terms(pa.get("requiredDuringSchedulingIgnoredDuringExecution"), ns, False),
-        required_anti_affinity=_terms(paa.get("requiredDuringSchedulingIgnoredDuringExecution"), ns, False),
-        preferred_affinity=_terms(pa.get("preferredDuringSchedulingIgnoredDuringExecution"), ns, True),
-        preferred_anti_affinity=_terms(paa.get("preferredDuringSchedulingIgnoredDuringExecution"), ns, True),
+        required_affinity=_terms(
+            pa.get("requiredDuringSchedulingIgnoredDuringExecution"), ns, False
+        ),
+        required_anti_affinity=_terms(
+            paa.get("requiredDuringSchedulingIgnoredDuringExecution"), ns, False
+        ),
+        preferred_affinity=_terms(
+            pa.get("preferredDuringSchedulingIgnoredDuringExecution"), ns, True
+        ),
+        preferred_anti_affinity=_terms(
+            paa.get("preferredDuringSchedulingIgnoredDuringExecution"), ns, True
+        ),
     )
 
 
@@ -140,8 +152,13 @@ class PodLabelIndex:
             return []
         namespaces: Iterable[str]
         if term.namespace_selector is not None:
-            namespaces = [ns for ns in self.by_namespace if ns in term.namespaces or term.namespace_selector.empty
-                          or ((lbl := ns_labels(ns)) is not None and term.namespace_selector.matches(lbl))]
+            namespaces = [
+                ns
+                for ns in self.by_namespace
+                if ns in term.namespaces
+                or term.namespace_selector.empty
+                or ((lbl := ns_labels(ns)) is not None and term.namespace_selector.matches(lbl))
+            ]
         else:
             namespaces = term.namespaces
         eq = term.selector.equalities

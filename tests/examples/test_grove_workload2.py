@@ -55,19 +55,44 @@ spec:
 
 
 @pytest.mark.parametrize("scheduler", ["phalanx-scheduler", "kai-scheduler"])
-def test_minimums_first_and_the_scaled_gangs_minimum_before_the_base_gangs_extras(tmp_path: Path, scheduler: str) -> None:
-    cliques = "".join(CLIQUE.format(name=n, replicas=r, scheduler=scheduler) for n, r in (("pc-a", 2), ("pc-b", 1), ("pc-c", 3)))
+def test_minimums_first_and_the_scaled_gangs_minimum_before_the_base_gangs_extras(
+    tmp_path: Path, scheduler: str
+) -> None:
+    cliques = "".join(
+        CLIQUE.format(name=n, replicas=r, scheduler=scheduler)
+        for n, r in (("pc-a", 2), ("pc-b", 1), ("pc-c", 3))
+    )
     path = tmp_path / "workload2.yaml"
     path.write_text(WORKLOAD.format(cliques=cliques))
-    first = subprocess.run([sys.executable, "-m", "phalanx.cli.main", "run", str(path), "--until", "4m", "-o", "json"],
-                           cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    first = subprocess.run(
+        [sys.executable, "-m", "phalanx.cli.main", "run", str(path), "--until", "4m", "-o", "json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert first.returncode == 0, first.stderr
     early = json.loads(first.stdout)
     # GS5: with 3 nodes the base gang runs its minimum, one pod of each group (not nothing).
     assert early["totals"]["pods_running"] == 3
     assert {g["name"]: g["phase"] for g in early["gangs"]}["workload2-0"] == "Running"
-    later = subprocess.run([sys.executable, "-m", "phalanx.cli.main", "run", str(path), "--until", "10m", "-o", "json"],
-                           cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    later = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "phalanx.cli.main",
+            "run",
+            str(path),
+            "--until",
+            "10m",
+            "-o",
+            "json",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert later.returncode == 0, later.stderr
     done = json.loads(later.stdout)
     # GS7: the 2 nodes that come back go to the scaled gang's minimum (pc-b, pc-c of sg-x-1),

@@ -166,6 +166,8 @@ def default_profile(scheduler_name: str = DEFAULT_PROFILE_NAME) -> SchedulerProf
     return SchedulerProfile(scheduler_name=scheduler_name)
 
 
-def default_configuration(scheduler_names: tuple[str, ...] = PROFILE_NAMES) -> SchedulerConfiguration:
+def default_configuration(
+    scheduler_names: tuple[str, ...] = PROFILE_NAMES,
+) -> SchedulerConfiguration:
     """One default profile per schedulerName (embedded mode serves every backend's pods)."""
     return SchedulerConfiguration(profiles=[default_profile(n) for n in scheduler_names])

@@ -28,17 +28,26 @@ def family_of(cache: GangCache, st: GangState) -> list[GangState]:
 
 def in_a_family(cache: GangCache, group: Sequence[GangState | None]) -> bool:
     """Whether any of these gangs follows another or is followed."""
-    return any(g is not None and ((g.spec is not None and g.spec.follows) or cache.followers(g.id)) for g in group)
+    return any(
+        g is not None and ((g.spec is not None and g.spec.follows) or cache.followers(g.id))
+        for g in group
+    )
 
 
-def blocking_minimum(cache: GangCache, st: GangState, pod_key: str,
-                     blocked: Callable[[GangState], Any]) -> GangState | None:
+def blocking_minimum(
+    cache: GangCache, st: GangState, pod_key: str, blocked: Callable[[GangState], Any]
+) -> GangState | None:
     """A gang of `st`'s family that tried and failed to place its minimum (and is not held
     for other reasons), when `pod_key` is an extra of `st`; else None."""
     if not st.is_extra(pod_key):
         return None
     for g in family_of(cache, st):
-        if (g.spec is not None and g.spec.is_gang and not g.once_satisfied and g.last_failure is not None
-                and blocked(g) is None):
+        if (
+            g.spec is not None
+            and g.spec.is_gang
+            and not g.once_satisfied
+            and g.last_failure is not None
+            and blocked(g) is None
+        ):
             return g
     return None

@@ -82,12 +82,23 @@ def fits_scoped(free: np.ndarray, needs: Sequence[Need], scopes: Sequence[str | 
         else:
             col = domains[sc]
             values = np.unique(col[col > 0])
-            room = [float(sum(capacity(work, Need(n.cols, n.vals, n.count, _and(n.mask, col == v), n.spread)).sum()
-                              for n in group)) for v in values.tolist()]
+            room = [
+                float(
+                    sum(
+                        capacity(
+                            work, Need(n.cols, n.vals, n.count, _and(n.mask, col == v), n.spread)
+                        ).sum()
+                        for n in group
+                    )
+                )
+                for v in values.tolist()
+            ]
             row = None
             for v in [values[i] for i in np.argsort(room, kind="stable")[::-1]]:
                 trial = work.copy()
-                sub = [Need(n.cols, n.vals, n.count, _and(n.mask, col == v), n.spread) for n in group]
+                sub = [
+                    Need(n.cols, n.vals, n.count, _and(n.mask, col == v), n.spread) for n in group
+                ]
                 row = _place(trial, sub)
                 if row is not None:
                     work = trial

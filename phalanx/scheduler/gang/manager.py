@@ -192,7 +192,9 @@ class GangManager:
         if rep is None or not self._is_pending(rep):
             u.representative = pod_key
             return Admission.admit()
-        return Admission(False, "WaitingForRepresentative", f"gang member queued behind representative {rep}")
+        return Admission(
+            False, "WaitingForRepresentative", f"gang member queued behind representative {rep}"
+        )
 
     def family(self, st: GangState) -> list[GangState]:
         return family_of(self.cache, st)
@@ -208,13 +210,20 @@ class GangManager:
         if st is not None and self.free(st) and st.spec is not None and st.spec.is_gang:
             g = self.blocking_minimum(st, pod_key)
             if g is not None:
-                return Admission(False, "WaitingForGangMinimum",
-                                 f"extra member: waits until {g.spec.display if g.spec else g.id} reaches its minimum")
+                return Admission(
+                    False,
+                    "WaitingForGangMinimum",
+                    f"extra member: waits until {g.spec.display if g.spec else g.id} reaches its minimum",
+                )
         if st is None or self.free(st):
             return Admission.admit()
         blocked = self.blocked(st)
         if blocked is None and not st.counts_towards_minimum(pod_key):
-            return Admission(False, "WaitingForGangMinimum", "extra member: waits until every group reaches its minimum")
+            return Admission(
+                False,
+                "WaitingForGangMinimum",
+                "extra member: waits until every group reaches its minimum",
+            )
         return blocked if blocked is not None else Admission.admit()
 
     # --- Reserve / Permit --------------------------------------------------------------------
@@ -226,7 +235,11 @@ class GangManager:
             return []
         u = self.unit(st)
         u.failed.clear()  # progress: members that failed before may be tried again
-        if u.representative == pod_key or u.representative is None or not self._is_pending(u.representative):
+        if (
+            u.representative == pod_key
+            or u.representative is None
+            or not self._is_pending(u.representative)
+        ):
             nxt = self._pick_representative(st)
             return [nxt] if nxt else []
         return []
@@ -261,14 +274,27 @@ class GangManager:
         u.plan = None
         # Members still pending (beyond minMember) now schedule freely: wake them, and the
         # extras of the family that waited for this minimum.
-        related = [f for g in group if g is not None for f in self.family(g)] if in_a_family(self.cache, group) else []
-        wake = [k for g in [*group, *related] if g is not None for k in (m.key for m in g.pending_members())]
+        related = (
+            [f for g in group if g is not None for f in self.family(g)]
+            if in_a_family(self.cache, group)
+            else []
+        )
+        wake = [
+            k
+            for g in [*group, *related]
+            if g is not None
+            for k in (m.key for m in g.pending_members())
+        ]
         if wake:
             self.cache.request_activation(wake)
         return PermitDecision(False, allow=[k for k in allow if k != pod_key])
 
     def _timeout_of(self, group: list[GangState | None]) -> float:
-        timeouts = [g.spec.schedule_timeout for g in group if g is not None and g.spec is not None and g.spec.schedule_timeout]
+        timeouts = [
+            g.spec.schedule_timeout
+            for g in group
+            if g is not None and g.spec is not None and g.spec.schedule_timeout
+        ]
         return min(timeouts) if timeouts else self.default_timeout
 
     def is_strict(self, st: GangState) -> bool:
@@ -276,7 +302,14 @@ class GangManager:
 
     # --- failure paths -----------------------------------------------------------------------
 
-    def failed(self, pod_key: str, reason: str, message: str, now: float, diagnosis: dict[str, Any] | None = None) -> list[str]:
+    def failed(
+        self,
+        pod_key: str,
+        reason: str,
+        message: str,
+        now: float,
+        diagnosis: dict[str, Any] | None = None,
+    ) -> list[str]:
         """BeforePostFilter: the member failed its cycle.
 
         Strict: it becomes the representative (the one pod of the gang that retries) and

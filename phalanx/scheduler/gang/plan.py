@@ -66,7 +66,9 @@ def _greedy(free: np.ndarray, items: Sequence[Item]) -> list[int] | None:
     return out
 
 
-def plan(free: np.ndarray, items: Sequence[Item], *, budget: int = DEFAULT_BUDGET) -> list[int] | None | _Unknown:
+def plan(
+    free: np.ndarray, items: Sequence[Item], *, budget: int = DEFAULT_BUDGET
+) -> list[int] | None | _Unknown:
     """A row per item such that every item fits its row together with the others, None if
     there is none, UNKNOWN if the search ran out of budget. `free` is not modified."""
     if not items:
@@ -93,7 +95,9 @@ def _search(free: np.ndarray, items: list[Item], budget: int) -> list[int] | Non
     useful = np.zeros(free.shape[0], dtype=bool)
     for it in items:
         useful |= it.mask
-    masks = np.stack([it.mask for it in items]) if items else np.zeros((0, free.shape[0]), dtype=bool)
+    masks = (
+        np.stack([it.mask for it in items]) if items else np.zeros((0, free.shape[0]), dtype=bool)
+    )
 
     def rec(i: int) -> bool | None:
         nonlocal visits

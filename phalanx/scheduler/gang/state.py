@@ -96,7 +96,9 @@ class GangState:
         self._order: list[str] | None = None  # member keys in representative order (lazy)
         self._cursor = 0  # no pending member before this index of _order
         self._moves = 0  # bumped whenever a member is placed or unplaced
-        self._quota: tuple[tuple[object, ...], tuple[dict[str | None, int], int] | None] | None = None
+        self._quota: tuple[tuple[object, ...], tuple[dict[str | None, int], int] | None] | None = (
+            None
+        )
 
     def __repr__(self) -> str:
         return f"GangState({self.id}, created={self.created}, placed={self.placed}, once_satisfied={self.once_satisfied})"
@@ -205,7 +207,11 @@ class GangState:
         self._cursor = i
         quota = self._minimum_quota()
         for key in order[i:]:
-            if key not in exclude and self.is_pending(key) and self._counts(quota, self.members[key].group):
+            if (
+                key not in exclude
+                and self.is_pending(key)
+                and self._counts(quota, self.members[key].group)
+            ):
                 return key
         return None
 
@@ -279,7 +285,9 @@ class GangState:
 
     def _ordered(self) -> list[str]:
         if self._order is None:
-            self._order = sorted(self.members, key=lambda k: (self.members[k].size, self.members[k].created, k))
+            self._order = sorted(
+                self.members, key=lambda k: (self.members[k].size, self.members[k].created, k)
+            )
             self._cursor = 0
         return self._order
 
@@ -299,7 +307,9 @@ class GangState:
                 if have < g.min_member:
                     out.append(f"group {g.name}: {have}/{g.min_member} created")
         if not out and self.created - self._gated < spec.min_member:
-            out.append(f"all {self.created} members created but {self._gated} still have scheduling gates")
+            out.append(
+                f"all {self.created} members created but {self._gated} still have scheduling gates"
+            )
         return out
 
     @property

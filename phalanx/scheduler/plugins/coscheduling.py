@@ -90,12 +90,16 @@ class Coscheduling(Plugin):
         self.cache = self.runtime.cache
         tiers = queue_tiers(handle)
         # One per scheduler: every profile's Coscheduling shares the same gang runtime.
-        if not any(getattr(getattr(fn, "__self__", None), "runtime", None) is self.runtime for fn in tiers):
+        if not any(
+            getattr(getattr(fn, "__self__", None), "runtime", None) is self.runtime for fn in tiers
+        ):
             tiers.append(self._tier)
         if args.status_controller and self.runtime.status is None:
             from phalanx.scheduler.gang_status import GangStatusController
 
-            self.runtime.status = GangStatusController(handle, self.runtime, min_interval=args.status_min_interval_seconds)
+            self.runtime.status = GangStatusController(
+                handle, self.runtime, min_interval=args.status_min_interval_seconds
+            )
 
     def _tier(self, pod: PodInfo) -> int:
         """Queue tier: 1 for a gang's extra member (beyond every minimum), else 0."""
@@ -141,7 +145,9 @@ class Coscheduling(Plugin):
 
     # --- scheduling cycle ---------------------------------------------------------------
 
-    def pre_filter(self, state: CycleState, pod: PodInfo, snap: Any) -> tuple[PreFilterResult | None, Status]:
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, snap: Any
+    ) -> tuple[PreFilterResult | None, Status]:
         adm = self.manager.check(pod.key)
         if adm.ok:
             return None, Status()
@@ -160,7 +166,13 @@ class Coscheduling(Plugin):
         still passes its filters, so one group's members cannot take the nodes another
         group's minimum needs."""
         st = self.cache.gang_of(pod.key)
-        if st is None or st.spec is None or GangManager.free(st) or idx.size == 0 or state.read(STATE_PER_POD_ONLY):
+        if (
+            st is None
+            or st.spec is None
+            or GangManager.free(st)
+            or idx.size == 0
+            or state.read(STATE_PER_POD_ONLY)
+        ):
             return FilterResult.all_pass(idx.size)
         group = self.manager.group(st)
         unit = self.manager.unit(st)
@@ -196,15 +208,30 @@ class Coscheduling(Plugin):
         for g in group:
             spec = g.spec
             # NonStrict gangs keep what they placed and accumulate (Koordinator): no plan.
-            if spec is None or spec.mode is not GangMode.STRICT or any(p.required for p in spec.packs if p.groups is not None):
+            if (
+                spec is None
+                or spec.mode is not GangMode.STRICT
+                or any(p.required for p in spec.packs if p.groups is not None)
+            ):
                 return False
             for m in g.members.values():
-                aff = getattr(getattr(m.pod, "spec", None), "affinity", None) if m.pod is not None else None
+                aff = (
+                    getattr(getattr(m.pod, "spec", None), "affinity", None)
+                    if m.pod is not None
+                    else None
+                )
                 if aff is not None and (aff.pod_affinity or aff.pod_anti_affinity):
                     return False
         return True
 
-    def _plan(self, unit: Any, needed: list[tuple[GangState, Any]], pod: PodInfo, snap: Any, idx: np.ndarray) -> FilterResult:
+    def _plan(
+        self,
+        unit: Any,
+        needed: list[tuple[GangState, Any]],
+        pod: PodInfo,
+        snap: Any,
+        idx: np.ndarray,
+    ) -> FilterResult:
         rows = snap.valid_rows()
         masks: dict[Any, np.ndarray] = {}
         items: list[Item] = []
@@ -225,7 +252,11 @@ class Coscheduling(Plugin):
         free = snap.free()
         result: Any = None
         for domain in self._domains(needed[0][0], snap):
-            attempt = [Item(i.key, i.cols, i.vals, i.mask & domain, i.shape) for i in items] if domain is not None else items
+            attempt = (
+                [Item(i.key, i.cols, i.vals, i.mask & domain, i.shape) for i in items]
+                if domain is not None
+                else items
+            )
             result = plan(free, attempt)
             if isinstance(result, list):
                 break
@@ -244,14 +275,23 @@ class Coscheduling(Plugin):
     @staticmethod
     def _domains(st: GangState, snap: Any) -> list[np.ndarray | None]:
         """Row masks to plan in: one per domain of a whole-gang required pack level."""
-        req = next((p.required for p in (st.spec.packs if st.spec else ()) if p.groups is None and p.required), None)
+        req = next(
+            (
+                p.required
+                for p in (st.spec.packs if st.spec else ())
+                if p.groups is None and p.required
+            ),
+            None,
+        )
         if req is None:
             return [None]
         col = snap.label_column(req.topology_key)[: snap.n]
         return [col == v for v in np.unique(col[col > 0]).tolist()]
 
     @staticmethod
-    def _steer(plan_: dict[str, str] | None, pod: PodInfo, snap: Any, idx: np.ndarray) -> FilterResult:
+    def _steer(
+        plan_: dict[str, str] | None, pod: PodInfo, snap: Any, idx: np.ndarray
+    ) -> FilterResult:
         """Only the planned node, while it is still among the feasible ones."""
         node = plan_.get(pod.key) if plan_ else None
         row = snap.row(node) if node is not None else None
@@ -262,7 +302,9 @@ class Coscheduling(Plugin):
             return FilterResult.all_pass(idx.size)  # the plan no longer holds: best node now
         return FilterResult(ok, [], "node(s) other than the one planned for this gang member")
 
-    def _needs(self, group: list[GangState], pod: PodInfo, snap: Any, idx: np.ndarray) -> list[Need]:
+    def _needs(
+        self, group: list[GangState], pod: PodInfo, snap: Any, idx: np.ndarray
+    ) -> list[Need]:
         """How many members still needed share this pod's signature (requests, selectors,
         tolerations): they pass exactly the node-local filters it passed, so all of them must
         fit on `idx`. Members of other shapes may use other nodes and are not counted."""
@@ -298,7 +340,11 @@ class Coscheduling(Plugin):
             return
         st = self.cache.gang_of(pod.key)
         name = st.spec.display if st is not None and st.spec is not None else "gang"
-        why = "the gang's schedule timeout passed" if timed_out else f"member {pod.key} released its reservation"
+        why = (
+            "the gang's schedule timeout passed"
+            if timed_out
+            else f"member {pod.key} released its reservation"
+        )
         self._reject_waiting(reject, f"{name} rejected: {why}")
 
     def permit(self, state: CycleState, pod: PodInfo, node: str) -> tuple[Status, float]:
@@ -317,7 +363,9 @@ class Coscheduling(Plugin):
 
     # --- failure ------------------------------------------------------------------------
 
-    def before_post_filter(self, state: CycleState, pod: PodInfo, status: Status, fit: FitError | None) -> Status:
+    def before_post_filter(
+        self, state: CycleState, pod: PodInfo, status: Status, fit: FitError | None
+    ) -> Status:
         if state.read(STATE_BLOCKED):
             return Status()  # the gang itself is blocked: no member was tried, nothing to undo
         st = self.cache.gang_of(pod.key)
@@ -325,9 +373,13 @@ class Coscheduling(Plugin):
             return Status()
         diagnosis = fit.diagnosis.to_dict() if fit is not None else None
         message = f"member {pod.key}: {fit.message() if fit is not None else status.message or 'rejected'}"
-        reject = self.manager.failed(pod.key, "Unschedulable", message, self.handle.clock.now(), diagnosis)
+        reject = self.manager.failed(
+            pod.key, "Unschedulable", message, self.handle.clock.now(), diagnosis
+        )
         if reject:
-            self._reject_waiting(reject, f"{st.spec.display} rejected: member {pod.key} is unschedulable")
+            self._reject_waiting(
+                reject, f"{st.spec.display} rejected: member {pod.key} is unschedulable"
+            )
             # Releasing the members changed what fits (and this pod now leads the gang), which
             # no cluster event reports: retry the representative after a backoff.
             self._retry_later(st, pod.key)

@@ -94,7 +94,11 @@ class InterPodAffinity(Plugin):
     Args = InterPodAffinityArgs
 
     def __init__(self, handle: Any, args: Any = None) -> None:
-        args = args if isinstance(args, InterPodAffinityArgs) else InterPodAffinityArgs.model_validate(args or {})
+        args = (
+            args
+            if isinstance(args, InterPodAffinityArgs)
+            else InterPodAffinityArgs.model_validate(args or {})
+        )
         super().__init__(handle, args)
         informers = getattr(handle, "informers", None)
         # namespaceSelector needs namespace labels; the scheduler's informers start later.
@@ -108,16 +112,26 @@ class InterPodAffinity(Plugin):
 
     # --- Filter ------------------------------------------------------------------------
 
-    def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> tuple[PreFilterResult | None, Status]:
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, snap: Snapshot
+    ) -> tuple[PreFilterResult | None, Status]:
         terms = pod.pod_terms
-        if not snap.with_required_anti and not terms.required_affinity and not terms.required_anti_affinity:
+        if (
+            not snap.with_required_anti
+            and not terms.required_affinity
+            and not terms.required_anti_affinity
+        ):
             return None, Status.skip()
         state.write(FILTER_KEY, self._filter_state(pod, snap))
         return None, Status()
 
     def _domains(self, rows: Sequence[int], key: str, snap: Snapshot) -> set[int]:
         col = snap.label_column(key)
-        return {int(v) for v in col[np.asarray(rows, dtype=np.int64)].tolist() if v > 0} if rows else set()
+        return (
+            {int(v) for v in col[np.asarray(rows, dtype=np.int64)].tolist() if v > 0}
+            if rows
+            else set()
+        )
 
     def _filter_state(self, pod: PodInfo, snap: Snapshot) -> FilterState:
         fs = FilterState()
@@ -140,18 +154,27 @@ class InterPodAffinity(Plugin):
                 dom = self._domains(rows, t.topology_key, snap)
                 any_match = any_match or bool(dom)
                 fs.affinity.append((t.topology_key, _ids(dom)))
-            fs.first_of_its_kind = (not any_match and bool(terms.required_affinity)
-                                    and all(t.matches(pod, self._ns_labels) for t in terms.required_affinity))
+            fs.first_of_its_kind = (
+                not any_match
+                and bool(terms.required_affinity)
+                and all(t.matches(pod, self._ns_labels) for t in terms.required_affinity)
+            )
             for t in terms.required_anti_affinity:
                 rows = [r for r, o in index.matching(t, self._ns_labels) if o.key != pod.key]
                 fs.anti.append((t.topology_key, _ids(self._domains(rows, t.topology_key, snap))))
         return fs
 
-    def filter(self, state: CycleState, pod: PodInfo, snap: Snapshot, idx: np.ndarray) -> FilterResult:
+    def filter(
+        self, state: CycleState, pod: PodInfo, snap: Snapshot, idx: np.ndarray
+    ) -> FilterResult:
         fs: FilterState | None = state.read(FILTER_KEY)
         if fs is None:
             terms = pod.pod_terms
-            if not snap.with_required_anti and not terms.required_affinity and not terms.required_anti_affinity:
+            if (
+                not snap.with_required_anti
+                and not terms.required_affinity
+                and not terms.required_anti_affinity
+            ):
                 return FilterResult.all_pass(idx.size)
             fs = self._filter_state(pod, snap)  # no PreFilter (a what-if): from the snapshot now
         feasible = np.ones(idx.size, dtype=bool)
@@ -199,7 +222,10 @@ class InterPodAffinity(Plugin):
 
         if terms.has_preferred:
             index = snap.label_index()
-            for sign, group in ((1.0, terms.preferred_affinity), (-1.0, terms.preferred_anti_affinity)):
+            for sign, group in (
+                (1.0, terms.preferred_affinity),
+                (-1.0, terms.preferred_anti_affinity),
+            ):
                 for t in group:
                     for row, other in index.matching(t, self._ns_labels):
                         if other.key != pod.key:
@@ -251,7 +277,11 @@ class InterPodAffinity(Plugin):
         # A pod leaving may lift anti-affinity; one arriving may satisfy affinity; a node's
         # labels may put it into (or out of) a domain.
         return [
-            ClusterEventWithHint(ClusterEvent(ASSIGNED_POD, ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_POD_LABEL)),
+            ClusterEventWithHint(
+                ClusterEvent(
+                    ASSIGNED_POD, ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_POD_LABEL
+                )
+            ),
             ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL)),
         ]
 

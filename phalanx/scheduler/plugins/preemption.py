@@ -146,8 +146,19 @@ class DefaultPreemption(Plugin):
                     out.append(Need(*snap.request_vector(info), count, mask[dsel], spread))
                 return out
 
-            cols = {sc.name: snap.label_column(sc.required.topology_key)[drows] for sc in scoped if sc is not None and sc.required}
-            plan = self._plan(snap, drows, needs_for, [sc.name if sc is not None else None for sc in scoped], cols, dunits)
+            cols = {
+                sc.name: snap.label_column(sc.required.topology_key)[drows]
+                for sc in scoped
+                if sc is not None and sc.required
+            }
+            plan = self._plan(
+                snap,
+                drows,
+                needs_for,
+                [sc.name if sc is not None else None for sc in scoped],
+                cols,
+                dunits,
+            )
             if isinstance(plan, str):
                 shortfall = shortfall or plan
                 continue
@@ -160,14 +171,18 @@ class DefaultPreemption(Plugin):
             if best is None or cost < best[0]:
                 best = (cost, chosen, node_row)
         if best is None:
-            return None, Status.unschedulable(f"preemption cannot make room for {what}: {shortfall}; nothing evicted")
+            return None, Status.unschedulable(
+                f"preemption cannot make room for {what}: {shortfall}; nothing evicted"
+            )
         _, chosen, node_row = best
         self._evict(pod, what, chosen, unit_key)
         return PostFilterResult(nominated_node=snap.names[node_row]), Status()
 
     # --- the preemptor ------------------------------------------------------------------
 
-    def _preemptor(self, pod: PodInfo, gang: GangState | None) -> tuple[list[tuple[PodInfo, int]], set[str]]:
+    def _preemptor(
+        self, pod: PodInfo, gang: GangState | None
+    ) -> tuple[list[tuple[PodInfo, int]], set[str]]:
         """What must fit, as (a pod of each signature, how many), the failed pod's first; and
         the pods that must not be victims."""
         if gang is None:
@@ -187,7 +202,9 @@ class DefaultPreemption(Plugin):
                 entry[1] += 1
         return [(info, n) for info, n in shapes.values()], own
 
-    def _feasible_without(self, snap: Snapshot, rows: np.ndarray, units: list[Unit], shapes: list[PodInfo]) -> list[np.ndarray]:
+    def _feasible_without(
+        self, snap: Snapshot, rows: np.ndarray, units: list[Unit], shapes: list[PodInfo]
+    ) -> list[np.ndarray]:
         """Per shape, the rows where one such pod passes every filter once all victims are
         gone (a what-if on the live snapshot, restored before returning; the cycle is
         synchronous, so nothing else sees it)."""
@@ -225,12 +242,16 @@ class DefaultPreemption(Plugin):
                 out.append(info)
         return out
 
-    def _domains(self, gang: GangState | None, snap: Snapshot, rows: np.ndarray, candidate: np.ndarray) -> list[np.ndarray]:
+    def _domains(
+        self, gang: GangState | None, snap: Snapshot, rows: np.ndarray, candidate: np.ndarray
+    ) -> list[np.ndarray]:
         """Row selections (bool over `rows`) to try: one per domain of the gang's required
         whole-gang pack level, else all candidate rows."""
         req = None
         if gang is not None and gang.spec is not None:
-            req = next((p.required for p in gang.spec.packs if p.groups is None and p.required), None)
+            req = next(
+                (p.required for p in gang.spec.packs if p.groups is None and p.required), None
+            )
         if req is None:
             return [candidate]
         col = snap.label_column(req.topology_key)[rows]
@@ -238,7 +259,9 @@ class DefaultPreemption(Plugin):
 
     # --- victims --------------------------------------------------------------------------
 
-    def _victim_units(self, snap: Snapshot, rows: np.ndarray, priority: int, own: set[str]) -> list[Unit]:
+    def _victim_units(
+        self, snap: Snapshot, rows: np.ndarray, priority: int, own: set[str]
+    ) -> list[Unit]:
         units: dict[str, Unit] = {}
         cache = self.runtime.cache
         for row in rows.tolist():
@@ -252,7 +275,9 @@ class DefaultPreemption(Plugin):
                     units[key] = Unit(key, info.priority, [(info, row)], info.created)
         return sorted((u for u in units.values() if u.pods), key=Unit.order)
 
-    def _add_gang_unit(self, units: dict[str, Unit], st: GangState, snap: Snapshot, priority: int, own: set[str]) -> None:
+    def _add_gang_unit(
+        self, units: dict[str, Unit], st: GangState, snap: Snapshot, priority: int, own: set[str]
+    ) -> None:
         name = self.runtime.manager.unit_key(st)
         if name in units:
             return
@@ -284,10 +309,19 @@ class DefaultPreemption(Plugin):
             return None
         ref = self.runtime.cache.member_ref(info.key)
         group = ref.group if ref is not None else None
-        return next((p for p in gang.spec.packs_for(group) if p.groups is not None and p.required), None)
+        return next(
+            (p for p in gang.spec.packs_for(group) if p.groups is not None and p.required), None
+        )
 
-    def _plan(self, snap: Snapshot, rows: np.ndarray, needs_for: Callable[[Sequence[Unit]], list[Need]],
-              scopes: list[str | None], cols: dict[str, np.ndarray], units: list[Unit]) -> tuple[list[Unit], int] | str:
+    def _plan(
+        self,
+        snap: Snapshot,
+        rows: np.ndarray,
+        needs_for: Callable[[Sequence[Unit]], list[Need]],
+        scopes: list[str | None],
+        cols: dict[str, np.ndarray],
+        units: list[Unit],
+    ) -> tuple[list[Unit], int] | str:
         """The victims to evict and a row for the failed pod, or why it cannot work.
 
         `needs_for(victims)` gives the shapes to place with those victims gone (their masks
@@ -319,7 +353,9 @@ class DefaultPreemption(Plugin):
             where = f"{rows.size} candidate node(s)"
             if room >= total:
                 return f"the gang's pack constraints cannot be met on {where} even after evicting every lower-priority pod"
-            return f"only {room}/{total} fit on {where} even after evicting every lower-priority pod"
+            return (
+                f"only {room}/{total} fit on {where} even after evicting every lower-priority pod"
+            )
         lo, hi = 0, len(units)
         while lo < hi:  # smallest prefix that fits (fit is monotone in the prefix)
             mid = (lo + hi) // 2
@@ -366,4 +402,3 @@ class DefaultPreemption(Plugin):
             return 0
         self._pending[unit_key] = (left, at)
         return len(left)
-

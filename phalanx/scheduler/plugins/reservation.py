@@ -37,7 +37,13 @@ from phalanx.scheduler.framework.cycle_state import CycleState
 from phalanx.scheduler.framework.interface import Handle, Plugin
 from phalanx.scheduler.framework.registry import register_plugin
 from phalanx.scheduler.framework.status import Status
-from phalanx.scheduler.framework.types import FilterResult, FitError, PodInfo, PostFilterResult, PreFilterResult
+from phalanx.scheduler.framework.types import (
+    FilterResult,
+    FitError,
+    PodInfo,
+    PostFilterResult,
+    PreFilterResult,
+)
 from phalanx.scheduler.gang.fit import Need, capacity
 from phalanx.scheduler.gang.manager import GangManager
 from phalanx.scheduler.gang.runtime import GangRuntime
@@ -86,7 +92,11 @@ class GangReservation(Plugin):
     Args = GangReservationArgs
 
     def __init__(self, handle: Handle, args: Any = None) -> None:
-        args = args if isinstance(args, GangReservationArgs) else GangReservationArgs.model_validate(args or {})
+        args = (
+            args
+            if isinstance(args, GangReservationArgs)
+            else GangReservationArgs.model_validate(args or {})
+        )
         super().__init__(handle, args)
         self.runtime = GangRuntime.for_handle(handle)
         self.book: Reservations = handle.shared(SHARED_KEY, Reservations)
@@ -112,13 +122,18 @@ class GangReservation(Plugin):
                 done = all(g is None or g.once_satisfied or not g.members for g in states)
             else:
                 done = self.handle.pod_info(key) is None or snap.pod_row(key) is not None
-            if done or (self.args.max_reservation_seconds and now - r.since > self.args.max_reservation_seconds):
+            if done or (
+                self.args.max_reservation_seconds
+                and now - r.since > self.args.max_reservation_seconds
+            ):
                 del self.book.active[key]
                 self.book.waiting_since.pop(key, None)
 
     # --- Filter ---------------------------------------------------------------------------
 
-    def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> tuple[PreFilterResult | None, Status]:
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, snap: Snapshot
+    ) -> tuple[PreFilterResult | None, Status]:
         if not self.book.active:
             return None, Status.skip()
         self._expire(self.handle.clock.now())
@@ -129,11 +144,15 @@ class GangReservation(Plugin):
             return None, Status.skip()
         return None, Status()
 
-    def filter(self, state: CycleState, pod: PodInfo, snap: Snapshot, idx: np.ndarray) -> FilterResult:
+    def filter(
+        self, state: CycleState, pod: PodInfo, snap: Snapshot, idx: np.ndarray
+    ) -> FilterResult:
         if not self.book.active or state.read(STATE_PER_POD_ONLY):
             return FilterResult.all_pass(idx.size)
         unit, _ = self._unit_of(pod)
-        others = [r for r in self.book.active.values() if r.unit != unit and pod.priority <= r.priority]
+        others = [
+            r for r in self.book.active.values() if r.unit != unit and pod.priority <= r.priority
+        ]
         if not others:
             return FilterResult.all_pass(idx.size)
         reserved: dict[int, np.ndarray] = {}
@@ -163,26 +182,37 @@ class GangReservation(Plugin):
 
     # --- PostFilter -------------------------------------------------------------------------
 
-    def post_filter(self, state: CycleState, pod: PodInfo, fit: FitError) -> tuple[PostFilterResult | None, Status]:
+    def post_filter(
+        self, state: CycleState, pod: PodInfo, fit: FitError
+    ) -> tuple[PostFilterResult | None, Status]:
         now = self.handle.clock.now()
         unit, st = self._unit_of(pod)
         since = self.book.waiting_since.setdefault(unit, now)
         self._expire(now)
         if unit in self.book.active:
             r = self.book.active[unit]
-            return None, Status.unschedulable(f"waiting for the {len(r.nodes)} node(s) reserved for {r.what} to drain")
-        if len(self.book.active) >= self.args.max_reservations or now - since < self.args.min_wait_seconds:
+            return None, Status.unschedulable(
+                f"waiting for the {len(r.nodes)} node(s) reserved for {r.what} to drain"
+            )
+        if (
+            len(self.book.active) >= self.args.max_reservations
+            or now - since < self.args.min_wait_seconds
+        ):
             return None, Status.unschedulable("")
         shapes = self._shapes(pod, st)
         snap = self.handle.snapshot()
         nodes = self._choose(snap, pod, st, shapes)
         what = st.spec.display if st is not None and st.spec is not None else pod.key
         if nodes is None:
-            return None, Status.unschedulable(f"no reservation: {what} does not fit even on empty nodes")
+            return None, Status.unschedulable(
+                f"no reservation: {what} does not fit even on empty nodes"
+            )
         gangs = tuple(g.id for g in self.runtime.manager.group(st)) if st is not None else ()
         self.book.active[unit] = Reservation(unit, what, pod.priority, now, nodes, gangs)
         self.book.made += 1
-        return None, Status.unschedulable(f"reserved {len(nodes)} node(s) for {what}; other pods backfill around them")
+        return None, Status.unschedulable(
+            f"reserved {len(nodes)} node(s) for {what}; other pods backfill around them"
+        )
 
     def _shapes(self, pod: PodInfo, st: GangState | None) -> list[tuple[PodInfo, int]]:
         if st is None:
@@ -190,15 +220,27 @@ class GangReservation(Plugin):
         out: dict[Any, list[Any]] = {}
         for g in self.runtime.manager.group(st):
             for m in g.needed_members(first=pod.key):
-                info = pod if m.key == pod.key else (self.handle.pod_info(m.key) or (PodInfo(m.pod) if m.pod is not None else None))
+                info = (
+                    pod
+                    if m.key == pod.key
+                    else (
+                        self.handle.pod_info(m.key)
+                        or (PodInfo(m.pod) if m.pod is not None else None)
+                    )
+                )
                 if info is None:
                     continue
                 entry = out.setdefault(info.signature, [info, 0])
                 entry[1] += 1
         return [(i, n) for i, n in out.values()] or [(pod, 1)]
 
-    def _choose(self, snap: Snapshot, pod: PodInfo, st: GangState | None,
-                shapes: Sequence[tuple[PodInfo, int]]) -> dict[str, np.ndarray] | None:
+    def _choose(
+        self,
+        snap: Snapshot,
+        pod: PodInfo,
+        st: GangState | None,
+        shapes: Sequence[tuple[PodInfo, int]],
+    ) -> dict[str, np.ndarray] | None:
         rows = snap.valid_rows()
         state = CycleState()
         state.write(STATE_PER_POD_ONLY, True)
@@ -206,7 +248,11 @@ class GangReservation(Plugin):
         state.skip_filter_plugins.add(self.NAME)
         masks = [self.handle.run_filter_plugins(state, info, rows).feasible for info, _ in shapes]
         domains: list[np.ndarray | None] = [None]
-        req = next((p.required for p in st.spec.packs if p.groups is None and p.required), None) if st and st.spec else None
+        req = (
+            next((p.required for p in st.spec.packs if p.groups is None and p.required), None)
+            if st and st.spec
+            else None
+        )
         if req is not None:
             col = snap.label_column(req.topology_key)[rows]
             domains = [col == v for v in np.unique(col[col > 0]).tolist()]

@@ -94,15 +94,31 @@ class TopologyPacking(Plugin):
         # Freed room can make a domain big enough for the gang; a new or relabelled node can
         # add a domain or grow one.
         return [
-            ClusterEventWithHint(ClusterEvent(ASSIGNED_POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN)),
-            ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_ALLOCATABLE)),
+            ClusterEventWithHint(
+                ClusterEvent(ASSIGNED_POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN)
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(
+                    NODE,
+                    ActionType.ADD
+                    | ActionType.UPDATE_NODE_LABEL
+                    | ActionType.UPDATE_NODE_ALLOCATABLE,
+                )
+            ),
         ]
 
     # --- PreFilter -------------------------------------------------------------------------
 
-    def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> tuple[PreFilterResult | None, Status]:
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, snap: Snapshot
+    ) -> tuple[PreFilterResult | None, Status]:
         st = self.runtime.cache.gang_of(pod.key)
-        if st is None or st.spec is None or not st.spec.is_gang or not (st.spec.packs or st.spec.follows):
+        if (
+            st is None
+            or st.spec is None
+            or not st.spec.is_gang
+            or not (st.spec.packs or st.spec.follows)
+        ):
             return None, Status.skip()
         ref = self.runtime.cache.member_ref(pod.key)
         scopes = st.spec.packs_for(ref.group if ref else None)
@@ -129,7 +145,9 @@ class TopologyPacking(Plugin):
                 col = snap.label_column(plan.key)
                 rows = snap.valid_rows()
                 rows = rows[col[rows] == plan.domain]
-                allowed = rows if allowed is None else np.intersect1d(allowed, rows, assume_unique=True)
+                allowed = (
+                    rows if allowed is None else np.intersect1d(allowed, rows, assume_unique=True)
+                )
                 why = f"node(s) outside {st.spec.display}'s {plan.label}"
         state.write(STATE_KEY, Plan(st.id, plans))
         return PreFilterResult(allowed, why), Status()
@@ -139,10 +157,16 @@ class TopologyPacking(Plugin):
         gang whose replicas each pack into a rack) prefers the domains where the gang's other
         members already are, so the gang packs as tightly as its constraints allow (KAI places
         a PodGroup's sub-groups together the same way)."""
-        open_keys = {p.key for p in plans if p.required and p.domain == 0 and p.scope.groups is not None}
+        open_keys = {
+            p.key for p in plans if p.required and p.domain == 0 and p.scope.groups is not None
+        }
         if not open_keys:
             return []
-        rows = [r for r in (snap.row(n) for n in (*st.assumed.values(), *st.bound.values())) if r is not None]
+        rows = [
+            r
+            for r in (snap.row(n) for n in (*st.assumed.values(), *st.bound.values()))
+            if r is not None
+        ]
         if not rows:
             return []
         scope = PackScope(f"{st.spec.display if st.spec else st.id} (together)", None, ())
@@ -170,13 +194,31 @@ class TopologyPacking(Plugin):
                 if domains.size != 1:
                     continue  # the base is not in one domain of this level: nothing to follow
                 domain = int(domains[0])
-                value = next((v for v, i in snap.label_values(c.topology_key).items() if i == domain), "?")
+                value = next(
+                    (v for v, i in snap.label_values(c.topology_key).items() if i == domain), "?"
+                )
                 label = f"{c.topology_key.rpartition('/')[2]}={value} (of {base.spec.display})"
-                out.append(ScopePlan(PackScope(f"follows {base.spec.display}", None, (c,)), c.topology_key,
-                                     c.required, domain, rows, label=label))
+                out.append(
+                    ScopePlan(
+                        PackScope(f"follows {base.spec.display}", None, (c,)),
+                        c.topology_key,
+                        c.required,
+                        domain,
+                        rows,
+                        label=label,
+                    )
+                )
         return out
 
-    def _plan(self, st: GangState, scope: PackScope, key: str, required: bool, pod: PodInfo, snap: Snapshot) -> ScopePlan:
+    def _plan(
+        self,
+        st: GangState,
+        scope: PackScope,
+        key: str,
+        required: bool,
+        pod: PodInfo,
+        snap: Snapshot,
+    ) -> ScopePlan:
         col = snap.label_column(key)
         placed_rows: list[int] = []
         pending: list[Any] = []
@@ -202,7 +244,9 @@ class TopologyPacking(Plugin):
         return plan
 
     @staticmethod
-    def _needs(st: GangState, scope: PackScope, pending: list[Any], pod: PodInfo, snap: Snapshot) -> list[Need]:
+    def _needs(
+        st: GangState, scope: PackScope, pending: list[Any], pod: PodInfo, snap: Snapshot
+    ) -> list[Need]:
         """Shapes still to place in the scope: its share of minMember, sized by the members."""
         covered = {m.key for m in pending}
         # The scope's share of the gang's minimum (per group), this pod first.
@@ -222,7 +266,9 @@ class TopologyPacking(Plugin):
 
     # --- Filter ----------------------------------------------------------------------------
 
-    def filter(self, state: CycleState, pod: PodInfo, snap: Snapshot, idx: np.ndarray) -> FilterResult:
+    def filter(
+        self, state: CycleState, pod: PodInfo, snap: Snapshot, idx: np.ndarray
+    ) -> FilterResult:
         plan: Plan | None = state.read(STATE_KEY)
         feasible = np.ones(idx.size, dtype=bool)
         if plan is None:
@@ -235,12 +281,18 @@ class TopologyPacking(Plugin):
             if sp.domain > 0:
                 bad = col != sp.domain
                 if bad.any():
-                    rejections.append(Rejection(f"node(s) outside the gang's {sp.label}", bad, unresolvable=True))
+                    rejections.append(
+                        Rejection(f"node(s) outside the gang's {sp.label}", bad, unresolvable=True)
+                    )
                     feasible &= ~bad
                 continue
             missing = col == 0
             if missing.any():
-                rejections.append(Rejection(f"node(s) without topology label {sp.key}", missing, unresolvable=True))
+                rejections.append(
+                    Rejection(
+                        f"node(s) without topology label {sp.key}", missing, unresolvable=True
+                    )
+                )
                 feasible &= ~missing
             # Nobody placed yet: keep only domains with room for the scope's remaining members.
             if not sp.needs or not feasible.any():
@@ -255,7 +307,10 @@ class TopologyPacking(Plugin):
             if small.any():
                 total = sum(n.count for n in sp.needs)
                 rejections.append(
-                    Rejection(f"topology domain ({sp.key}) without room for the gang's {total} pods", small)
+                    Rejection(
+                        f"topology domain ({sp.key}) without room for the gang's {total} pods",
+                        small,
+                    )
                 )
                 feasible &= ~small
         return FilterResult(feasible, rejections)
@@ -284,10 +339,11 @@ class TopologyPacking(Plugin):
                 # Nobody placed: favour the domain with the most room for this pod's shape.
                 cols, vals = snap.request_vector(pod)
                 cap = capacity(snap.free(idx), Need(cols, vals, 1)).astype(np.float64)
-                per_domain = np.bincount(cidx, weights=cap, minlength=int(cidx.max()) + 1 if cidx.size else 1)
+                per_domain = np.bincount(
+                    cidx, weights=cap, minlength=int(cidx.max()) + 1 if cidx.size else 1
+                )
                 top = per_domain[1:].max() if per_domain.size > 1 else 0.0
                 s = per_domain[cidx] / top if top > 0 else np.zeros(idx.size)
             s[cidx == 0] = 0.0
             total += s
         return total * (MAX_NODE_SCORE / max(1, len(preferred)))
-

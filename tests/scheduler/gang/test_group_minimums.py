@@ -34,10 +34,14 @@ from .builders import podgang
 group_st = hst.tuples(hst.integers(1, 4), hst.integers(0, 2), hst.integers(1, 3)).flatmap(
     lambda t: hst.tuples(hst.just(t[0]), hst.just(t[1]), hst.just(t[2]), hst.integers(1, t[2]))
 )
-instance_st = hst.fixed_dictionaries({
-    "nodes": hst.lists(hst.tuples(hst.sampled_from([2, 4, 6]), hst.integers(0, 2)), min_size=1, max_size=4),
-    "groups": hst.lists(group_st, min_size=1, max_size=3),
-})
+instance_st = hst.fixed_dictionaries(
+    {
+        "nodes": hst.lists(
+            hst.tuples(hst.sampled_from([2, 4, 6]), hst.integers(0, 2)), min_size=1, max_size=4
+        ),
+        "groups": hst.lists(group_st, min_size=1, max_size=3),
+    }
+)
 
 
 def feasible(nodes: list[tuple[int, int]], groups: list[tuple[int, int, int, int]]) -> bool:
@@ -57,7 +61,9 @@ def _pod(name: str, cpu: int, gpu: int, scheduler: str, **kw: Any) -> Pod:
     return pod(name, cpu=str(cpu), memory="64Mi", gpu=gpu, scheduler=scheduler, **kw)
 
 
-def objects(backend: str, groups: list[tuple[int, int, int, int]]) -> tuple[list[Any], dict[str, str]]:
+def objects(
+    backend: str, groups: list[tuple[int, int, int, int]]
+) -> tuple[list[Any], dict[str, str]]:
     """The gang object(s) and pods for `backend`; pod name -> group."""
     names = [f"c{i}" for i in range(len(groups))]
     pods: list[Any] = []
@@ -68,19 +74,44 @@ def objects(backend: str, groups: list[tuple[int, int, int, int]]) -> tuple[list
             pname = f"{gname}-{r}"
             group_of[pname] = gname
             if backend == "podgang":
-                p = _pod(pname, cpu, gpu, labels.SCHEDULER_PHALANX,
-                         labels={labels.LABEL_PODGANG: "g", labels.LABEL_PODCLIQUE: gname})
+                p = _pod(
+                    pname,
+                    cpu,
+                    gpu,
+                    labels.SCHEDULER_PHALANX,
+                    labels={labels.LABEL_PODGANG: "g", labels.LABEL_PODCLIQUE: gname},
+                )
             elif backend == "kai":
-                p = _pod(pname, cpu, gpu, labels.SCHEDULER_KAI, annotations={labels.ANNOTATION_KAI_POD_GROUP: "g"},
-                         labels={labels.LABEL_KAI_SUBGROUP: gname})
+                p = _pod(
+                    pname,
+                    cpu,
+                    gpu,
+                    labels.SCHEDULER_KAI,
+                    annotations={labels.ANNOTATION_KAI_POD_GROUP: "g"},
+                    labels={labels.LABEL_KAI_SUBGROUP: gname},
+                )
             elif backend == "volcano":
-                p = _pod(pname, cpu, gpu, labels.SCHEDULER_VOLCANO,
-                         annotations={labels.ANNOTATION_VOLCANO_GROUP_NAME: "g", labels.ANNOTATION_VOLCANO_TASK_SPEC: gname})
+                p = _pod(
+                    pname,
+                    cpu,
+                    gpu,
+                    labels.SCHEDULER_VOLCANO,
+                    annotations={
+                        labels.ANNOTATION_VOLCANO_GROUP_NAME: "g",
+                        labels.ANNOTATION_VOLCANO_TASK_SPEC: gname,
+                    },
+                )
             elif backend == "workload":
                 p = _pod(pname, cpu, gpu, labels.SCHEDULER_DEFAULT)
                 p.spec.workload_ref = WorkloadReference(name="g", pod_group=gname)
             else:  # koordinator: one PodGroup per group, all in one gang group
-                p = _pod(pname, cpu, gpu, labels.SCHEDULER_KOORDINATOR, labels={labels.LABEL_POD_GROUP: gname})
+                p = _pod(
+                    pname,
+                    cpu,
+                    gpu,
+                    labels.SCHEDULER_KOORDINATOR,
+                    labels={labels.LABEL_POD_GROUP: gname},
+                )
             pods.append(p)
     mins = {n: g[3] for n, g in zip(names, groups, strict=True)}
     total = sum(mins.values())
@@ -88,20 +119,53 @@ def objects(backend: str, groups: list[tuple[int, int, int, int]]) -> tuple[list
     if backend == "podgang":
         objs.append(podgang("g", mins))
     elif backend == "kai":
-        objs.append(KaiPodGroup.model_validate({"metadata": meta, "spec": {
-            "minMember": total, "subGroups": [{"name": n, "minMember": m} for n, m in mins.items()]}}))
+        objs.append(
+            KaiPodGroup.model_validate(
+                {
+                    "metadata": meta,
+                    "spec": {
+                        "minMember": total,
+                        "subGroups": [{"name": n, "minMember": m} for n, m in mins.items()],
+                    },
+                }
+            )
+        )
     elif backend == "volcano":
-        objs.append(VolcanoPodGroup.model_validate({"metadata": meta, "spec": {"minMember": total, "minTaskMember": mins}}))
+        objs.append(
+            VolcanoPodGroup.model_validate(
+                {"metadata": meta, "spec": {"minMember": total, "minTaskMember": mins}}
+            )
+        )
     elif backend == "workload":
         # As the kube backend writes it for a PodGang: one pod group per PodGang group.
-        objs.append(Workload.model_validate({"metadata": {**meta, "labels": {labels.LABEL_PODGANG: "g"}}, "spec": {
-            "podGroups": [{"name": n, "policy": {"gang": {"minCount": m}}} for n, m in mins.items()]}}))
+        objs.append(
+            Workload.model_validate(
+                {
+                    "metadata": {**meta, "labels": {labels.LABEL_PODGANG: "g"}},
+                    "spec": {
+                        "podGroups": [
+                            {"name": n, "policy": {"gang": {"minCount": m}}}
+                            for n, m in mins.items()
+                        ]
+                    },
+                }
+            )
+        )
     else:
         together = json.dumps([f"default/{n}" for n in names])
         for n, m in mins.items():
-            objs.append(CoschedulingPodGroup.model_validate({
-                "metadata": {"name": n, "namespace": "default", "annotations": {labels.ANNOTATION_KOORD_GANG_GROUPS: together}},
-                "spec": {"minMember": m}}))
+            objs.append(
+                CoschedulingPodGroup.model_validate(
+                    {
+                        "metadata": {
+                            "name": n,
+                            "namespace": "default",
+                            "annotations": {labels.ANNOTATION_KOORD_GANG_GROUPS: together},
+                        },
+                        "spec": {"minMember": m},
+                    }
+                )
+            )
     return objs + pods, group_of
 
 
@@ -114,7 +178,9 @@ def run(nodes: list[tuple[int, int]], objs: list[Any]) -> dict[str, str | None]:
         await sched.start()
         for o in objs:
             await client.create(o)
-        assert await sched.wait_idle(timeout=600), "scheduler did not settle within 10 virtual minutes"
+        assert await sched.wait_idle(timeout=600), (
+            "scheduler did not settle within 10 virtual minutes"
+        )
         out = {p.name: p.spec.node_name for p in (await client.list(Pod, "default")).items}
         await sched.stop()
         return out
@@ -128,7 +194,9 @@ BACKENDS = ["podgang", "kai", "volcano", "workload", "koordinator"]
 @pytest.mark.parametrize("backend", BACKENDS)
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(instance_st)
-def test_every_group_minimum_is_placed_whenever_some_assignment_exists(backend: str, inst: dict[str, Any]) -> None:
+def test_every_group_minimum_is_placed_whenever_some_assignment_exists(
+    backend: str, inst: dict[str, Any]
+) -> None:
     nodes, groups = inst["nodes"], inst["groups"]
     objs, group_of = objects(backend, groups)
     bound = run(nodes, objs)
@@ -139,9 +207,14 @@ def test_every_group_minimum_is_placed_whenever_some_assignment_exists(backend: 
     mins = {f"c{i}": g[3] for i, g in enumerate(groups)}
     if feasible(nodes, groups):
         short = {g: (per_group.get(g, 0), m) for g, m in mins.items() if per_group.get(g, 0) < m}
-        assert not short, f"a placement of every minimum exists, but groups {short} (bound, minimum) are short: {bound}"
+        assert not short, (
+            f"a placement of every minimum exists, but groups {short} (bound, minimum) "
+            f"are short: {bound}"
+        )
     else:
-        assert not any(bound.values()), f"no placement of every minimum exists, yet pods were bound: {bound}"
+        assert not any(bound.values()), (
+            f"no placement of every minimum exists, yet pods were bound: {bound}"
+        )
 
 
 def test_workload2_runs_one_pod_per_group_on_three_nodes_and_leaves_the_extras_pending() -> None:

@@ -38,18 +38,27 @@ def term(key: str, match: dict[str, str] | None, **kw: Any) -> dict[str, Any]:
     return t
 
 
-def affinity(*, req: list | None = None, anti: list | None = None, pref: list | None = None,
-             pref_anti: list | None = None) -> Affinity:
+def affinity(
+    *,
+    req: list | None = None,
+    anti: list | None = None,
+    pref: list | None = None,
+    pref_anti: list | None = None,
+) -> Affinity:
     pa: dict[str, Any] = {}
     paa: dict[str, Any] = {}
     if req:
         pa["requiredDuringSchedulingIgnoredDuringExecution"] = req
     if pref:
-        pa["preferredDuringSchedulingIgnoredDuringExecution"] = [{"weight": w, "podAffinityTerm": t} for w, t in pref]
+        pa["preferredDuringSchedulingIgnoredDuringExecution"] = [
+            {"weight": w, "podAffinityTerm": t} for w, t in pref
+        ]
     if anti:
         paa["requiredDuringSchedulingIgnoredDuringExecution"] = anti
     if pref_anti:
-        paa["preferredDuringSchedulingIgnoredDuringExecution"] = [{"weight": w, "podAffinityTerm": t} for w, t in pref_anti]
+        paa["preferredDuringSchedulingIgnoredDuringExecution"] = [
+            {"weight": w, "podAffinityTerm": t} for w, t in pref_anti
+        ]
     return Affinity(pod_affinity=pa or None, pod_anti_affinity=paa or None)
 
 
@@ -76,14 +85,25 @@ def filtered(s: Snapshot, p: Any) -> tuple[list[str], dict[str, int]]:
 def test_required_anti_affinity_keeps_out_of_the_domains_of_matching_pods() -> None:
     s = zoned()
     s.add_pod(PodInfo(pod("web-0", labels={"app": "web"})), "a1")
-    ok, why = filtered(s, pod("web-1", labels={"app": "web"}, affinity=affinity(anti=[term(ZONE, {"app": "web"})])))
+    ok, why = filtered(
+        s, pod("web-1", labels={"app": "web"}, affinity=affinity(anti=[term(ZONE, {"app": "web"})]))
+    )
     # Zone a holds web-0; c1 has no zone label, so it is in no domain and passes.
     assert ok == ["b1", "c1"] and why == {REASON_ANTI: 2}
 
 
 def test_existing_pods_anti_affinity_is_symmetric() -> None:
     s = zoned()
-    s.add_pod(PodInfo(pod("loner", labels={"app": "loner"}, affinity=affinity(anti=[term(ZONE, {"app": "web"})]))), "b1")
+    s.add_pod(
+        PodInfo(
+            pod(
+                "loner",
+                labels={"app": "loner"},
+                affinity=affinity(anti=[term(ZONE, {"app": "web"})]),
+            )
+        ),
+        "b1",
+    )
     ok, why = filtered(s, pod("web-0", labels={"app": "web"}))
     assert ok == ["a1", "a2", "c1"] and why == {REASON_EXISTING_ANTI: 1}
     # A pod the term does not match is not kept out.
@@ -108,20 +128,36 @@ def test_namespaces_and_namespace_selector() -> None:
     s = zoned()
     s.add_pod(PodInfo(pod("db", namespace="prod", labels={"app": "db"})), "a1")
     # By default a term looks at the declaring pod's namespace only.
-    assert filtered(s, pod("x", affinity=affinity(anti=[term(ZONE, {"app": "db"})])))[0] == ["a1", "a2", "b1", "c1"]
-    assert filtered(s, pod("x", affinity=affinity(anti=[term(ZONE, {"app": "db"}, namespaces=["prod"])])))[0] == ["b1", "c1"]
+    assert filtered(s, pod("x", affinity=affinity(anti=[term(ZONE, {"app": "db"})])))[0] == [
+        "a1",
+        "a2",
+        "b1",
+        "c1",
+    ]
+    assert filtered(
+        s, pod("x", affinity=affinity(anti=[term(ZONE, {"app": "db"}, namespaces=["prod"])]))
+    )[0] == ["b1", "c1"]
     # namespaceSelector {} means every namespace.
-    assert filtered(s, pod("x", affinity=affinity(anti=[term(ZONE, {"app": "db"}, namespaceSelector={})])))[0] == ["b1", "c1"]
+    assert filtered(
+        s, pod("x", affinity=affinity(anti=[term(ZONE, {"app": "db"}, namespaceSelector={})]))
+    )[0] == ["b1", "c1"]
 
 
 def test_namespace_selector_matches_namespace_labels_from_the_cluster() -> None:
     sel = {"matchLabels": {"tier": "data"}}
 
     async def body(client: MemoryCluster, sched: Scheduler):
-        await client.create(pod("db", namespace="prod", labels={"app": "db"}, node_selector={HOST: "a1"}))
+        await client.create(
+            pod("db", namespace="prod", labels={"app": "db"}, node_selector={HOST: "a1"})
+        )
         assert await sched.wait_idle(timeout=30)
-        await client.create(pod("x", affinity=affinity(anti=[term(ZONE, {"app": "db"}, namespaceSelector=sel)]),
-                                node_selector={ZONE: "a"}))
+        await client.create(
+            pod(
+                "x",
+                affinity=affinity(anti=[term(ZONE, {"app": "db"}, namespaceSelector=sel)]),
+                node_selector={ZONE: "a"},
+            )
+        )
         assert await sched.wait_idle(timeout=30)
         return await bound_nodes(client)
 
@@ -137,8 +173,15 @@ def test_preferred_terms_score_and_normalise_like_kube() -> None:
     s = zoned()
     s.add_pod(PodInfo(pod("cache", labels={"app": "cache"})), "b1")
     s.add_pod(PodInfo(pod("noisy", labels={"app": "noisy"})), "a1")
-    p = PodInfo(pod("web", affinity=affinity(pref=[(10, term(ZONE, {"app": "cache"}))],
-                                              pref_anti=[(5, term(ZONE, {"app": "noisy"}))])))
+    p = PodInfo(
+        pod(
+            "web",
+            affinity=affinity(
+                pref=[(10, term(ZONE, {"app": "cache"}))],
+                pref_anti=[(5, term(ZONE, {"app": "noisy"}))],
+            ),
+        )
+    )
     plugin = InterPodAffinity(_Handle())
     state = CycleState()
     rows = s.valid_rows()
@@ -149,10 +192,13 @@ def test_preferred_terms_score_and_normalise_like_kube() -> None:
 
 
 def test_existing_pods_terms_score_the_incoming_pod() -> None:
-    """Existing pods' required affinity counts hardPodAffinityWeight (1); preferred ones their weight."""
+    """Existing pods' required affinity counts hardPodAffinityWeight (1); preferred terms
+    their weight."""
     s = zoned()
     s.add_pod(PodInfo(pod("a", affinity=affinity(req=[term(ZONE, {"app": "web"})]))), "a1")
-    s.add_pod(PodInfo(pod("b", affinity=affinity(pref_anti=[(3, term(ZONE, {"app": "web"}))]))), "b1")
+    s.add_pod(
+        PodInfo(pod("b", affinity=affinity(pref_anti=[(3, term(ZONE, {"app": "web"}))]))), "b1"
+    )
     p = PodInfo(pod("web", labels={"app": "web"}))
     plugin = InterPodAffinity(_Handle())
     state = CycleState()
@@ -185,7 +231,10 @@ def test_a_gangs_members_keep_apart_from_each_other_while_being_placed() -> None
         return await bound_by_gang(client), sched.diagnoses()
 
     def objs() -> list[Any]:
-        return [podgang("g", {"w": 4}), *members("g", "w", 4, gpu=1, cpu="100m", labels={"gang": "g"}, affinity=anti)]
+        return [
+            podgang("g", {"w": 4}),
+            *members("g", "w", 4, gpu=1, cpu="100m", labels={"gang": "g"}, affinity=anti),
+        ]
 
     four = [node(f"n{i}", gpu=8, labels={HOST: f"n{i}"}) for i in range(4)]
     bound, _ = run_scheduler(body, nodes=four, pods=objs())
@@ -193,4 +242,6 @@ def test_a_gangs_members_keep_apart_from_each_other_while_being_placed() -> None
     bound, diags = run_scheduler(body, nodes=four[:3], pods=objs())
     assert bound["g"] == [None] * 4
     # The gang's pre-check counts one member per node, so it fails at once (no retry storm).
-    assert any("needs 4 pods like this one, these nodes fit 3" in d.message() for d in diags.values())
+    assert any(
+        "needs 4 pods like this one, these nodes fit 3" in d.message() for d in diags.values()
+    )

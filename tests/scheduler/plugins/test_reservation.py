@@ -8,7 +8,13 @@ from typing import Any
 from phalanx.api.core import Pod
 from phalanx.cluster.memory import MemoryCluster
 from phalanx.scheduler import Scheduler
-from phalanx.scheduler.framework import PluginConfig, PluginRef, Plugins, PluginSet, SchedulerProfile
+from phalanx.scheduler.framework import (
+    PluginConfig,
+    PluginRef,
+    Plugins,
+    PluginSet,
+    SchedulerProfile,
+)
 
 from ..gang.builders import bound_by_gang, members, podgang
 from ..helpers import bound_nodes, node, pod, run_scheduler
@@ -37,8 +43,10 @@ def _stream(client: MemoryCluster, sched: Scheduler, rounds: int) -> Any:
 
 NODES = [node(f"n{i}", gpu=2) for i in range(4)]
 # Reserve as soon as the gang is unschedulable (the default waits an hour of virtual time).
-AT_ONCE = SchedulerProfile(scheduler_name="phalanx-scheduler",
-                           plugin_config=[PluginConfig(name="GangReservation", args={"minWaitSeconds": 0})])
+AT_ONCE = SchedulerProfile(
+    scheduler_name="phalanx-scheduler",
+    plugin_config=[PluginConfig(name="GangReservation", args={"minWaitSeconds": 0})],
+)
 
 
 def _at_once(client: MemoryCluster) -> Scheduler:
@@ -56,13 +64,17 @@ def test_the_waiting_gang_reserves_room_and_runs_once_its_nodes_drain() -> None:
 
 
 def test_without_reservation_the_stream_starves_the_gang() -> None:
-    off = SchedulerProfile(scheduler_name="phalanx-scheduler",
-                           plugins=Plugins(multi_point=PluginSet(disabled=[PluginRef(name="GangReservation")])))
+    off = SchedulerProfile(
+        scheduler_name="phalanx-scheduler",
+        plugins=Plugins(multi_point=PluginSet(disabled=[PluginRef(name="GangReservation")])),
+    )
 
     async def body(client: MemoryCluster, sched: Scheduler):
         return await _stream(client, sched, 8)
 
-    by_gang, nodes = run_scheduler(body, nodes=NODES, scheduler_factory=lambda c: Scheduler(c, [off]))
+    by_gang, nodes = run_scheduler(
+        body, nodes=NODES, scheduler_factory=lambda c: Scheduler(c, [off])
+    )
     assert by_gang["big"] == [None] * 4
     assert sum(1 for n, at in nodes.items() if n.startswith("small") and at) == 8
 
@@ -88,7 +100,9 @@ def test_backfill_uses_room_beyond_the_reservation() -> None:
         assert await sched.wait_idle(timeout=30)
         return await bound_nodes(client), sched
 
-    nodes, sched = run_scheduler(body, nodes=[node(f"n{i}", gpu=2) for i in range(3)], scheduler_factory=_at_once)
+    nodes, sched = run_scheduler(
+        body, nodes=[node(f"n{i}", gpu=2) for i in range(3)], scheduler_factory=_at_once
+    )
     book = sched.shared("phalanx.scheduler.reservations", lambda: None)
     reserved = {n for r in book.active.values() for n in r.nodes}
     assert len(reserved) == 2 and nodes["late"] is not None and nodes["late"] not in reserved

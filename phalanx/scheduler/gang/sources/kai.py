@@ -71,7 +71,9 @@ class KaiSource:
                 mode=GangMode.STRICT,
                 packs=tuple(packs),
                 # Named after its PodGang, as the base's is: follow the base's domain.
-                follows=gang_id(Source.KAI, ns, base) if (base := labels_of(obj).get(labels.LABEL_BASE_PODGANG)) else None,
+                follows=gang_id(Source.KAI, ns, base)
+                if (base := labels_of(obj).get(labels.LABEL_BASE_PODGANG))
+                else None,
                 object_ref=ObjectRef(obj.api_version, obj.kind, ns, name),
                 generation=obj.metadata.generation,
             )
@@ -81,7 +83,10 @@ class KaiSource:
         name = annotations_of(pod).get(labels.ANNOTATION_KAI_POD_GROUP)
         if not name:
             return None
-        return MemberRef(gang_id(Source.KAI, pod.metadata.namespace or "", name), labels_of(pod).get(labels.LABEL_KAI_SUBGROUP))
+        return MemberRef(
+            gang_id(Source.KAI, pod.metadata.namespace or "", name),
+            labels_of(pod).get(labels.LABEL_KAI_SUBGROUP),
+        )
 
     def gang_from_pod(self, pod: Any) -> Gang | None:
         return None

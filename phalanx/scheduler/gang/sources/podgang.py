@@ -67,7 +67,9 @@ class PodGangSource:
                 groups=groups,
                 mode=GangMode.STRICT,
                 packs=tuple(packs),
-                follows=gang_id(Source.PODGANG, ns, base) if (base := (obj.metadata.labels or {}).get(labels.LABEL_BASE_PODGANG)) else None,
+                follows=gang_id(Source.PODGANG, ns, base)
+                if (base := (obj.metadata.labels or {}).get(labels.LABEL_BASE_PODGANG))
+                else None,
                 object_ref=ObjectRef(obj.api_version, obj.kind, ns, name),
                 generation=obj.metadata.generation,
             )
@@ -78,7 +80,10 @@ class PodGangSource:
         name = lbl.get(labels.LABEL_PODGANG)
         if not name:
             return None
-        return MemberRef(gang_id(Source.PODGANG, pod.metadata.namespace or "", name), lbl.get(labels.LABEL_PODCLIQUE))
+        return MemberRef(
+            gang_id(Source.PODGANG, pod.metadata.namespace or "", name),
+            lbl.get(labels.LABEL_PODCLIQUE),
+        )
 
     def gang_from_pod(self, pod: Any) -> Gang | None:
         return None

@@ -51,7 +51,9 @@ class VolcanoSource:
                 mode=GangMode.STRICT,
                 packs=packs,
                 # Named after its PodGang, as the base's is: follow the base's domain.
-                follows=gang_id(Source.VOLCANO, ns, base) if (base := labels_of(obj).get(labels.LABEL_BASE_PODGANG)) else None,
+                follows=gang_id(Source.VOLCANO, ns, base)
+                if (base := labels_of(obj).get(labels.LABEL_BASE_PODGANG))
+                else None,
                 object_ref=ObjectRef(obj.api_version, obj.kind, ns, name),
                 generation=obj.metadata.generation,
                 warnings=tuple(warnings),
@@ -63,7 +65,10 @@ class VolcanoSource:
         name = ann.get(labels.ANNOTATION_VOLCANO_GROUP_NAME)
         if not name:
             return None
-        return MemberRef(gang_id(Source.VOLCANO, pod.metadata.namespace or "", name), ann.get(labels.ANNOTATION_VOLCANO_TASK_SPEC))
+        return MemberRef(
+            gang_id(Source.VOLCANO, pod.metadata.namespace or "", name),
+            ann.get(labels.ANNOTATION_VOLCANO_TASK_SPEC),
+        )
 
     def gang_from_pod(self, pod: Any) -> Gang | None:
         return None
