@@ -4,9 +4,9 @@ group's minimum first and never lets an extra member take the room a minimum nee
 The property (hypothesis, checked against brute force on small instances): whenever some
 assignment of pods to nodes gives every group its minimum, the scheduler binds at least
 that many of every group; when none does, it binds nothing. It holds for each backend's gang
-object the embedded scheduler reads (PodGang groups, KAI subGroups, Volcano tasks, the
-Workload the kube backend writes for a PodGang, a Koordinator gang group), because they all
-reach the scheduler as the same gang model.
+object the embedded scheduler reads (PodGang groups, KAI subGroups, Volcano tasks, a
+Workload with one pod group per PodGang group and the PodGang's label, a Koordinator gang
+group), because they all reach the scheduler as the same gang model.
 """
 
 from __future__ import annotations
@@ -137,7 +137,8 @@ def objects(
             )
         )
     elif backend == "workload":
-        # As the kube backend writes it for a PodGang: one pod group per PodGang group.
+        # A Workload mirroring a PodGang group by group (Phalanx's kube backend now writes one
+        # pod group per PodGang, minCount = the sum: per-group minimums are not expressed).
         objs.append(
             Workload.model_validate(
                 {

@@ -5,8 +5,9 @@ gang: a `gang` policy's minCount members must be placed together; a `basic` poli
 no gang semantics (its pods are scheduled one by one). Pods point at their pod group with
 `spec.workloadRef {name, podGroup}`.
 
-A Workload written for a PodGang (label `grove.io/podgang`) is the exception: its gang
-pod groups form one gang group, as the PodGang's groups do (see `WorkloadSource.gangs`).
+A Workload that mirrors a PodGang (label `grove.io/podgang`) with a pod group per PodGang
+group is the exception: its gang pod groups form one gang group, as the PodGang's groups do
+(see `WorkloadSource.gangs`).
 
 Kubernetes 1.36+ (`spec.schedulingGroup.podGroupName` on pods, standalone PodGroup objects of
 scheduling.k8s.io/v1alpha2 and v1beta1): `PodGroupSource` below.
@@ -33,10 +34,13 @@ class WorkloadSource:
     def gangs(self, obj: Workload) -> list[Gang]:
         ns, name = obj.metadata.namespace or "", obj.metadata.name or ""
         out: list[Gang] = []
-        # A Workload the kube backend wrote for a PodGang (it carries the PodGang's label)
-        # keeps the PodGang's meaning: the gang is satisfied when every group reaches its
-        # own minimum, so its gang-policy pod groups form one gang group. Other Workloads
-        # keep KEP-4671's meaning: each pod group is scheduled on its own.
+        # A Workload that mirrors a PodGang (it carries the PodGang's label) with one pod
+        # group per PodGang group keeps the PodGang's meaning: the gang is satisfied when
+        # every group reaches its own minimum, so its gang pod groups form one gang group.
+        # Other Workloads keep KEP-4671's meaning: each pod group is scheduled on its own.
+        # (Phalanx's kube backend writes one pod group per PodGang, minCount = the sum, as
+        # kube-scheduler cannot tie pod groups together: per-group minimums are then lost,
+        # which admission reports as PerGroupMinimums.)
         together: tuple[str, ...] = ()
         if (obj.metadata.labels or {}).get(labels.LABEL_PODGANG):
             together = tuple(sorted(gang_id(Source.WORKLOAD, ns, _gang_name(name, pg.name))
