@@ -31,7 +31,7 @@ from phalanx.cluster.controller import (
 )
 from phalanx.cluster.objects import object_key
 
-from . import builders, naming
+from . import builders, lifecycle_events, naming
 from .conditions import BACKEND_SYNCED
 from .context import IDX_BASE_PODGANG, OperatorContext, bounded, first_error, requeue_on_conflict
 
@@ -131,16 +131,19 @@ class PodCliqueController:
         backend = ctx.registry.get_or_default(pclq.spec.pod_spec.scheduler_name)
         factory = builders.PodFactory(pclq, group_pods=self._group_pods(pclq))
 
-        async def create(k: int) -> None:
+        async def create(k: int) -> str | None:
             pod = factory(k)
             backend.prepare_pod(pod)
             try:
                 await ctx.client.create(pod)
             except AlreadyExists:
-                pass  # an earlier incarnation's pod still going, or our cache lags: next event
+                return None  # an earlier incarnation's pod still going, or our cache lags
+            return pod.name
 
         results = await bounded([lambda k=k: create(k) for k in missing],
                                 ctx.tunables.write_concurrency)
+        lifecycle_events.pods_created(ctx.recorder, pclq,
+                                      [r for r in results if isinstance(r, str)])
         err = first_error(results)
         if err is not None and permanent_reason(err) is not None:
             # The API server refuses the pod itself (Invalid, Forbidden): reported once on
@@ -169,14 +172,18 @@ class PodCliqueController:
         if not doomed:
             return None
 
-        async def delete(name: str) -> None:
+        async def delete(name: str) -> str | None:
             try:
                 await self.ctx.client.delete(Pod, name, pclq.namespace)
             except NotFound:
-                pass
+                return None
+            return name
 
-        return first_error(await bounded([lambda n=n: delete(n) for n in doomed],
-                                         self.ctx.tunables.write_concurrency))
+        results = await bounded([lambda n=n: delete(n) for n in doomed],
+                                self.ctx.tunables.write_concurrency)
+        lifecycle_events.children_deleted(self.ctx.recorder, pclq, "Pod",
+                                          [r for r in results if isinstance(r, str)])
+        return first_error(results)
 
     async def _replace_failed(self, pclq: PodClique, pods: dict[int, Pod]
                               ) -> BaseException | None:

@@ -37,7 +37,7 @@ from phalanx.api.grove import (
 from phalanx.cluster.client import AlreadyExists, NotFound
 from phalanx.cluster.controller import Controller, PermanentError, Result, map_from_label
 
-from . import builders, naming
+from . import builders, lifecycle_events, naming
 from .admission import check_all, default_podcliqueset
 from .context import IDX_OWNER, IDX_PCS, OperatorContext, bounded, first_error, owner_key, requeue_on_conflict
 from .plan import (
@@ -216,12 +216,14 @@ class PodCliqueSetController:
                 updated = existing.copy_deep()
                 updated.spec = want
                 await client.update(updated)
+                lifecycle_events.child_created(self.ctx.recorder, pcs, updated, updated=True)
             return True
         gang = builders.build_podgang(pcs, plan, scheduler, key_of, topology_name)
         try:
             created = await client.create(gang)
         except AlreadyExists:
             return True  # our cache lags a create (e.g. before a restart); it exists
+        lifecycle_events.child_created(self.ctx.recorder, pcs, created)
         total = sum(c.template.spec.replicas for c in plan.cliques)
         set_condition(created.status.conditions, PODGANG_INITIALIZED, False, REASON_PODS_PENDING,
                       f"0/{total} pods created", now=client.clock.now_dt())
@@ -239,9 +241,10 @@ class PodCliqueSetController:
         client = self.ctx.client
         if existing is None:
             try:
-                await client.create(builders.build_podclique(pcs, plan, pcs))
+                created = await client.create(builders.build_podclique(pcs, plan, pcs))
             except AlreadyExists:
-                pass
+                return
+            lifecycle_events.child_created(self.ctx.recorder, pcs, created)
             return
         if existing.metadata.deletion_timestamp is not None:
             return
@@ -254,6 +257,7 @@ class PodCliqueSetController:
             updated.metadata.labels.update(want.metadata.labels)
             updated.metadata.annotations.update(want.metadata.annotations)
             await client.update(updated)
+            lifecycle_events.child_created(self.ctx.recorder, pcs, updated, updated=True)
 
     async def _ensure_group(self, pcs: PodCliqueSet, i: int, cfg: PodCliqueScalingGroupConfig,
                             existing: PodCliqueScalingGroup | None) -> None:
@@ -261,9 +265,10 @@ class PodCliqueSetController:
         want = builders.build_scaling_group(pcs, i, cfg)
         if existing is None:
             try:
-                await client.create(want)
+                created = await client.create(want)
             except AlreadyExists:
-                pass
+                return
+            lifecycle_events.child_created(self.ctx.recorder, pcs, created)
             return
         if existing.metadata.deletion_timestamp is not None:
             return
@@ -284,13 +289,16 @@ class PodCliqueSetController:
             return None
         log.info("%s: deleting %d %s no longer in the spec", pcs.key, len(doomed), kind.KIND)
 
-        async def delete(name: str) -> None:
+        async def delete(name: str) -> str | None:
             try:
                 await self.ctx.client.delete(kind, name, pcs.namespace)
             except NotFound:
-                pass
+                return None
+            return name
 
         results = await bounded([lambda n=n: delete(n) for n in doomed],
                                 self.ctx.tunables.write_concurrency)
+        lifecycle_events.children_deleted(self.ctx.recorder, pcs, kind.KIND,
+                                          [r for r in results if isinstance(r, str)])
         return first_error(results)
 

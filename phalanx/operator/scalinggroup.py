@@ -31,7 +31,7 @@ from phalanx.cluster.client import AlreadyExists, NotFound
 from phalanx.cluster.controller import Controller, Result, map_to_owner
 from phalanx.cluster.objects import object_key
 
-from . import builders, naming
+from . import builders, lifecycle_events, naming
 from .conditions import (
     MIN_AVAILABLE_BREACHED,
     REASON_PCSG_INSUFFICIENT_AVAILABLE,
@@ -108,9 +108,10 @@ class ScalingGroupController:
                     if gang is None or gang.metadata.deletion_timestamp is not None:
                         continue  # PodGang first; its creation event brings us back
                     try:
-                        await client.create(builders.build_podclique(pcs, plan, pcsg))
+                        created = await client.create(builders.build_podclique(pcs, plan, pcsg))
                     except AlreadyExists:
-                        pass
+                        continue
+                    lifecycle_events.child_created(self.ctx.recorder, pcsg, created)
                 elif current.metadata.deletion_timestamp is None and \
                         clique_drifted(current, plan, plan.template.spec.replicas):
                     want = builders.build_podclique(pcs, plan, pcsg)
@@ -119,12 +120,17 @@ class ScalingGroupController:
                     updated.metadata.labels.update(want.metadata.labels)
                     updated.metadata.annotations.update(want.metadata.annotations)
                     await client.update(updated)
+                    lifecycle_events.child_created(self.ctx.recorder, pcsg, updated,
+                                                   updated=True)
+        deleted = []
         for name in sorted(existing, reverse=True):
             if name not in planned and existing[name].metadata.deletion_timestamp is None:
                 try:
                     await client.delete(PodClique, name, pcs.namespace)
                 except NotFound:
-                    pass
+                    continue
+                deleted.append(name)
+        lifecycle_events.children_deleted(self.ctx.recorder, pcsg, "PodClique", deleted)
 
     async def _sync_status(self, pcs: PodCliqueSet, pcsg: PodCliqueScalingGroup,
                            existing: dict[str, PodClique]) -> Result | None:
