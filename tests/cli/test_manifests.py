@@ -167,6 +167,7 @@ def test_the_installed_configuration_admits_the_documented_example() -> None:
     from phalanx.operator.admission import check_all, default_podcliqueset
 
     import phalanx.backends  # noqa: F401  (registers every backend)
+    import phalanx.sim.workload  # noqa: F401  (registers Scenario, the file's 2nd document)
 
     registry = BackendRegistry.from_config(_installed_config(manifests()))
     example = Path(__file__).resolve().parents[2] / "examples" / "multinode-aggregated.yaml"
