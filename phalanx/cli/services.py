@@ -75,6 +75,17 @@ def scheduler(
                                       help="Elect one active replica through a Lease."),
     lease_namespace: str = typer.Option(None, "--lease-namespace",
                                         help="Namespace of the Lease (default: the pod's own)."),
+    lease_duration: str = typer.Option(
+        "15s", "--leader-elect-lease-duration", metavar="DURATION",
+        help="How long a standby waits, after the leader's last renewal it saw, before it "
+        "takes the Lease (kube-scheduler's flag and default)."),
+    renew_deadline: str = typer.Option(
+        "10s", "--leader-elect-renew-deadline", metavar="DURATION",
+        help="How long the leader keeps trying to renew before it stops leading (shorter "
+        "than the lease duration)."),
+    retry_period: str = typer.Option(
+        "2s", "--leader-elect-retry-period", metavar="DURATION",
+        help="Wait between attempts to acquire or renew the Lease."),
     probe_port: int = typer.Option(SCHEDULER_PROBE_PORT, min=1, max=65535,
                                    help="Port of /healthz and /readyz."),
     metrics_port: int = typer.Option(SCHEDULER_METRICS_PORT, min=1, max=65535,
@@ -82,9 +93,16 @@ def scheduler(
     log_format: str = typer.Option("text", help="text or json."),
 ) -> None:
     """Run the Phalanx gang scheduler against a Kubernetes API server until SIGTERM."""
+    from phalanx.api.duration import parse_duration
+    from phalanx.services.leader import LeaseTiming
     from phalanx.services.scheduler import SchedulerServiceOptions, run_scheduler_service
 
+    try:
+        timing = LeaseTiming(*(parse_duration(v) for v in
+                               (lease_duration, renew_deadline, retry_period)))
+    except ValueError as err:
+        raise UserError(f"--leader-elect-*: {err}") from None
     _run(run_scheduler_service(SchedulerServiceOptions(
         kubeconfig=kubeconfig, context=context, scheduler_names=list(scheduler_name),
         leader_elect=leader_elect, lease_namespace=lease_namespace, probe_port=probe_port,
-        metrics_port=metrics_port, log_format=log_format)))
+        metrics_port=metrics_port, log_format=log_format, lease_timing=timing)))

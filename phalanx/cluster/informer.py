@@ -81,6 +81,9 @@ class Informer(Generic[T]):
         self.relists = 0
         self.rewatches = 0
         self.errors = 0
+        # Why the last list or watch failed ("Forbidden: ..."), until one succeeds: what a
+        # readiness probe shows while the cache cannot sync.
+        self.last_error: str | None = None
 
     def __repr__(self) -> str:
         where = f" in {self.namespace}" if self.namespace else ""
@@ -228,6 +231,7 @@ class Informer(Generic[T]):
                 rv = None
             except Exception as err:
                 self.errors += 1
+                self.last_error = f"{type(err).__name__}: {err}"
                 log.warning("%r: %s: %s; retrying in %.1fs", self, type(err).__name__, err, delay)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, self.backoff_max)
@@ -255,6 +259,7 @@ class Informer(Generic[T]):
         for key in [k for k in cache if k not in fresh]:
             self._drop(key, cache[key])
         self.resource_version = result.resource_version
+        self.last_error = None
         self._synced.set()
         return result.resource_version
 

@@ -68,6 +68,9 @@ class LeaderElector:
         self._observed: tuple[str | None, str | None] | None = None
         self._observed_at = 0.0
         self.on_change: Callable[[bool], None] | None = None
+        # Why the last attempt to read or write the Lease failed, until one succeeds (the
+        # readiness probe's "leader-election" check).
+        self.last_error: str | None = None
 
     def _now(self) -> float:
         return self.client.clock.monotonic()
@@ -84,6 +87,15 @@ class LeaderElector:
 
     async def try_acquire_or_renew(self) -> bool:
         """One attempt; True when we hold the Lease afterwards."""
+        try:
+            held = await self._attempt()
+        except ApiError as err:
+            self.last_error = f"{type(err).__name__}: {err}"
+            raise
+        self.last_error = None
+        return held
+
+    async def _attempt(self) -> bool:
         clock = self.client.clock
         now_dt = clock.now_dt()
         duration = int(round(self.timing.lease_duration))

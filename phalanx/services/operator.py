@@ -25,8 +25,8 @@ from .certs import (
 from .leader import LeaseTiming
 from .metrics import PhalanxMetrics
 from .runtime import (
-    bind_controller_metrics, connect, install_signal_handlers, own_namespace,
-    readiness_checks, run_with_leadership, setup_logging,
+    bind_controller_metrics, cache_sync_check, connect, install_signal_handlers,
+    own_namespace, readiness_checks, run_with_leadership, setup_logging,
 )
 from .server import Probes, ServiceServer
 from .webhook import AdmissionWebhook
@@ -146,6 +146,8 @@ async def run_operator_service(
     background: list[asyncio.Task[None]] = []
     server: ServiceServer | None = None
     manager: OperatorManager | None = None
+    probes.readiness["informer-sync"] = cache_sync_check(
+        lambda: manager.manager.informers.informers if manager is not None else ())
     try:
         if not await client.serves(PodCliqueSet):
             raise NotFound(f"the API server does not serve {PodCliqueSet.API_VERSION} "
@@ -186,7 +188,8 @@ async def run_operator_service(
         enabled = cfg.leader_election.enabled if opts.leader_elect is None else opts.leader_elect
         return await run_with_leadership(
             client, enabled=enabled, lease=cfg.leader_election.resource_name,
-            namespace=namespace, timing=lease_timing(cfg), metrics=metrics, stop=stop, lead=lead)
+            namespace=namespace, timing=lease_timing(cfg), metrics=metrics, stop=stop, lead=lead,
+            probes=probes)
     finally:
         for task in background:
             task.cancel()

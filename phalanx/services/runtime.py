@@ -89,11 +89,15 @@ def bind_controller_metrics(metrics: PhalanxMetrics,
 async def run_with_leadership(
     client: KubeCluster, *, enabled: bool, lease: str, namespace: str, timing: LeaseTiming,
     metrics: PhalanxMetrics, stop: asyncio.Event, lead: Callable[[], Awaitable[None]],
+    probes: Probes | None = None,
 ) -> int:
     """Run `lead()` (while holding the Lease, when enabled) until `stop` is set.
 
     Returns the process exit code: 0 after a requested stop, 1 when leadership was lost
-    (the pod restarts and queues up as a standby, as controller-runtime's managers do)."""
+    (the pod restarts and queues up as a standby, as controller-runtime's managers do).
+    With `probes`, readiness gets the check `leader-election`: failing while the Lease
+    cannot be read or written (e.g. Forbidden), passing for the leader and for a standby
+    that sees a live leader."""
     async def until_stopped() -> None:
         work = asyncio.ensure_future(lead())
         waiter = asyncio.ensure_future(stop.wait())
@@ -110,6 +114,9 @@ async def run_with_leadership(
         await until_stopped()
         return 0
     elector = LeaderElector(client, name=lease, namespace=namespace, timing=timing)
+    if probes is not None:
+        probes.readiness["leader-election"] = lambda: (
+            elector.last_error is None, f"lease {namespace}/{lease}: {elector.last_error}")
     gauge = metrics.is_leader.labels(lease)
     elector.on_change = lambda leading: gauge.set(1 if leading else 0)
     log.info("waiting to lead: lease %s/%s as %s", namespace, lease, elector.identity)
@@ -123,6 +130,22 @@ async def run_with_leadership(
         return 0
     stopper.cancel()
     return 0 if run.result() else 1
+
+
+def cache_sync_check(informers: Callable[[], Iterable[Any]]) -> Callable[[], tuple[bool, str]]:
+    """Readiness check `informer-sync`: every informer of the running controllers has
+    listed its kind. A standby runs none, so it passes; a new leader fails it until its
+    caches are filled, naming what it waits for and why (e.g. an RBAC Forbidden)."""
+    def check() -> tuple[bool, str]:
+        pending = [i for i in informers() if not i.synced]
+        if not pending:
+            return True, ""
+        shown = "; ".join(i.kind.KIND + (f" ({i.last_error})" if i.last_error else "")
+                          for i in pending[:3])
+        more = f"; and {len(pending) - 3} more" if len(pending) > 3 else ""
+        return False, f"waiting for {len(pending)} cache(s) to sync: {shown}{more}"
+
+    return check
 
 
 def readiness_checks(probes: Probes, client: KubeCluster) -> None:

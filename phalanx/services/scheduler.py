@@ -19,8 +19,8 @@ from phalanx.ports import SCHEDULER_METRICS_PORT, SCHEDULER_PROBE_PORT
 from .leader import LeaseTiming
 from .metrics import PhalanxMetrics
 from .runtime import (
-    connect, install_signal_handlers, own_namespace, readiness_checks, run_with_leadership,
-    setup_logging,
+    cache_sync_check, connect, install_signal_handlers, own_namespace, readiness_checks,
+    run_with_leadership, setup_logging,
 )
 from .server import Probes, ServiceServer
 
@@ -43,6 +43,7 @@ class SchedulerServiceOptions:
     burst: int = 150
     log_level: str = "info"
     log_format: str = "text"
+    lease_timing: LeaseTiming = field(default_factory=LeaseTiming)
 
 
 def instrument(scheduler: Any, metrics: PhalanxMetrics) -> None:
@@ -119,6 +120,9 @@ async def run_scheduler_service(
     install_signal_handlers(stop)
     metrics, probes = PhalanxMetrics(), Probes()
     readiness_checks(probes, client)
+    running: list[Any] = []  # the Scheduler while leading
+    probes.readiness["informer-sync"] = cache_sync_check(
+        lambda: running[0].informers.informers if running else ())
     server = ServiceServer(probes=probes, registry=metrics.registry, host=opts.bind_address,
                            http_port=opts.probe_port, metrics_port=opts.metrics_port)
     try:
@@ -129,16 +133,19 @@ async def run_scheduler_service(
             instrument(scheduler, metrics)
             with contextlib.suppress(Exception):
                 observe_gang_waits(scheduler, metrics)
-            await scheduler.start()
-            log.info("scheduling pods of %s", ", ".join(opts.scheduler_names))
+            running[:] = [scheduler]
             try:
+                # Caches that cannot sync (e.g. RBAC) are waited for, not a crash: readiness
+                # says what is missing and the informers keep retrying.
+                await scheduler.start(sync_timeout=None)
+                log.info("scheduling pods of %s", ", ".join(opts.scheduler_names))
                 await asyncio.Event().wait()
             finally:
                 await scheduler.stop()
 
         return await run_with_leadership(
             client, enabled=opts.leader_elect, lease=LEASE, namespace=namespace,
-            timing=LeaseTiming(), metrics=metrics, stop=stop, lead=lead)
+            timing=opts.lease_timing, metrics=metrics, stop=stop, lead=lead, probes=probes)
     finally:
         await server.stop()
         with contextlib.suppress(Exception):

@@ -141,3 +141,42 @@ def test_a_clean_stop_releases_the_lease_without_saying_it_was_lost(caplog: Any)
     assert any("acquired lease ns/l" in m for m in messages)
     assert any("released lease ns/l" in m for m in messages)
     assert not any("lost" in m for m in messages), messages
+
+
+def test_readiness_fails_while_the_lease_cannot_be_reached_and_names_why() -> None:
+    """The `leader-election` readiness check: a replica that cannot read its Lease (a
+    partition here, RBAC on a real server) is not ready; one that can is, leader or not."""
+    from phalanx.services.metrics import PhalanxMetrics
+    from phalanx.services.runtime import run_with_leadership
+    from phalanx.services.server import Probes
+
+    async def main() -> list[tuple[bool, list[str]]]:
+        mem = MemoryCluster()
+        seen: list[tuple[bool, list[str]]] = []
+        probes = {n: Probes() for n in ("a", "b")}
+        clients = {n: Partitionable(mem) for n in ("a", "b")}
+        stop = asyncio.Event()
+        leading = asyncio.Event()
+
+        async def lead() -> None:
+            leading.set()
+            await asyncio.Event().wait()
+
+        clients["b"].cut = True
+        tasks = [asyncio.ensure_future(run_with_leadership(
+            clients[n], enabled=True, lease="l", namespace="ns", timing=LeaseTiming(15, 10, 2),
+            metrics=PhalanxMetrics(), stop=stop, lead=lead, probes=probes[n]))
+            for n in ("a", "b")]
+        await asyncio.wait_for(leading.wait(), 30)
+        await asyncio.sleep(5)
+        seen += [await probes[n].run(probes[n].readiness) for n in ("a", "b")]
+        clients["b"].cut = False
+        await asyncio.sleep(5)  # b's next attempt sees a live leader
+        seen.append(await probes["b"].run(probes["b"].readiness))
+        stop.set()
+        await asyncio.gather(*tasks)
+        return seen
+
+    (a_ok, _), (b_ok, b_lines), (b_later, _) = run_virtual(main)
+    assert a_ok and not b_ok and b_later
+    assert b_lines == ["[-]leader-election failed: lease ns/l: ServiceUnavailable: partitioned"]
