@@ -217,8 +217,8 @@ def install_manifests(opts: InstallOptions | None = None) -> list[dict[str, Any]
         webhook_configurations=[MUTATING, VALIDATING] if opts.webhook else []), cluster=True)
     docs += _role_pair(OPERATOR, "operator", ns, namespaced_rules(secret=secret), cluster=False)
     if opts.scheduler:
-        docs += _role_pair(SCHEDULER, "scheduler", ns, scheduler_rules(PodGang, []),
-                           cluster=True)
+        docs += _role_pair(SCHEDULER, "scheduler", ns,
+                           scheduler_rules(PodGang, [], [ClusterTopology]), cluster=True)
         docs += _role_pair(SCHEDULER, "scheduler", ns, namespaced_rules(secret=None),
                            cluster=False)
 

@@ -10,6 +10,7 @@ Secret are namespaced Roles in the install namespace only.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from phalanx.api.base import Resource
@@ -59,9 +60,14 @@ def operator_rules(
     return rules
 
 
-def scheduler_rules(podgang: type[Resource], scheduler_objects: list[dict]) -> list[dict]:
+def scheduler_rules(podgang: type[Resource], scheduler_objects: list[dict],
+                    read_only: Sequence[type[Resource]] = ()) -> list[dict]:
+    """`read_only`: further kinds its informers watch (the ClusterTopology, whose levels the
+    topology plugins read); without them its caches never sync."""
     group = _group(podgang)
     return [
+        *({"apiGroups": [_group(cls)], "resources": [cls.PLURAL], "verbs": READ}
+          for cls in read_only),
         {"apiGroups": [""], "resources": ["pods"], "verbs": ["delete", *READ]},  # preemption
         {"apiGroups": [""], "resources": ["pods/binding"], "verbs": ["create"]},
         {"apiGroups": [""], "resources": ["pods/status"], "verbs": ["patch", "update"]},
@@ -76,13 +82,17 @@ def scheduler_rules(podgang: type[Resource], scheduler_objects: list[dict]) -> l
 
 
 def namespaced_rules(*, secret: str | None) -> list[dict[str, Any]]:
-    """Leader-election Leases (and the webhook certificate Secret) in the install namespace."""
+    """Leader-election Leases (and the webhook certificate Secret) in the install namespace.
+
+    KubeCluster's `update` is a merge patch with a resourceVersion precondition, so every
+    object the services update needs `patch` too (without it a leader could acquire its
+    Lease but never renew it)."""
     rules: list[dict[str, Any]] = [
         {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
-         "verbs": ["create", "get", "list", "update", "watch"]},
+         "verbs": ["create", "get", "list", "patch", "update", "watch"]},
     ]
     if secret:
         rules.append({"apiGroups": [""], "resources": ["secrets"], "verbs": ["create"]})
         rules.append({"apiGroups": [""], "resources": ["secrets"], "resourceNames": [secret],
-                      "verbs": ["get", "update"]})
+                      "verbs": ["get", "patch", "update"]})
     return rules

@@ -161,7 +161,7 @@ class LeaderElector:
                         break
                     return  # someone else holds it now
                 except (ApiError, asyncio.TimeoutError) as err:
-                    log.warning("leader election: renewal failed: %s", err)
+                    log.warning("leader election: renewal failed: %s", err or type(err).__name__)
                 if self._now() >= deadline:
                     return
                 await asyncio.sleep(min(t.retry_period, max(deadline - self._now(), 0)))

@@ -85,6 +85,18 @@ def test_scheduler_cannot_write_what_it_only_reads() -> None:
     assert all(rule.get("resourceNames") or "*" not in rule["verbs"] for rule in role["rules"])
 
 
+def test_every_role_that_may_update_may_also_patch() -> None:
+    """KubeCluster.update is a merge patch: a role with `update` but not `patch` lets a
+    leader acquire its Lease (create) and then fail every renewal (403), as the real server
+    showed (tests/services/test_replicas_real.py)."""
+    roles = [d for d in manifests() if d["kind"] in ("ClusterRole", "Role")]
+    assert len(roles) == 4
+    missing = [(d["kind"], d["metadata"]["name"], rule["resources"]) for d in roles
+               for rule in d["rules"] if "update" in rule["verbs"]
+               and "patch" not in rule["verbs"]]
+    assert missing == []
+
+
 def test_options_drop_the_scheduler_and_webhook() -> None:
     docs = manifests("--no-scheduler", "--no-webhook", "-n", "gangs", "--image", "me/phalanx:dev")
     deployments = by_kind(docs, "Deployment")
