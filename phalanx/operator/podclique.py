@@ -32,6 +32,7 @@ from phalanx.cluster.controller import (
 from phalanx.cluster.objects import object_key
 
 from . import builders, lifecycle_events, naming
+from .expectations import CreateExpectations
 from .conditions import BACKEND_SYNCED
 from .context import IDX_BASE_PODGANG, OperatorContext, bounded, first_error, requeue_on_conflict
 
@@ -89,6 +90,9 @@ class PodCliqueController:
         c = self.controller
         c.watch(ctx.cliques, predicate=_pclq_spec_changed)
         c.watch(ctx.pods, map_from_label(L.LABEL_PODCLIQUE), predicate=_pod_changed)
+        self.expectations = CreateExpectations(ctx.client.clock.monotonic)
+        ctx.pods.add_handler(on_add=lambda pod: self.expectations.observed(pod.key),
+                             on_delete=lambda pod: self.expectations.observed(pod.key))
         c.watch(ctx.gangs, self._cliques_of_gang, predicate=_gang_changed)
         # A base PodGang getting scheduled releases the cliques of its scaled PodGangs.
         c.watch(ctx.cliques, self._dependents_of_clique, predicate=_scheduled_changed)
@@ -124,10 +128,12 @@ class PodCliqueController:
 
     async def _create_missing(self, pclq: PodClique, pods: dict[int, Pod]
                               ) -> BaseException | None:
-        missing = [k for k in range(pclq.spec.replicas) if k not in pods]
+        ctx = self.ctx
+        ns = pclq.namespace
+        missing = [k for k in range(pclq.spec.replicas) if k not in pods and not
+                   self.expectations.pending(object_key(ns, naming.pod_name(pclq.name, k)))]
         if not missing:
             return None
-        ctx = self.ctx
         backend = ctx.registry.get_or_default(pclq.spec.pod_spec.scheduler_name)
         factory = builders.PodFactory(pclq, group_pods=self._group_pods(pclq))
 
@@ -138,6 +144,9 @@ class PodCliqueController:
                 await ctx.client.create(pod)
             except AlreadyExists:
                 return None  # an earlier incarnation's pod still going, or our cache lags
+            key = object_key(ns, pod.name)
+            if ctx.pods.get(key) is None:  # its ADDED event may have come first
+                self.expectations.expect(key)
             return pod.name
 
         results = await bounded([lambda k=k: create(k) for k in missing],

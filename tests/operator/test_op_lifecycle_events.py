@@ -38,7 +38,8 @@ def test_creation_is_told_on_the_owners() -> None:
             f"Created PodCliqueScalingGroup {NS}/inf-0-sg"]
         # The group's PodCliques are told on the group, which created them.
         assert sorted(by_object(evs, E.PODCLIQUE_CREATE_OR_UPDATE_SUCCESSFUL)["inf-0-sg"]) == [
-            f"Created PodClique {NS}/inf-0-sg-{j}-{c}" for j in (0, 1) for c in ("leader", "worker")]
+            f"Created PodClique {NS}/inf-0-sg-{j}-{c}"
+            for j in (0, 1) for c in ("leader", "worker")]
         # One Event per batch of pods, naming them.
         assert by_object(evs, E.POD_CREATE_SUCCESSFUL)["inf-0-sg-1-worker"] == [
             "Created 3 pods: inf-0-sg-1-worker-0, inf-0-sg-1-worker-1, inf-0-sg-1-worker-2"]
