@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
 import tempfile
 import uuid
 from collections.abc import Iterable
@@ -21,7 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .accounts import service_account_kubeconfig, service_account_user
 from .apiserver import FEATURE_GATES, RUNTIME_CONFIG, APIServer
+from .audit import AuditEvent, audit_args, read_audit_log
 from .binaries import Binaries, find_binaries
 from .components import DEFAULT_CONTROLLERS, Component, kube_controller_manager, kube_scheduler
 from .etcd import Etcd
@@ -36,6 +39,8 @@ class ControlPlaneOptions:
     runtime_config: dict[str, bool] = field(default_factory=lambda: dict(RUNTIME_CONFIG))
     apiserver_args: list[str] = field(default_factory=list)
     start_timeout: float = 90.0
+    # Record service accounts' writes in an audit log (audit.py); the admin's are not.
+    audit: bool = True
 
 
 class ControlPlane:
@@ -51,6 +56,7 @@ class ControlPlane:
         self.controller_manager: Component | None = None
         self._extra: list[ManagedProcess] = []
         self.kubeconfig = self.workdir / "kubeconfig"
+        self.audit_log: Path | None = None
 
     @classmethod
     def start(cls, *, scheduler: bool = False, controller_manager: bool = False,
@@ -75,10 +81,14 @@ class ControlPlane:
         if self.apiserver is not None:
             return
         self.etcd = Etcd(self.binaries.etcd, self.workdir).start()
+        extra = list(self.options.apiserver_args)
+        if self.options.audit:
+            flags, self.audit_log = audit_args(self.workdir)
+            extra += flags
         self.apiserver = APIServer(
             self.binaries.kube_apiserver, self.workdir, self.etcd.url,
             feature_gates=self.options.feature_gates,
-            runtime_config=self.options.runtime_config, extra_args=self.options.apiserver_args)
+            runtime_config=self.options.runtime_config, extra_args=extra)
         self.apiserver.start(self.options.start_timeout)
         write_kubeconfig(self.kubeconfig, self.server, self.token)
 
@@ -148,6 +158,37 @@ class ControlPlane:
         """A kubeconfig whose context defaults to `namespace`."""
         return write_kubeconfig(self.workdir / f"kubeconfig-{namespace}-{uuid.uuid4().hex[:6]}",
                                 self.server, self.token, namespace=namespace)
+
+    def service_account_kubeconfig(self, namespace: str, name: str) -> Path:
+        """A kubeconfig acting as ServiceAccount `namespace/name` (created if missing), with
+        a token of its own; what it may do is up to RBAC."""
+        return service_account_kubeconfig(
+            self.workdir / f"kubeconfig-sa-{namespace}-{name}", self.server, self.token,
+            namespace, name)
+
+    @staticmethod
+    def service_account_user(namespace: str, name: str) -> str:
+        return service_account_user(namespace, name)
+
+    def audit_events(self, user: str | None = None) -> list[AuditEvent]:
+        """The writes service accounts made so far (audit.py), oldest first."""
+        if self.audit_log is None:
+            raise RuntimeError("the control plane was started without an audit log")
+        return read_audit_log(self.audit_log, user=user)
+
+    def kubectl(self, *args: str, namespace: str | None = None, timeout: float = 30.0,
+                check: bool = True) -> subprocess.CompletedProcess[str]:
+        """Run the harness's kubectl with the admin kubeconfig; raises (with kubectl's
+        stderr) on a non-zero exit when `check`."""
+        argv = [str(self.binaries.require("kubectl")), "--kubeconfig", str(self.kubeconfig),
+                f"--cache-dir={self.workdir / 'kubectl-cache'}",
+                *(["--namespace", namespace] if namespace else []), *args]
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
+                             check=False)
+        if check and out.returncode != 0:
+            raise RuntimeError(f"kubectl {' '.join(args)} exited {out.returncode}: "
+                               f"{out.stderr.strip()[-2000:]}")
+        return out
 
     def create_namespace(self, prefix: str) -> str:
         """A new namespace named `<prefix>-<random>` (usable with or without an event

@@ -49,6 +49,18 @@ class PhalanxService:
             raise RuntimeError(f"{self.name} /metrics answered {status}")
         return body.decode()
 
+    def metric(self, name: str, **labels: str) -> float | None:
+        """The value of the sample `name{labels...}` on /metrics (None when absent); a
+        sample matches when it has every label given."""
+        from prometheus_client.parser import text_string_to_metric_families
+
+        for family in text_string_to_metric_families(self.metrics()):
+            for sample in family.samples:
+                if sample.name == name and all(sample.labels.get(k) == v
+                                               for k, v in labels.items()):
+                    return float(sample.value)
+        return None
+
     def wait_ready(self, timeout: float = 60.0) -> PhalanxService:
         def ready() -> object:
             if not self.process.alive:
@@ -101,19 +113,23 @@ def operator_config(*, profiles: tuple[str, ...] = ("default-scheduler", "phalan
     return cfg
 
 
-def _env() -> dict[str, str]:
+def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env.setdefault("PYTHONUNBUFFERED", "1")
     env.pop("KUBECONFIG", None)  # only --kubeconfig counts
+    env.update(extra or {})
     return env
 
 
 def start_operator(plane: ControlPlane, *, config: dict[str, Any] | None = None,
                    webhook: bool = False, namespace: str = "default",
                    extra_args: list[str] | None = None, name: str | None = None,
+                   kubeconfig: Path | None = None, env: dict[str, str] | None = None,
                    wait: bool = True, timeout: float = 60.0) -> PhalanxService:
     """`phalanx operator --kubeconfig ...`; `config` replaces the generated
-    OperatorConfiguration (whose ports are then the caller's business)."""
+    OperatorConfiguration (whose ports are then the caller's business); `kubeconfig`
+    replaces the admin's (e.g. `plane.service_account_kubeconfig(...)`); `env` is added to
+    the process's environment (e.g. POD_NAME, the prefix of its leader-election identity)."""
     name = name or f"phalanx-operator-{uuid.uuid4().hex[:6]}"
     probe, metrics, hook = free_port(), free_port(), free_port()
     cfg = config or operator_config(probe_port=probe, metrics_port=metrics, webhook_port=hook,
@@ -126,11 +142,13 @@ def start_operator(plane: ControlPlane, *, config: dict[str, Any] | None = None,
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     # The flags win over the configuration's server ports: a configuration that sets none
     # (e.g. examples/operator-config.yaml) still gets this host's free ports.
-    argv = [*PHALANX, "operator", "--kubeconfig", plane.kubeconfig, "--config", path,
+    argv = [*PHALANX, "operator", "--kubeconfig", kubeconfig or plane.kubeconfig,
+            "--config", path,
             "--namespace", namespace, "--webhook" if webhook else "--no-webhook",
             "--probe-port", probe, "--metrics-port", metrics, "--webhook-port", hook,
             *(extra_args or [])]
-    proc = plane.adopt(ManagedProcess(name, argv, plane.workdir / f"{name}.log", env=_env()))
+    proc = plane.adopt(ManagedProcess(name, argv, plane.workdir / f"{name}.log",
+                                      env=_env(env)))
     service = PhalanxService(name, proc.start(), probe, metrics)
     return service.wait_ready(timeout) if wait else service
 
@@ -138,18 +156,25 @@ def start_operator(plane: ControlPlane, *, config: dict[str, Any] | None = None,
 def start_phalanx_scheduler(plane: ControlPlane, *,
                             scheduler_names: tuple[str, ...] = ("phalanx-scheduler",),
                             leader_elect: bool = False, lease_namespace: str = "default",
+                            lease_timing: tuple[str, str, str] | None = None,
                             extra_args: list[str] | None = None, name: str | None = None,
+                            kubeconfig: Path | None = None, env: dict[str, str] | None = None,
                             wait: bool = True, timeout: float = 60.0) -> PhalanxService:
-    """`phalanx scheduler --kubeconfig ...` on free probe and metrics ports."""
+    """`phalanx scheduler --kubeconfig ...` on free probe and metrics ports; `lease_timing`
+    is (lease duration, renew deadline, retry period) as Go durations."""
     name = name or f"phalanx-scheduler-{uuid.uuid4().hex[:6]}"
     probe, metrics = free_port(), free_port()
-    argv = [*PHALANX, "scheduler", "--kubeconfig", plane.kubeconfig,
+    timing = [] if lease_timing is None else [
+        f"--leader-elect-{flag}={value}" for flag, value in
+        zip(("lease-duration", "renew-deadline", "retry-period"), lease_timing, strict=True)]
+    argv = [*PHALANX, "scheduler", "--kubeconfig", kubeconfig or plane.kubeconfig, *timing,
             "--probe-port", probe, "--metrics-port", metrics,
             "--leader-elect" if leader_elect else "--no-leader-elect",
             "--lease-namespace", lease_namespace,
             *[a for n in scheduler_names for a in ("--scheduler-name", n)],
             *(extra_args or [])]
-    proc = plane.adopt(ManagedProcess(name, argv, plane.workdir / f"{name}.log", env=_env()))
+    proc = plane.adopt(ManagedProcess(name, argv, plane.workdir / f"{name}.log",
+                                      env=_env(env)))
     service = PhalanxService(name, proc.start(), probe, metrics)
     return service.wait_ready(timeout) if wait else service
 
