@@ -19,6 +19,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 
+_CUT_OFF = " (then a check did not return before the deadline)"
+
+
 class WaitTimeout(AssertionError):
     """A bounded wait ran out. An AssertionError, so pytest shows it as a test failure."""
 
@@ -86,7 +89,9 @@ async def wait_until_async(predicate: Callable[[], Any | Awaitable[Any]], timeou
                 return value
             last = value
         except TimeoutError:
-            last = "the predicate itself did not return in time"
+            # Keep what the last completed check saw: that is what the reader needs.
+            if not str(last).endswith(_CUT_OFF):
+                last = Pending(f"{_describe(last)}{_CUT_OFF}")
         except Exception as err:  # noqa: BLE001 - reported as the last state
             last = err
         if loop.time() >= deadline:

@@ -147,3 +147,63 @@ def test_a_stopped_plane_leaves_no_process():
         with pytest.raises(ProcessLookupError):
             import os
             os.kill(pid, 0)
+
+
+def test_the_audit_log_holds_service_accounts_writes_not_the_admins(control_plane,
+                                                                     kube_namespace):
+    ns = kube_namespace
+    sa_kubeconfig = control_plane.service_account_kubeconfig(ns, "writer")
+    user = control_plane.service_account_user(ns, "writer")
+    def create_as_sa():
+        return subprocess.run(
+            [control_plane.binaries.require("kubectl"), "--kubeconfig", sa_kubeconfig,
+             "create", "configmap", "by-sa", "-n", ns], capture_output=True, text=True,
+            timeout=30)
+
+    out = create_as_sa()  # RBAC: the service account may do nothing yet
+    assert out.returncode != 0 and "forbidden" in out.stderr
+    control_plane.kubectl("create", "role", "writer", "--verb=create",
+                          "--resource=configmaps", namespace=ns)
+    control_plane.kubectl("create", "rolebinding", "writer", "--role=writer",
+                          f"--serviceaccount={ns}:writer", namespace=ns)
+    out = create_as_sa()
+    assert out.returncode == 0, out.stderr
+    control_plane.kubectl("create", "configmap", "by-admin", namespace=ns)
+    writes = [(w.verb, w.resource, w.name, w.code) for w in control_plane.audit_events(user)]
+    assert writes == [("create", "configmaps", "", 403), ("create", "configmaps", "by-sa", 201)]
+    assert not [w for w in control_plane.audit_events() if w.name == "by-admin"]
+
+
+def test_the_stand_in_kubelet_finishes_deleting_a_running_pod(control_plane, kube_namespace,
+                                                              fake_nodes):
+    """A bound pod's delete only sets deletionTimestamp; the kubelet removes it."""
+    [node] = fake_nodes(1, gpus=1)
+    ns = kube_namespace
+
+    async def main():
+        async with control_plane.client() as kube:
+            async with running_kubelet(kube) as kubelet:
+                bound = pod("bound", ns)
+                bound.spec.node_name = node
+                await kube.create(bound)
+                await wait_until_async(
+                    lambda: _phase(kube, "bound", ns, "Running"), 30, what="bound Running")
+                await kube.delete(Pod, "bound", ns)
+
+                async def gone():
+                    try:
+                        p = await kube.get(Pod, "bound", ns)
+                    except NotFound:
+                        return True
+                    return Pending(f"deletionTimestamp {p.metadata.deletion_timestamp}")
+
+                await wait_until_async(gone, 30, what="the deleted pod gone", interval=0.2)
+                assert kubelet.terminated == 1
+
+    from phalanx.envtest import Pending
+
+    asyncio.run(main())
+
+
+async def _phase(kube, name, ns, phase):
+    return (await kube.get(Pod, name, ns)).status.phase == phase

@@ -34,7 +34,24 @@ def test_async_predicates_and_a_hanging_call_are_cut_off():
 
     async def main():
         assert await wait_until_async(lambda: 7, 1, what="x") == 7
-        with pytest.raises(WaitTimeout, match="did not return in time"):
+        with pytest.raises(WaitTimeout, match="did not return before the deadline"):
             await wait_until_async(hangs, 0.1, what="a hanging check")
+
+    asyncio.run(main())
+
+
+def test_a_check_cut_off_at_the_deadline_keeps_what_the_one_before_saw():
+    calls = []
+
+    async def slower_each_time():
+        calls.append(1)
+        if len(calls) > 1:
+            await asyncio.Event().wait()
+        return Pending("2 pods left")
+
+    async def main():
+        with pytest.raises(WaitTimeout) as err:
+            await wait_until_async(slower_each_time, 0.2, what="x", interval=0.01)
+        assert "last seen: 2 pods left (then a check did not return" in str(err.value)
 
     asyncio.run(main())
