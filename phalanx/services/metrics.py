@@ -45,12 +45,9 @@ class PhalanxMetrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry or CollectorRegistry()
         r = self.registry
-        self.reconciles = Counter(
-            "phalanx_reconcile_total", "Reconciles by controller and result "
-            "(success, error, requeue).", ["controller", "result"], registry=r)
-        self.reconcile_seconds = Histogram(
-            "phalanx_reconcile_duration_seconds", "Reconcile duration by controller.",
-            ["controller"], buckets=LATENCY_BUCKETS, registry=r)
+        # Reconcile counts and queue depths are sampled from the controllers at scrape time
+        # (runtime.bind_controller_metrics): phalanx_controller_reconciles_total,
+        # phalanx_workqueue_depth.
         self.scheduling_attempts = Counter(
             "phalanx_scheduling_attempts_total", "Scheduling attempts by profile and result "
             "(scheduled, unschedulable, error).", ["profile", "result"], registry=r)

@@ -163,16 +163,17 @@ def rbac_documents(ns: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
 
 
 def pcs(name: str, ns: str, cliques: list[tuple[str, int]], *, replicas: int = 1,
-        cpu: str = "100m") -> PodCliqueSet:
+        cpu: str = "100m", scheduler: str = "phalanx-scheduler",
+        groups: list[dict[str, Any]] | None = None) -> PodCliqueSet:
     resources = {"requests": {"cpu": cpu}, "limits": {"cpu": cpu}}
     return PodCliqueSet.model_validate({
         "apiVersion": "grove.io/v1alpha1", "kind": "PodCliqueSet",
         "metadata": {"name": name, "namespace": ns},
         "spec": {"replicas": replicas, "template": {"cliques": [
             {"name": c, "spec": {"replicas": n, "podSpec": {
-                "schedulerName": "phalanx-scheduler",
+                "schedulerName": scheduler,
                 "containers": [{"name": "c", "image": "busybox", "resources": resources}]}}}
-            for c, n in cliques]}}})
+            for c, n in cliques], **({"podCliqueScalingGroups": groups} if groups else {})}}})
 
 
 def readyz(service: PhalanxService) -> tuple[int, str]:
@@ -184,6 +185,10 @@ def readyz(service: PhalanxService) -> tuple[int, str]:
 def replicas(control_plane: Any) -> Iterator[Replicas]:
     ns = control_plane.create_namespace("phalanx-ha")
     config = yaml.safe_load((REPO / "examples" / "operator-config.yaml").read_text())
+    # default-scheduler PodGangs get Workload API objects (backend objects to clean up).
+    for profile in config["scheduler"]["profiles"]:
+        if profile["name"] == "default-scheduler":
+            profile["config"] = {"gangScheduling": True}
     config["leaderElection"] = {"enabled": True, "resourceNamespace": ns,
                                 "leaseDuration": TIMING[0], "renewDeadline": TIMING[1],
                                 "retryPeriod": TIMING[2]}
@@ -416,6 +421,58 @@ def test_kill_9_of_the_scheduler_leader_hands_over_within_the_lease_timing(
     binders = {w.user for w in replicas.plane.audit_events()
                if (w.resource, w.namespace) == ("pods/binding", ns)}
     assert binders == {replicas.user(new)} and len(pods) == 4
+
+
+def test_deleting_podcliquesets_cascades_with_the_garbage_collector(
+        replicas: Replicas, controller_manager: Any) -> None:
+    """kube-controller-manager's garbage collector takes PodCliques, scaling groups,
+    PodGangs and pods; the PodGangs' backend finalizer holds each until the operator (with
+    the install's RBAC) removed its scheduler objects: the Workload and PodGroups of a
+    default-scheduler PodCliqueSet with gangScheduling."""
+    from phalanx.api.grove import PodClique, PodCliqueScalingGroup
+    from phalanx.api.workloads import PodGroupV1Alpha2, WorkloadV1Alpha2
+
+    ns = replicas.plane.create_namespace("ha-cascade")
+    kinds = (PodCliqueSet, PodClique, PodCliqueScalingGroup, PodGang, Pod, WorkloadV1Alpha2,
+             PodGroupV1Alpha2)
+
+    async def counts(kube: Any) -> dict[str, int]:
+        return {k.KIND if k is not PodGroupV1Alpha2 else "PodGroup":
+                len((await kube.list(k, ns)).items) for k in kinds}
+
+    async def body(kube: Any) -> tuple[dict[str, int], dict[str, int]]:
+        group = [{"name": "sg", "cliqueNames": ["leader", "worker"], "replicas": 2,
+                  "minAvailable": 1}]
+        await kube.create(pcs("gang", ns, [("router", 1), ("leader", 1), ("worker", 2)],
+                              groups=group))
+        await kube.create(pcs("kube", ns, [("a", 2), ("b", 1)], scheduler="default-scheduler"))
+
+        async def materialised() -> object:
+            pods = (await kube.list(Pod, ns)).items
+            running = sum(p.status.phase == "Running" for p in pods)
+            have = await counts(kube)
+            # gang: 7 pods Running (bound); kube: 3 pods (no kube-scheduler here: Pending).
+            return (len(pods) == 10 and running == 7 and have["Workload"] == 1
+                    and have["PodGroup"] >= 1 and have) or Pending(f"{running}/{len(pods)} "
+                                                                   f"Running, {have}")
+
+        before = await wait_until_async(materialised, 60, interval=0.5,
+                                        what="gang Running and kube's Workload API objects")
+        for name in ("gang", "kube"):
+            await kube.delete(PodCliqueSet, name, ns)
+
+        async def collected() -> object:
+            have = await counts(kube)
+            return not any(have.values()) and have or Pending(have)
+
+        after = await wait_until_async(collected, 60, interval=0.5,
+                                       what="every object of both PodCliqueSets deleted")
+        return before, after
+
+    before, after = replicas.run(body)
+    assert before["PodClique"] == 7 and before["PodCliqueScalingGroup"] == 1, before
+    assert before["PodGang"] == 3, before  # gang-0, gang-0-sg-0, kube-0
+    assert set(after.values()) == {0}
 
 
 def test_zz_no_replica_logged_a_traceback(replicas: Replicas) -> None:
