@@ -18,6 +18,10 @@ For every gang that changed it works out one verdict from the gang cache and wri
 
 No storms: a gang is written at most once per `min_interval` seconds (a burst of 64 member
 creations is one write, made after a short settle delay), only when its verdict changed,
+a gang whose members all exist but still carry scheduling gates is reported only once it
+has been seen for `gate_grace` seconds (the operator lifts its own gate right after it
+initializes the PodGang: on a real API server that takes a second or two, and a Warning
+Event on every pod of every healthy workload would be noise),
 Events go through the scheduler's aggregating recorder (one Event per pod and reason, its
 count bumped), and at most `max_events_per_second` are handed to it.
 """
@@ -25,6 +29,7 @@ count bumped), and at most `max_events_per_second` are handed to it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -105,12 +110,14 @@ class GangStatusController:
         *,
         min_interval: float = 2.0,
         settle: float | None = None,
+        gate_grace: float = 5.0,
         max_events_per_second: float = 1000.0,
     ) -> None:
         self.handle = handle
         self.runtime = runtime
         self.min_interval = min_interval
         self.settle = settle if settle is not None else min(0.5, min_interval)
+        self.gate_grace = gate_grace
         self.max_events_per_second = max_events_per_second
         self._dirty: dict[GangId, None] = {}
         self._last: dict[GangId, Verdict] = {}  # last verdict written (condition and events)
@@ -118,6 +125,9 @@ class GangStatusController:
         self._first_seen: dict[GangId, float] = {}
         self._crashed: dict[GangId, None] = {}  # gangs whose report raised (logged once)
         self._running = False
+        # Set by `mark` so a drain asleep until a later due time (e.g. a gated gang's grace)
+        # looks again at once.
+        self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         # Counters (tests and bench).
         self.condition_writes = 0
@@ -132,6 +142,7 @@ class GangStatusController:
             self._dirty[gid] = None
             self._first_seen.setdefault(gid, self._now())
         if self._running:
+            self._wake.set()
             return
         try:
             loop = asyncio.get_running_loop()
@@ -151,6 +162,9 @@ class GangStatusController:
         last = self._last_time.get(gid)
         first = self._first_seen.get(gid, self._now())
         settle_until = first + self.settle
+        st = self.runtime.cache.get(gid)
+        if st is not None and st.waiting_only_for_gates():
+            settle_until = max(settle_until, first + self.gate_grace)
         return settle_until if last is None else max(settle_until, last + self.min_interval)
 
     # --- the worker ---------------------------------------------------------------------
@@ -167,7 +181,9 @@ class GangStatusController:
             due = sorted((self._due(g), g) for g in self._dirty)
             ready = [g for t, g in due if t <= now + 1e-9]
             if not ready:
-                await asyncio.sleep(max(due[0][0] - now, 1e-3))
+                self._wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), max(due[0][0] - now, 1e-3))
                 continue
             budget = max(1, int(self.max_events_per_second))
             for gid in ready:
