@@ -49,9 +49,9 @@ class PhalanxService:
             raise RuntimeError(f"{self.name} /metrics answered {status}")
         return body.decode()
 
-    def metric(self, name: str, **labels: str) -> float | None:
+    def metric(self, name: str, /, **labels: str) -> float | None:
         """The value of the sample `name{labels...}` on /metrics (None when absent); a
-        sample matches when it has every label given."""
+        sample matches when it has every label given (a label may be called `name`)."""
         from prometheus_client.parser import text_string_to_metric_families
 
         for family in text_string_to_metric_families(self.metrics()):

@@ -13,6 +13,7 @@ stops the services); each scenario has its own namespace.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -29,48 +30,24 @@ from phalanx.api.pod import Pod
 from phalanx.cluster.client import NotFound
 from phalanx.envtest import (
     Pending,
-    PhalanxService,
     create_nodes,
     delete_nodes,
     gpu_cluster_spec,
     install_crds,
-    running_kubelet,
     start_operator,
     start_phalanx_scheduler,
     wait_until_async,
 )
 from phalanx.operator.errors import CONDITION_RECONCILE_FAILURE
 from phalanx.sim.clusterspec import RACK_KEY
-
-REPO = __import__("pathlib").Path(__file__).resolve().parents[2]
-SCENARIO_TIMEOUT = 90.0
-
-
-class Stack:
-    def __init__(self, plane: Any, system_ns: str) -> None:
-        self.plane = plane
-        self.system_ns = system_ns
-        self.operator: PhalanxService | None = None
-        self.scheduler: PhalanxService | None = None
-
-    def run(self, body: Any, *, kubelet: bool = True) -> Any:
-        """`body(kube)` with the stand-in kubelet running, within SCENARIO_TIMEOUT; on
-        failure the services' logs are printed."""
-        async def main() -> Any:
-            async with self.plane.client() as kube:
-                if not kubelet:
-                    return await asyncio.wait_for(body(kube), SCENARIO_TIMEOUT)
-                async with running_kubelet(kube):
-                    return await asyncio.wait_for(body(kube), SCENARIO_TIMEOUT)
-
-        try:
-            return asyncio.run(main())
-        except BaseException:
-            for s in (self.operator, self.scheduler):
-                if s is not None:
-                    print(f"--- {s.name} (tail) ---\n{s.log_text(4000)}")
-            raise
-
+from tests.services.real_stack import (
+    REPO,
+    Stack,
+    describe_events,
+    events_of,
+    kubectl_events,
+    small_pcs,
+)
 
 @pytest.fixture(scope="module")
 def stack(control_plane: Any) -> Iterator[Stack]:
@@ -116,23 +93,6 @@ def stack(control_plane: Any) -> Iterator[Stack]:
         asyncio.run(teardown())
 
 
-def small_pcs(name: str, ns: str, cliques: list[tuple[str, int]], gpus: int = 8,
-              groups: list[dict[str, Any]] | None = None) -> PodCliqueSet:
-    return PodCliqueSet.model_validate({
-        "apiVersion": "grove.io/v1alpha1", "kind": "PodCliqueSet",
-        "metadata": {"name": name, "namespace": ns},
-        "spec": {"replicas": 1, "template": {
-            "cliques": [{"name": c, "spec": {"replicas": n, "podSpec": {
-                "schedulerName": "phalanx-scheduler",
-                "containers": [{"name": "c", "image": "busybox", "resources": {
-                    "limits": {"nvidia.com/gpu": str(gpus)}}}]}}} for c, n in cliques],
-            **({"podCliqueScalingGroups": groups} if groups else {})}}})
-
-
-async def events_of(kube: Any, ns: str, name: str) -> list[Event]:
-    return [e for e in (await kube.list(Event, ns)).items if e.involved_object.name == name]
-
-
 def test_the_documented_steps_take_an_example_to_running_pods(stack: Stack) -> None:
     ns = stack.plane.create_namespace("inference")
 
@@ -149,13 +109,16 @@ def test_the_documented_steps_take_an_example_to_running_pods(stack: Stack) -> N
 
         pods = await wait_until_async(all_running, 75, interval=0.5,
                                       what="the 14 pods of disaggregated-inference Running")
-        gangs = (await kube.list(PodGang, ns)).items
-        assert gangs and all(g.is_initialized for g in gangs)
+        await wait_until_async(lambda: gangs_running(kube, ns, 3), 30, interval=0.5,
+                               what="the 3 PodGangs Initialized and Running")
         rack_of = {n.name: n.metadata.labels.get(RACK_KEY) for n in (await kube.list(Node)).items}
         return pods, rack_of
 
     pods, rack_of = stack.run(body)
     assert all(p.spec.node_name for p in pods)
+    assert_events_tell_the_story(stack, ns, pods, gangs=["inference-0", "inference-0-decode-0",
+                                                        "inference-0-prefill-0"],
+                                 groups=["inference-0-decode", "inference-0-prefill"])
     # The ClusterTopology took the examples' constraints to the scheduler: each prefill and
     # decode replica (a scaling group replica, `pack: {required: rack}`) sits in one rack.
     racks: dict[tuple[str, str], set[str | None]] = {}
@@ -166,6 +129,38 @@ def test_the_documented_steps_take_an_example_to_running_pods(stack: Stack) -> N
             key = (group, labels[L.LABEL_PODCLIQUESCALINGGROUP_REPLICA_INDEX])
             racks.setdefault(key, set()).add(rack_of[p.spec.node_name or ""])
     assert len(racks) == 4 and all(len(r) == 1 and None not in r for r in racks.values()), racks
+
+
+async def gangs_running(kube: Any, ns: str, count: int) -> object:
+    """Every PodGang Initialized=True (Grove's condition) and in phase Running."""
+    gangs = (await kube.list(PodGang, ns)).items
+    state = sorted((g.name, g.is_initialized, g.status.phase) for g in gangs)
+    return (len(gangs) == count and all(i and ph == "Running" for _, i, ph in state)
+            and gangs) or Pending(state)
+
+
+def assert_events_tell_the_story(stack: Stack, ns: str, pods: list[Pod], *, gangs: list[str],
+                                 groups: list[str]) -> None:
+    """`kubectl get events` shows what the operator created (Grove's reasons) and where the
+    scheduler put each pod."""
+    rows = kubectl_events(stack.plane, ns)
+    by = {(r.reason, r.object) for r in rows}
+    pcs = {p.metadata.labels[L.LABEL_PART_OF] for p in pods}.pop()
+    for gang in gangs:
+        assert any(r.reason == "PodGangCreateOrUpdateSuccessful" and r.object ==
+                   f"podcliqueset/{pcs}" and r.message == f"Created PodGang {ns}/{gang}"
+                   for r in rows), rows
+    for group in groups:
+        assert ("PodCliqueScalingGroupCreateSuccessful", f"podcliqueset/{pcs}") in by, rows
+        assert ("PodCliqueCreateOrUpdateSuccessful", f"podcliquescalinggroup/{group}") in by
+    for clique in {p.metadata.labels[L.LABEL_PODCLIQUE] for p in pods}:
+        assert ("PodCreateSuccessful", f"podclique/{clique}") in by, rows
+    # Members wait briefly behind the operator's gate: no Warning says so on a healthy run.
+    assert not [r for r in rows if r.reason == "GangIncomplete"], rows
+    for p in pods:
+        assert any(r.reason == "Scheduled" and r.object == f"pod/{p.name}" and r.type ==
+                   "Normal" and r.message == f"Successfully assigned {ns}/{p.name} to "
+                   f"{p.spec.node_name}" for r in rows), (p.name, rows)
 
 
 def test_the_scheduler_counts_its_cycles(stack: Stack) -> None:
@@ -197,6 +192,109 @@ def test_an_unfittable_gang_says_why_on_every_pod(stack: Stack) -> None:
 
     pods = stack.run(body)
     assert not [p.name for p in pods if p.spec.node_name]
+    # What a user sees: kubectl describe names the gang and why, on the representative
+    # pod (the cycle's FailedScheduling) and on every other member (GangUnschedulable).
+    why = "0/16 nodes are available"
+    for name in ("toobig-0-leader-0", "toobig-0-worker-7"):
+        out = stack.plane.kubectl("describe", "pod", name, namespace=ns).stdout
+        assert re.search(r"^Node:\s+<none>$", out, re.MULTILINE), out
+        events = describe_events(stack.plane, ns, f"pod/{name}")
+        gang = [e for e in events if e[:3] == ("Warning", "GangUnschedulable",
+                                                "phalanx-scheduler")]
+        assert gang and why in gang[0][3] and f"PodGang {ns}/toobig-0" in gang[0][3], events
+        assert "Insufficient nvidia.com/gpu" in gang[0][3], events
+    rows = kubectl_events(stack.plane, ns)
+    failed = [r for r in rows if r.reason == "FailedScheduling"]
+    assert failed and all(why in r.message for r in failed), rows
+    assert not [r for r in rows if r.reason == "Scheduled"]
+
+
+GROVE_SAMPLE = REPO / "tests" / "grove_e2e" / "yaml" / "multi-node-aggregated.yaml"
+
+
+def grove_sample(ns: str, scheduler: str | None = None) -> PodCliqueSet:
+    """Grove's multi-node aggregated sample (1 leader + 3 workers, a scaling group of 2),
+    in `ns`; `scheduler` names the pods' scheduler (the sample names none)."""
+    [pcs] = load_file(GROVE_SAMPLE)
+    pcs.metadata.namespace = ns
+    for clique in pcs.spec.template.cliques:
+        if scheduler is not None:
+            clique.spec.pod_spec.scheduler_name = scheduler
+    return pcs
+
+
+@pytest.mark.parametrize("scheduler", [None, "phalanx-scheduler"],
+                         ids=["as-published-on-kube-scheduler", "on-phalanx-scheduler"])
+def test_grove_multinode_sample_runs(stack: Stack, kube_scheduler: Any,
+                                     scheduler: str | None) -> None:
+    """As published the sample's pods name no scheduler: the shipped configuration's
+    default profile (default-scheduler) leaves them to kube-scheduler; naming
+    phalanx-scheduler gang-schedules each PodGang. Either way: 8 pods bound and Running,
+    both PodGangs Initialized and Running, and kubectl tells what happened."""
+    ns = stack.plane.create_namespace("grove-sample")
+
+    async def body(kube: Any) -> list[Pod]:
+        await kube.create(grove_sample(ns, scheduler))
+
+        async def running() -> object:
+            pods = (await kube.list(Pod, ns)).items
+            n = sum(p.status.phase == "Running" and bool(p.spec.node_name) for p in pods)
+            return len(pods) == 8 and n == 8 and pods or Pending(f"{n}/{len(pods)} Running")
+
+        pods = await wait_until_async(running, 60, interval=0.5,
+                                      what="the 8 pods of Grove's sample bound and Running")
+        await wait_until_async(lambda: gangs_running(kube, ns, 2), 30, interval=0.5,
+                               what="both PodGangs Initialized and Running")
+        return pods
+
+    pods = stack.run(body)
+    assert {p.spec.scheduler_name for p in pods} == {scheduler or "default-scheduler"}
+    assert_events_tell_the_story(
+        stack, ns, pods, gangs=["multinode-aggregated-0", "multinode-aggregated-0-model-instance-0"],
+        groups=["multinode-aggregated-0-model-instance"])
+
+
+def documented_metrics(component: str) -> list[str]:
+    """The metric names docs/real-cluster.md lists for `component` ("Operator"/"Scheduler")."""
+    doc = (REPO / "docs" / "real-cluster.md").read_text()
+    line = re.search(rf"{component} metrics: (.*?)\.\n", doc, re.DOTALL)
+    assert line, f"docs/real-cluster.md lists no {component} metrics"
+    return re.findall(r"`(phalanx_[a-z_]+)", line.group(1))
+
+
+def test_probes_and_metrics_of_both_services(stack: Stack) -> None:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    assert stack.operator is not None and stack.scheduler is not None
+    for svc, component in ((stack.operator, "Operator"), (stack.scheduler, "Scheduler")):
+        assert svc.probe("/healthz") == (200, b"ok\n")
+        assert svc.probe("/livez")[0] == 200
+        status, body = svc.probe("/healthz?verbose")
+        assert (status, body.decode()) == (200, "[+]ping ok\nhealthz check passed\n")
+        assert svc.probe("/readyz") == (200, b"ok\n")
+        status, body = svc.probe("/readyz?verbose")
+        assert status == 200 and body.decode().splitlines() == [
+            "[+]api-server ok", "[+]informer-sync ok", "[+]leader-election ok",
+            "readyz check passed"], body
+        text = svc.metrics()
+        names = {f.name for f in text_string_to_metric_families(text)}
+        samples = {s.name for f in text_string_to_metric_families(text) for s in f.samples}
+        documented = documented_metrics(component)
+        # A counter's family drops `_total`; one with no sample yet (no webhook call) shows
+        # only its family.
+        missing = [m for m in documented
+                   if m not in names | samples and m.removesuffix("_total") not in names]
+        assert documented and missing == [], (component, sorted(names))
+    op, sched = stack.operator, stack.scheduler
+    assert op.metric("phalanx_leader", lease="phalanx-operator-leader-election") == 1.0
+    assert sched.metric("phalanx_leader", lease="phalanx-scheduler-leader-election") == 1.0
+    assert (op.metric("phalanx_controller_reconciles_total", controller="podclique",
+                      result="success") or 0) > 0
+    assert op.metric("phalanx_workqueue_depth", name="podclique") is not None
+    assert (sched.metric("phalanx_gang_wait_seconds_count") or 0) >= 3
+    assert (sched.metric("phalanx_scheduling_attempts_total", result="unschedulable")
+            or 0) >= 1
+    assert sched.metric("phalanx_scheduler_pending_pods") is not None
 
 
 def test_an_invalid_podcliqueset_is_reported_once_and_not_materialised(stack: Stack) -> None:
