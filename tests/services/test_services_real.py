@@ -2,12 +2,16 @@
 kube-apiserver, with 16 fake GPU nodes and the stand-in kubelet (issue 15, issue 12).
 
 One operator/scheduler pair serves the module, as one user's session would: the documented
-out-of-cluster steps (examples/operator-config.yaml, examples/cluster-topology.yaml) take an
-example to Running pods; the scheduler counts its cycles; an unfittable gang says why on
-every pod; an invalid PodCliqueSet and a forbidden pod creation are each reported once, in
-the object's status and one Event; a PodGang deleted before its pods is no crash; SIGTERM
-stops both cleanly; and their logs hold no traceback. Tests run in file order (the last one
-stops the services); each scenario has its own namespace.
+out-of-cluster steps (examples/operator-config.yaml, examples/cluster-topology.yaml) take
+examples/disaggregated-inference.yaml and Grove's multi-node sample (as published, on
+kube-scheduler; and on phalanx-scheduler) to Running pods and Running PodGangs, with
+`kubectl get events` telling what the operator and the scheduler did; the scheduler counts
+its cycles; an unfittable gang says why on every pod (`kubectl describe pod`); probes and
+metrics answer as documented; an invalid PodCliqueSet and a forbidden pod creation are each
+reported once, in the object's status and one Event; a PodGang deleted before its pods is no
+crash; SIGTERM stops both cleanly; and their logs hold no traceback. Tests run in file order
+(the last one stops the services); each scenario has its own namespace. Two replicas of
+each, fail-over and cascading deletion: test_replicas_real.py.
 """
 
 from __future__ import annotations
