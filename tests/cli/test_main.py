@@ -21,3 +21,12 @@ def test_unknown_command_is_a_usage_error_not_a_traceback() -> None:
     assert r.returncode == 2
     assert "No such command" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_scheduler_lease_timing_is_checked_before_connecting() -> None:
+    r = phalanx("scheduler", "--kubeconfig", "/nonexistent", "--leader-elect-lease-duration",
+                "5s", "--leader-elect-renew-deadline", "5s")
+    assert r.returncode != 0 and "Traceback" not in r.stderr
+    assert "--leader-elect-*" in r.stderr and "leaseDuration > renewDeadline" in r.stderr
+    r = phalanx("scheduler", "--kubeconfig", "/nonexistent", "--leader-elect-retry-period", "2x")
+    assert r.returncode != 0 and "Traceback" not in r.stderr and "2x" in r.stderr
