@@ -254,8 +254,8 @@ def test_grove_multinode_sample_runs(stack: Stack, kube_scheduler: Any,
     pods = stack.run(body)
     assert {p.spec.scheduler_name for p in pods} == {scheduler or "default-scheduler"}
     assert_events_tell_the_story(
-        stack, ns, pods, gangs=["multinode-aggregated-0", "multinode-aggregated-0-model-instance-0"],
-        groups=["multinode-aggregated-0-model-instance"])
+        stack, ns, pods, groups=["multinode-aggregated-0-model-instance"],
+        gangs=["multinode-aggregated-0", "multinode-aggregated-0-model-instance-0"])
 
 
 def documented_metrics(component: str) -> list[str]:

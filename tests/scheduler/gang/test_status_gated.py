@@ -27,7 +27,8 @@ def test_gates_lifted_within_the_grace_are_not_reported_and_gates_that_stay_are(
         for gang, pods in gangs:
             await cluster.create(gang)
             for pod in pods:
-                pod.spec.scheduling_gates = [PodSchedulingGate(name=L.GATE_PODGANG_PENDING_CREATION)]
+                gate = PodSchedulingGate(name=L.GATE_PODGANG_PENDING_CREATION)
+                pod.spec.scheduling_gates = [gate]
                 await cluster.create(pod)
         await asyncio.sleep(2)  # within the grace (5 s): lift the first gang's gates
         for pod in gangs[0][1]:
