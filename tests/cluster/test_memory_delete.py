@@ -125,8 +125,14 @@ def test_foreground_deletion_waits_for_blocking_dependents(client_factory):
         free.metadata.finalizers = []
         await c.update(free)
         await until_names(c, ["blocker", "owner"])  # not waiting for non-blocking ones
+
+        async def blocker_deleting():
+            # kube-controller-manager's GC marks dependents one by one: the blocker may be
+            # marked after the free one is already gone.
+            return (await c.get(Widget, "blocker")).metadata.deletion_timestamp is not None
+
+        await eventually(blocker_deleting)
         blocker = await c.get(Widget, "blocker")
-        assert blocker.metadata.deletion_timestamp is not None
         blocker.metadata.finalizers = []
         await c.update(blocker)
         await until_names(c, [])
