@@ -18,10 +18,11 @@ For every gang that changed it works out one verdict from the gang cache and wri
 
 No storms: a gang is written at most once per `min_interval` seconds (a burst of 64 member
 creations is one write, made after a short settle delay), only when its verdict changed,
-a gang whose members all exist but still carry scheduling gates is reported only once it
-has been seen for `gate_grace` seconds (the operator lifts its own gate right after it
-initializes the PodGang: on a real API server that takes a second or two, and a Warning
-Event on every pod of every healthy workload would be noise),
+a gang held back in PreEnqueue (members or its object still missing, members still gated)
+is first reported only once it has been seen for `incomplete_grace` seconds: creating a
+gang's pods and lifting the operator's gate once its PodGang is initialized take a second or
+two on a real API server, and a Warning Event on every pod of every healthy workload would
+be noise (a gang that stays incomplete is reported, and updated as members arrive),
 Events go through the scheduler's aggregating recorder (one Event per pod and reason, its
 count bumped), and at most `max_events_per_second` are handed to it.
 """
@@ -110,14 +111,14 @@ class GangStatusController:
         *,
         min_interval: float = 2.0,
         settle: float | None = None,
-        gate_grace: float = 5.0,
+        incomplete_grace: float = 5.0,
         max_events_per_second: float = 1000.0,
     ) -> None:
         self.handle = handle
         self.runtime = runtime
         self.min_interval = min_interval
         self.settle = settle if settle is not None else min(0.5, min_interval)
-        self.gate_grace = gate_grace
+        self.incomplete_grace = incomplete_grace
         self.max_events_per_second = max_events_per_second
         self._dirty: dict[GangId, None] = {}
         self._last: dict[GangId, Verdict] = {}  # last verdict written (condition and events)
@@ -163,8 +164,8 @@ class GangStatusController:
         first = self._first_seen.get(gid, self._now())
         settle_until = first + self.settle
         st = self.runtime.cache.get(gid)
-        if st is not None and st.waiting_only_for_gates():
-            settle_until = max(settle_until, first + self.gate_grace)
+        if last is None and st is not None and self.runtime.manager.blocked(st) is not None:
+            settle_until = max(settle_until, first + self.incomplete_grace)
         return settle_until if last is None else max(settle_until, last + self.min_interval)
 
     # --- the worker ---------------------------------------------------------------------

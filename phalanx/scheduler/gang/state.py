@@ -312,14 +312,6 @@ class GangState:
             )
         return out
 
-    def waiting_only_for_gates(self) -> bool:
-        """Every member the gang needs exists; only scheduling gates (which their controller
-        lifts, e.g. the operator's once the PodGang is initialized) hold some back."""
-        spec = self.spec
-        if spec is None or self._gated == 0 or self.created < spec.min_member:
-            return False
-        return all(self.created_in(g.name) >= g.min_member for g in spec.groups)
-
     @property
     def complete(self) -> bool:
         return self.spec is not None and not self.missing_members()

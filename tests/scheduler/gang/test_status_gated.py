@@ -1,6 +1,7 @@
-"""Members that all exist but still carry scheduling gates (the operator's, lifted right
-after it initializes the PodGang) are not reported at once: a healthy workload gets no
-GangIncomplete Warning on every pod. Gates that stay past the grace are reported."""
+"""A gang held back in PreEnqueue is first reported only after a grace: members created
+over a few seconds, or waiting behind the operator's scheduling gate (lifted right after it
+initializes the PodGang), get no GangIncomplete Warning on a healthy workload. A gang that
+stays incomplete or gated past the grace is reported."""
 
 from __future__ import annotations
 
@@ -15,23 +16,30 @@ from phalanx.scheduler import Scheduler
 from phalanx.scheduler.bench import NAMESPACE, make_gangs, make_nodes
 
 
-def test_gates_lifted_within_the_grace_are_not_reported_and_gates_that_stay_are() -> None:
+def test_transient_incompleteness_is_not_reported_and_lasting_incompleteness_is() -> None:
     async def main() -> tuple[dict[str, list[str]], dict[str, str | None]]:
         cluster = MemoryCluster()
-        for node in make_nodes(4):
+        for node in make_nodes(8):
             await cluster.create(node)
-        gangs = make_gangs(8, 4, 4, seed=3)
-        assert len(gangs) == 2
+        gangs = make_gangs(16, 4, 4, seed=3)
+        assert len(gangs) == 4
         sched = Scheduler(cluster)
         await sched.start()
-        for gang, pods in gangs:
+        gate = PodSchedulingGate(name=L.GATE_PODGANG_PENDING_CREATION)
+        slow, lifted, gated, short = gangs
+        await cluster.create(slow[0])
+        for pod in slow[1]:  # one member a second: 3 s from the first to the last
+            await cluster.create(pod)
+            await asyncio.sleep(1)
+        for gang, _ in (lifted, gated, short):  # the PodGang first, as the operator does
             await cluster.create(gang)
-            for pod in pods:
-                gate = PodSchedulingGate(name=L.GATE_PODGANG_PENDING_CREATION)
-                pod.spec.scheduling_gates = [gate]
-                await cluster.create(pod)
-        await asyncio.sleep(2)  # within the grace (5 s): lift the first gang's gates
-        for pod in gangs[0][1]:
+        for pod in lifted[1] + gated[1]:
+            pod.spec.scheduling_gates = [gate]
+            await cluster.create(pod)
+        for pod in short[1][:2]:  # 2 of 4, for good
+            await cluster.create(pod)
+        await asyncio.sleep(2)  # within the grace (5 s): lift one gang's gates
+        for pod in lifted[1]:
             await cluster.patch(Pod, pod.name, {"spec": {"schedulingGates": None}}, NAMESPACE)
         await asyncio.sleep(10)
         await sched.wait_idle(timeout=60)
@@ -43,9 +51,14 @@ def test_gates_lifted_within_the_grace_are_not_reported_and_gates_that_stay_are(
         return events, nodes
 
     events, nodes = run_virtual(main)
-    first, second = "gang-00000", "gang-00001"
-    for j in range(4):
-        assert nodes[f"{first}-{j}"] and not nodes[f"{second}-{j}"]
-        assert [m for m in events.get(f"{first}-{j}", []) if "GangIncomplete" in m] == []
+    for gang in ("gang-00000", "gang-00001"):  # slow, lifted: placed, never reported
+        for j in range(4):
+            assert nodes[f"{gang}-{j}"]
+            assert [m for m in events.get(f"{gang}-{j}", []) if "GangIncomplete" in m] == []
+    for j in range(4):  # gated for good
+        assert not nodes["gang-00002-%d" % j]
         assert any(m.startswith("GangIncomplete: ") and "still have scheduling gates" in m
-                   for m in events[f"{second}-{j}"]), events
+                   for m in events["gang-00002-%d" % j]), events
+    for j in range(2):  # incomplete for good
+        assert any(m.startswith("GangIncomplete: ") and "2/4 members created" in m
+                   for m in events["gang-00003-%d" % j]), events
