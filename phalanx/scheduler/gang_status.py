@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
+import itertools
 import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -120,7 +122,12 @@ class GangStatusController:
         self.settle = settle if settle is not None else min(0.5, min_interval)
         self.incomplete_grace = incomplete_grace
         self.max_events_per_second = max_events_per_second
-        self._dirty: dict[GangId, None] = {}
+        # Dirty gangs, each with the time it is queued for: a lower bound of when it is due
+        # (settle / min_interval; the incomplete grace is checked only once that bound is
+        # reached), kept in a heap so that a wake costs O(log n), not a pass over every gang.
+        self._dirty: dict[GangId, float] = {}
+        self._heap: list[tuple[float, int, GangId]] = []
+        self._seq = itertools.count()
         self._last: dict[GangId, Verdict] = {}  # last verdict written (condition and events)
         self._last_time: dict[GangId, float] = {}
         self._first_seen: dict[GangId, float] = {}
@@ -139,9 +146,8 @@ class GangStatusController:
 
     def mark(self, gid: GangId) -> None:
         """A gang changed (called from the cache; cheap)."""
-        if gid not in self._dirty:
-            self._dirty[gid] = None
-            self._first_seen.setdefault(gid, self._now())
+        self._first_seen.setdefault(gid, self._now())
+        self._queue(gid, self._earliest(gid))
         if self._running:
             self._wake.set()
             return
@@ -159,14 +165,57 @@ class GangStatusController:
     def _now(self) -> float:
         return self.handle.clock.now()
 
-    def _due(self, gid: GangId) -> float:
+    def _earliest(self, gid: GangId) -> float:
+        """When the gang may be written at the soonest: after its settle delay, and
+        `min_interval` after its last write. Cheap: called on every change."""
+        first = self._first_seen.get(gid)
+        settle_until = (first if first is not None else self._now()) + self.settle
         last = self._last_time.get(gid)
-        first = self._first_seen.get(gid, self._now())
-        settle_until = first + self.settle
-        st = self.runtime.cache.get(gid)
-        if last is None and st is not None and self.runtime.manager.blocked(st) is not None:
-            settle_until = max(settle_until, first + self.incomplete_grace)
         return settle_until if last is None else max(settle_until, last + self.min_interval)
+
+    def _due(self, gid: GangId, earliest: float) -> float:
+        """`earliest`, or the end of the incomplete grace for a gang never reported that is
+        still held back in PreEnqueue."""
+        if gid in self._last_time:
+            return earliest
+        st = self.runtime.cache.get(gid)
+        if st is None or self.runtime.manager.blocked(st) is None:
+            return earliest
+        first = self._first_seen.get(gid, earliest)
+        return max(earliest, first + self.incomplete_grace)
+
+    def _queue(self, gid: GangId, at: float) -> None:
+        """Queue the gang for `at`, or sooner if it is already queued for later (a change to
+        a gang in its grace is looked at again: it may have become complete)."""
+        queued = self._dirty.get(gid)
+        if queued is not None and queued <= at:
+            return
+        self._dirty[gid] = at
+        heapq.heappush(self._heap, (at, next(self._seq), gid))
+
+    def _pop_ready(self, now: float) -> list[GangId]:
+        """The dirty gangs due by `now`, in due order; ones found still in their grace are
+        queued again for its end."""
+        ready: list[GangId] = []
+        heap = self._heap
+        while heap and heap[0][0] <= now + 1e-9:
+            at, _, gid = heapq.heappop(heap)
+            if self._dirty.get(gid) != at:
+                continue  # stale entry: re-queued sooner, or already written
+            due = self._due(gid, at)
+            if due > now + 1e-9:
+                self._dirty[gid] = due
+                heapq.heappush(heap, (due, next(self._seq), gid))
+                continue
+            del self._dirty[gid]
+            ready.append(gid)
+        return ready
+
+    def _next_due(self) -> float | None:
+        heap = self._heap
+        while heap and self._dirty.get(heap[0][2]) != heap[0][0]:
+            heapq.heappop(heap)
+        return heap[0][0] if heap else None
 
     # --- the worker ---------------------------------------------------------------------
 
@@ -179,16 +228,17 @@ class GangStatusController:
     async def _drain(self) -> None:
         while self._dirty:
             now = self._now()
-            due = sorted((self._due(g), g) for g in self._dirty)
-            ready = [g for t, g in due if t <= now + 1e-9]
+            ready = self._pop_ready(now)
             if not ready:
+                nxt = self._next_due()
+                if nxt is None:
+                    break
                 self._wake.clear()
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), max(due[0][0] - now, 1e-3))
+                    await asyncio.wait_for(self._wake.wait(), max(nxt - now, 1e-3))
                 continue
             budget = max(1, int(self.max_events_per_second))
             for gid in ready:
-                self._dirty.pop(gid, None)
                 budget -= await self._sync_guarded(gid, budget)
                 if budget <= 0:
                     await asyncio.sleep(1.0)
@@ -196,8 +246,10 @@ class GangStatusController:
 
     async def flush_now(self) -> None:
         """Write every dirty gang immediately (tests, shutdown)."""
-        for gid in list(self._dirty):
-            self._dirty.pop(gid, None)
+        gids = list(self._dirty)
+        self._dirty.clear()
+        self._heap.clear()
+        for gid in gids:
             await self._sync(gid, 1 << 30)
 
     async def _sync_guarded(self, gid: GangId, budget: int) -> int:
@@ -231,7 +283,7 @@ class GangStatusController:
                 # The API refused (e.g. a 500): forget the verdict so it is written again
                 # after min_interval, instead of never (reliability engineer's fix).
                 self._last.pop(gid, None)
-                self._dirty[gid] = None
+                self._queue(gid, self._earliest(gid))
                 return 0  # its Events come with the retry
         if v.status or v.reason == REASON_PENDING:
             return 0
@@ -248,8 +300,8 @@ class GangStatusController:
         n = 0
         for m in st.pending_members():
             if n >= budget:
-                self._dirty[st.id] = None  # the rest next round
                 self._last.pop(st.id, None)
+                self._queue(st.id, self._earliest(st.id))  # the rest next round
                 break
             info = self.handle.pod_info(m.key)
             if info is None:
