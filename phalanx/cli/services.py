@@ -91,6 +91,10 @@ def scheduler(
     metrics_port: int = typer.Option(SCHEDULER_METRICS_PORT, min=1, max=65535,
                                      help="Port of /metrics."),
     log_format: str = typer.Option("text", help="text or json."),
+    qps: float = typer.Option(100.0, min=0.0, help="Client-side limit: API requests per "
+                              "second, sustained (client-go's QPS; 0: unlimited)."),
+    burst: int = typer.Option(150, min=1, help="Client-side limit: requests allowed at once "
+                              "above --qps (client-go's Burst)."),
 ) -> None:
     """Run the Phalanx gang scheduler against a Kubernetes API server until SIGTERM."""
     from phalanx.api.duration import parse_duration
@@ -105,4 +109,5 @@ def scheduler(
     _run(run_scheduler_service(SchedulerServiceOptions(
         kubeconfig=kubeconfig, context=context, scheduler_names=list(scheduler_name),
         leader_elect=leader_elect, lease_namespace=lease_namespace, probe_port=probe_port,
-        metrics_port=metrics_port, log_format=log_format, lease_timing=timing)))
+        metrics_port=metrics_port, log_format=log_format, lease_timing=timing,
+        qps=qps, burst=burst)))
