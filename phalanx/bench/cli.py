@@ -162,3 +162,94 @@ def trace_gen(
     gpu_hours = sum(j.gpus * j.duration for j in generated) / 3600
     typer.echo(f"wrote {output}: {len(generated)} jobs over {span / 3600:.1f}h, "
                f"{gpu_hours:.0f} GPU-hours asked, sized for {nodes} nodes at load {load:g}")
+
+
+@bench_app.command("kube")
+def kube(
+    nodes: Annotated[int, typer.Option(min=1, help="Fake Nodes on the API server (8 GPUs, 128 cpu, "
+                                       "2Ti each), shared by both schedulers.")] = 1000,
+    plain_pods: Annotated[int, typer.Option(min=0, help="Pods of the 'plain' workload (no gang).")] = 2000,
+    gang_pods: Annotated[int, typer.Option(min=0, help="Pods of the 'gangs' workload, in gangs of "
+                                           "--gang-min..--gang-max.")] = 2000,
+    gang_min: Annotated[int, typer.Option(min=1, help="Smallest gang.")] = 8,
+    gang_max: Annotated[int, typer.Option(min=1, help="Largest gang.")] = 64,
+    pod_gpus: Annotated[int, typer.Option(min=0, max=8, help="GPUs each pod asks for (with 1 cpu, "
+                                          "4Gi).")] = 1,
+    qps: Annotated[float, typer.Option(min=0.001, help="Client QPS given to both schedulers (equal "
+                                       "limits; 5000 is what scheduler_perf gives kube-scheduler).")] = 5000.0,
+    burst: Annotated[int, typer.Option(min=1, help="Client burst given to both schedulers.")] = 5000,
+    own_defaults: Annotated[bool, typer.Option(help="Give each scheduler its shipped client limits "
+                                               "instead (kube-scheduler 50/100, phalanx 100/150).")] = False,
+    schedulers: Annotated[str, typer.Option(help="Schedulers to run, comma-separated, in order.")]
+        = "kube-scheduler,phalanx-scheduler",
+    workloads: Annotated[str, typer.Option(help="Workloads to run, comma-separated: plain, gangs.")]
+        = "plain,gangs",
+    seed: Annotated[int, typer.Option(help="Seed of the gang sizes (same for both schedulers).")] = 0,
+    phase_timeout: Annotated[str, typer.Option(help="How long one scheduler may take to bind one "
+                                               "workload.")] = "10m",
+    background: Annotated[str, typer.Option(help="Idle window before the runs that measures the API "
+                                            "server's own requests (leases, endpoints).")] = "10s",
+    profile: Annotated[bool, typer.Option(help="Run phalanx scheduler under cProfile (slower; the "
+                                          "top functions go next to the JSON).")] = False,
+    keep: Annotated[bool, typer.Option(help="Keep the control plane's work folder (logs) afterwards.")] = False,
+    out: Annotated[Path, typer.Option(help="Directory for the JSON results.")] = DEFAULT_OUT,
+) -> None:
+    """kube-scheduler 1.36 and `phalanx scheduler` side by side on one real kube-apiserver.
+
+    Starts etcd and kube-apiserver (binaries: KUBEBUILDER_ASSETS or ../shared/kube), creates
+    the fake nodes, then for each workload lets each scheduler bind the same pods (created
+    before it starts), through its own gang API. Reports pods/s, CPU and API requests per
+    pod, gang time-to-bound and the ratio phalanx/kube-scheduler. Stops everything it started,
+    also on Ctrl-C."""
+    import tempfile
+
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from phalanx.bench.kube.config import SCHEDULERS, WORKLOADS, KubeBenchConfig, parse_names
+    from phalanx.bench.kube.phase import Progress as Callbacks
+    from phalanx.bench.kube.report import rich_table
+    from phalanx.bench.kube.runner import run_kube_bench
+    from phalanx.envtest import BinariesNotFound
+
+    try:
+        cfg = KubeBenchConfig(
+            nodes=nodes, plain_pods=plain_pods, gang_pods=gang_pods, gang_min=gang_min,
+            gang_max=gang_max, pod_gpus=pod_gpus, qps=qps, burst=burst, own_defaults=own_defaults,
+            schedulers=parse_names(schedulers, SCHEDULERS, "schedulers"),
+            workloads=parse_names(workloads, WORKLOADS, "workloads"), seed=seed,
+            phase_timeout=_duration(phase_timeout, "--phase-timeout"),
+            background_seconds=_duration(background, "--background"), profile=profile)
+        cfg.validate()
+    except ValueError as e:
+        raise UserError(str(e)) from None
+    console = Console(stderr=True)
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TimeElapsedColumn(), console=console, transient=True)
+    task = bar.add_task("", total=1)
+    callbacks = Callbacks(
+        phase=lambda description, total: bar.reset(task, description=description, total=total),
+        advance=lambda completed: bar.update(task, completed=completed))
+    profile_dir = Path(tempfile.mkdtemp(prefix="phalanx-bench-profile-")) if profile else None
+    try:
+        with bar:
+            result = run_kube_bench(cfg, callbacks, profile_dir=profile_dir, keep=keep)
+    except BinariesNotFound as e:
+        raise UserError(str(e)) from None
+    except (TimeoutError, RuntimeError) as e:
+        raise UserError(f"bench failed: {e}") from None
+    except KeyboardInterrupt:
+        console.print("interrupted: every process the bench started is stopped")
+        raise typer.Exit(130) from None
+    variant = "-own-defaults" if own_defaults else f"-qps{qps:g}"
+    name = f"kube-{nodes}n-{plain_pods}p-{gang_pods}g{variant}"
+    if profile_dir is not None:
+        from phalanx.bench.kube.profiling import summarize_profiles
+
+        result["profile"] = summarize_profiles(profile_dir)
+        name += "-profile"
+    path = _write(result, out, name)
+    Console().print(rich_table(result))
+    typer.echo(f"load average {result['load_average_start'][0]:.2f} -> "
+               f"{result['load_average_end'][0]:.2f} on {result['machine']['cpus']} CPUs; "
+               f"wrote {path}")

@@ -1,0 +1,75 @@
+"""CPU time of a process from /proc, its children included (Linux).
+
+`peak_rss_mb(pid)`: its peak resident memory.
+`cpu_seconds(pid)`: utime + stime of the process and of every live descendant, plus
+cutime + cstime (children it has already reaped), in seconds. Threads are part of their
+process's counters. Read it while the process still runs: /proc forgets it at exit.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+PROC = Path("/proc")
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def parse_stat(text: str) -> tuple[int, int, int, int, int, int]:
+    """(pid, ppid, utime, stime, cutime, cstime) in clock ticks from a /proc/<pid>/stat line.
+
+    The command name (field 2) is in parentheses and may hold spaces or parentheses itself,
+    so fields are counted from the last ')'."""
+    head, _, rest = text.rpartition(")")
+    pid = int(head.split("(", 1)[0])
+    fields = rest.split()
+    # rest starts at field 3 (state): ppid is field 4, utime..cstime are fields 14..17.
+    return (pid, int(fields[1]), int(fields[11]), int(fields[12]), int(fields[13]),
+            int(fields[14]))
+
+
+def _read(pid: int, proc: Path) -> tuple[int, int, int, int, int, int] | None:
+    try:
+        return parse_stat((proc / str(pid) / "stat").read_text())
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def descendants(pid: int, proc: Path = PROC) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in proc.iterdir():
+        if entry.name.isdigit():
+            stat = _read(int(entry.name), proc)
+            if stat is not None:
+                children.setdefault(stat[1], []).append(stat[0])
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def cpu_seconds(pid: int, proc: Path = PROC) -> float:
+    """CPU seconds of `pid` and its descendants (0.0 when it is gone)."""
+    ticks = 0
+    own = _read(pid, proc)
+    if own is None:
+        return 0.0
+    ticks += sum(own[2:6])
+    for child in descendants(pid, proc):
+        stat = _read(child, proc)
+        if stat is not None:
+            ticks += sum(stat[2:6])
+    return ticks / _TICKS
+
+
+def peak_rss_mb(pid: int, proc: Path = PROC) -> float:
+    """The process's peak resident memory (VmHWM) in MiB (0.0 when it is gone)."""
+    try:
+        for line in (proc / str(pid) / "status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0.0

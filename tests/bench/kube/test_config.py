@@ -1,0 +1,61 @@
+import pytest
+
+from phalanx.bench.kube.config import (
+    DEFAULT_LIMITS,
+    KUBE_SCHEDULER,
+    PHALANX_SCHEDULER,
+    KubeBenchConfig,
+    parse_names,
+)
+
+
+def test_gang_sizes_are_seeded_within_bounds_and_add_up():
+    cfg = KubeBenchConfig(gang_pods=2000, gang_min=8, gang_max=64, seed=3)
+    sizes = cfg.gang_sizes()
+    assert sizes == KubeBenchConfig(gang_pods=2000, gang_min=8, gang_max=64, seed=3).gang_sizes()
+    assert sizes != KubeBenchConfig(gang_pods=2000, seed=4).gang_sizes()
+    assert sum(sizes) == 2000
+    assert all(s >= 8 for s in sizes)
+    # Only the last gang may grow past the maximum, by less than a minimum gang.
+    assert all(s <= 64 for s in sizes[:-1]) and sizes[-1] < 64 + 8
+
+
+def test_no_runt_gang_at_the_end():
+    cfg = KubeBenchConfig(gang_pods=20, gang_min=8, gang_max=8)
+    assert cfg.gang_sizes() == [8, 12]
+
+
+def test_equal_limits_by_default_and_each_ones_defaults_on_request():
+    cfg = KubeBenchConfig(qps=300, burst=600)
+    assert cfg.limits_for(KUBE_SCHEDULER) == cfg.limits_for(PHALANX_SCHEDULER) == (300, 600)
+    own = KubeBenchConfig(own_defaults=True)
+    assert own.limits_for(KUBE_SCHEDULER) == DEFAULT_LIMITS[KUBE_SCHEDULER] == (50.0, 100)
+    assert own.limits_for(PHALANX_SCHEDULER) == (100.0, 150)
+    assert own.as_json()["client_limits"][KUBE_SCHEDULER] == {"qps": 50.0, "burst": 100}
+
+
+@pytest.mark.parametrize(("changes", "option"), [
+    ({"nodes": 0}, "--nodes"),
+    ({"gang_min": 9, "gang_max": 8}, "--gang-min"),
+    ({"gang_pods": 5, "gang_min": 8}, "--gang-pods"),
+    ({"qps": 0}, "--qps"),
+    ({"schedulers": ("volcano",)}, "--schedulers"),
+    ({"workloads": ()}, "--workloads"),
+    ({"nodes": 10, "plain_pods": 81}, "--nodes"),  # 10 nodes x 8 GPUs hold 80 pods
+])
+def test_invalid_configurations_name_the_option(changes, option):
+    with pytest.raises(ValueError, match=f"^{option}:"):
+        KubeBenchConfig(**changes).validate()
+
+
+def test_a_full_cluster_is_valid():
+    KubeBenchConfig(nodes=10, plain_pods=80, gang_pods=80).validate()
+
+
+def test_parse_names():
+    assert parse_names(" kube-scheduler, phalanx-scheduler ", ("kube-scheduler", "phalanx-scheduler"),
+                       "schedulers") == ("kube-scheduler", "phalanx-scheduler")
+    with pytest.raises(ValueError, match="--schedulers: unknown kai"):
+        parse_names("kai", ("kube-scheduler",), "schedulers")
+    with pytest.raises(ValueError, match="--workloads"):
+        parse_names(",", ("plain",), "workloads")

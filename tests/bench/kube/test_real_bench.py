@@ -1,0 +1,50 @@
+"""`phalanx bench kube` on a real kube-apiserver, small: 20 nodes, 40 plain pods, 40 gang pods.
+
+The command starts its own control plane (it must start and stop kube-scheduler), so this
+test does not use the shared one; it is in the real tier (marker, timeout) all the same.
+"""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from phalanx.cli.main import app
+from tests.conftest import REAL_SERVER_TIMEOUT
+
+
+@pytest.mark.real_cluster
+@pytest.mark.timeout(REAL_SERVER_TIMEOUT)
+def test_bench_kube_binds_everything_with_both_schedulers_and_stops_all(tmp_path):
+    from phalanx.envtest import BinariesNotFound, find_binaries, live_processes
+
+    try:
+        if find_binaries().kube_scheduler is None:
+            pytest.skip("no kube-scheduler binary")
+    except BinariesNotFound as err:
+        pytest.skip(str(err))
+    before = {p.pid for p in live_processes()}
+    out = CliRunner().invoke(app, [
+        "bench", "kube", "--nodes", "20", "--plain-pods", "40", "--gang-pods", "40",
+        "--gang-min", "8", "--gang-max", "16", "--background", "1s", "--phase-timeout", "40s",
+        "--out", str(tmp_path)])
+    assert out.exit_code == 0, out.output
+    (path,) = tmp_path.glob("kube-20n-40p-40g-*.json")
+    result = json.loads(path.read_text())
+    runs = {(r["scheduler"], r["workload"]): r for r in result["runs"]}
+    assert set(runs) == {(s, w) for s in ("kube-scheduler", "phalanx-scheduler")
+                         for w in ("plain", "gangs")}
+    for (scheduler, workload), r in runs.items():
+        assert r["pods_bound"] == r["pods"] == 40, (scheduler, workload)
+        assert r["max_pods_per_node"] <= 8  # 8 GPUs a node, 1 GPU a pod
+        # Each bind is one POST pods/binding seen by the API server's own counters.
+        assert r["api_requests_by_call"].get("POST pods/binding", 0) >= 40
+        assert r["cpu_seconds"] > 0 and r["pods_per_second"] > 0
+        if workload == "gangs":
+            assert r["gangs_bound"] == r["gangs"] == 3
+            assert 0 < r["gang_time_to_bound_seconds"]["p50"] <= r["all_bound_seconds"]
+    assert runs["kube-scheduler", "plain"]["configz_client_connection"]["qps"] == 5000
+    assert set(result["ratio_phalanx_over_kube"]) == {"plain", "gangs"}
+    assert result["versions"]["kube-apiserver"].startswith("v1.")
+    assert "ratio phalanx/kube" in out.output
+    assert {p.pid for p in live_processes()} <= before  # everything it started is stopped

@@ -1,0 +1,62 @@
+"""Numbers of one run (phase.summarize), the ratio (runner.ratios) and the table (report)."""
+
+from types import SimpleNamespace
+
+from phalanx.bench.kube import report
+from phalanx.bench.kube.apimetrics import RequestKey
+from phalanx.bench.kube.config import KubeBenchConfig
+from phalanx.bench.kube.phase import Window, summarize
+from phalanx.bench.kube.runner import ratios
+from phalanx.bench.kube.workload import gangs
+
+CFG = KubeBenchConfig(nodes=4, gang_pods=16, gang_min=8, gang_max=8)
+
+
+def _run(scheduler, bind_times, t0=100.0):
+    built = gangs(CFG, scheduler, "ns", "run")
+    pods = [p for g in built for p in g.pods]
+    observer = SimpleNamespace(
+        bound={p.name: t for p, t in zip(pods, bind_times, strict=True)},
+        node_of={p.name: f"node-{i % 4}" for i, p in enumerate(pods)})
+    w = Window(t0=t0, first_bind=min(bind_times), last_bind=max(bind_times), quiet=t0 + 20,
+               cpu_at_last_bind=1.5, cpu_at_quiet=1.6, requests={
+                   RequestKey("POST", "", "pods", "binding", "201"): 16,
+                   RequestKey("POST", "events.k8s.io", "events", "", "201"): 16,
+                   RequestKey("POST", "", "pods", "binding", "409"): 2})
+    return summarize(CFG, scheduler, "gangs", pods, built, observer, w, background_rps=0.5)
+
+
+def test_a_run_in_numbers():
+    # Gang 0 bound from t0+1 to t0+2, gang 1 from t0+3 to t0+5.
+    times = [101 + i / 7 for i in range(8)] + [103 + 2 * i / 7 for i in range(8)]
+    r = _run("kube-scheduler", times)
+    assert r["pods"] == r["pods_bound"] == 16 and r["gangs"] == r["gangs_bound"] == 2
+    assert r["first_bind_seconds"] == 1.0 and r["all_bound_seconds"] == 5.0
+    assert r["pods_per_second"] == 3.75  # 15 intervals in 4 s
+    assert r["pods_per_second_from_start"] == 3.2
+    assert r["cpu_ms_per_pod"] == 100.0
+    assert r["api_requests"] == 34 and r["api_requests_per_pod"] == 2.125
+    assert r["api_errors"] == {"409 POST pods/binding": 2}
+    assert r["nodes_used"] == 4 and r["max_pods_per_node"] == 4
+    # Time-to-bound of each gang from t0 (its pods all existed before): 2 s and 5 s.
+    assert r["gang_time_to_bound_seconds"] == {"p50": 2.0, "p90": 5.0, "p99": 5.0, "max": 5.0}
+    assert r["background_requests_estimate"] == 10.0
+
+
+def test_ratio_is_phalanx_over_kube_and_the_table_shows_it():
+    kube = _run("kube-scheduler", [101 + i / 15 * 4 for i in range(16)])
+    ours = _run("phalanx-scheduler", [101 + i / 15 * 2 for i in range(16)])
+    result = {"config": {"nodes": 4}, "runs": [kube, ours]}
+    result["ratio_phalanx_over_kube"] = r = ratios(result["runs"])
+    assert r["gangs"]["pods_per_second"] == 2.0
+    assert r["gangs"]["cpu_ms_per_pod"] == 1.0
+    assert r["gangs"]["gang_p99"] == 0.6  # 3 s / 5 s
+    table = report.markdown_table(result)
+    lines = table.splitlines()
+    assert lines[0].startswith("| workload | scheduler | pods | pods/s (binds)")
+    assert len(lines) == 2 + 3
+    assert lines[-1].startswith("| gangs | ratio phalanx/kube |  | 2.00x |")
+
+
+def test_no_ratio_without_both_schedulers():
+    assert ratios([_run("kube-scheduler", [101 + i for i in range(16)])]) == {}
