@@ -34,7 +34,7 @@ from . import apimetrics, schedulers
 from .cleanup import delete_run
 from .config import KubeBenchConfig
 from .observer import BindObserver
-from .procstat import cpu_seconds, peak_rss_mb
+from .procstat import cpu_seconds, cpu_times, peak_rss_mb
 from .workload import GangObjects, gangs, plain_pods
 
 QUIET_SCRAPES = 2  # consecutive scrapes with (almost) no new requests: the run is over
@@ -59,6 +59,8 @@ class Window:
     quiet: float = 0.0
     cpu_at_last_bind: float = 0.0
     cpu_at_quiet: float = 0.0
+    cpu_user: float = 0.0
+    cpu_system: float = 0.0
     peak_rss_mb: float = 0.0
     load_before: tuple[float, float, float] = (0.0, 0.0, 0.0)
     load_after: tuple[float, float, float] = (0.0, 0.0, 0.0)
@@ -159,7 +161,8 @@ async def run_phase(plane: ControlPlane, kube: Any, cfg: KubeBenchConfig, schedu
         if configz is None and scheduler == schedulers.KUBE_SCHEDULER:
             configz = running.configz()
         w.quiet = await _until_quiet(plane, running, before)
-        w.cpu_at_quiet = cpu_seconds(running.pid)
+        w.cpu_user, w.cpu_system = cpu_times(running.pid)
+        w.cpu_at_quiet = w.cpu_user + w.cpu_system
         w.peak_rss_mb = peak_rss_mb(running.pid)
     finally:
         exit_code = running.stop()
@@ -208,6 +211,8 @@ def summarize(cfg: KubeBenchConfig, scheduler: str, workload: str, pods: list[An
         "pods_per_second_from_start": round(n / max(w.last_bind - w.t0, 1e-9), 2),
         "cpu_seconds": round(w.cpu_at_quiet, 3),
         "cpu_seconds_at_last_bind": round(w.cpu_at_last_bind, 3),
+        "cpu_user_seconds": round(w.cpu_user, 3),
+        "cpu_system_seconds": round(w.cpu_system, 3),
         "cpu_ms_per_pod": round(1000 * w.cpu_at_quiet / n, 3) if n else 0.0,
         "peak_rss_mb": w.peak_rss_mb,
         "api_requests": requests,

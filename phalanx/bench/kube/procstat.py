@@ -50,19 +50,23 @@ def descendants(pid: int, proc: Path = PROC) -> list[int]:
     return out
 
 
-def cpu_seconds(pid: int, proc: Path = PROC) -> float:
-    """CPU seconds of `pid` and its descendants (0.0 when it is gone)."""
-    ticks = 0
+def cpu_times(pid: int, proc: Path = PROC) -> tuple[float, float]:
+    """(user, system) CPU seconds of `pid` and its descendants ((0, 0) when it is gone)."""
     own = _read(pid, proc)
     if own is None:
-        return 0.0
-    ticks += sum(own[2:6])
+        return 0.0, 0.0
+    user, system = own[2] + own[4], own[3] + own[5]
     for child in descendants(pid, proc):
         stat = _read(child, proc)
         if stat is not None:
-            ticks += sum(stat[2:6])
-    return ticks / _TICKS
+            user += stat[2] + stat[4]
+            system += stat[3] + stat[5]
+    return user / _TICKS, system / _TICKS
 
+
+def cpu_seconds(pid: int, proc: Path = PROC) -> float:
+    """CPU seconds of `pid` and its descendants (0.0 when it is gone)."""
+    return sum(cpu_times(pid, proc))
 
 def peak_rss_mb(pid: int, proc: Path = PROC) -> float:
     """The process's peak resident memory (VmHWM) in MiB (0.0 when it is gone)."""

@@ -31,6 +31,7 @@ def test_cpu_seconds_include_live_descendants_and_reaped_children(tmp_path):
     })
     assert sorted(procstat.descendants(100, proc)) == [101, 102]
     assert procstat.cpu_seconds(100, proc) == 6.0
+    assert procstat.cpu_times(100, proc) == (4.0, 2.0)
     assert procstat.cpu_seconds(999, proc) == 0.0
 
 
