@@ -26,7 +26,7 @@ from phalanx.cluster.client import (
 from phalanx.cluster.clock import Clock, RealClock
 
 from .config import ConnectionConfig, load_connection
-from .convert import BaseCache, decode, json_copy, merge_patch, prune
+from .convert import BaseCache, decode, merge_patch, prune
 from .events import EventWriter
 from .paths import (
     APPLY_PATCH,
@@ -111,12 +111,17 @@ class KubeCluster:
     # --- conversion -------------------------------------------------------------------
 
     def decode(self, kind: type[T], data: dict[str, Any]) -> T:
-        """A model from server JSON; remembers the pruned form for later merge patches."""
-        pruned = prune(kind, data)
-        obj = kind.model_validate(pruned)
-        # The model may share opaque dicts with `pruned`; cache a private copy so a caller
-        # mutating the model cannot change the base its next merge patch is diffed against.
-        self._bases.put(json_copy(pruned))
+        """A model from server JSON; remembers the server's form for later merge patches.
+
+        `prune` shares no container with `data`, so the model (which may hold opaque dicts
+        of the pruned form by reference) and the cached base are independent without a deep
+        copy of either: a caller mutating the model cannot change the base its next merge
+        patch is diffed against. The base is pruned again only when an update needs it."""
+        obj = kind.model_validate(prune(kind, data))
+        meta = data.get("metadata")
+        if isinstance(meta, dict):
+            meta.pop("managedFields", None)  # never part of a model; often half the object
+        self._bases.put(data)
         return obj
 
     def _ns(self, kind: type[Resource], namespace: str | None) -> str | None:
@@ -217,7 +222,7 @@ class KubeCluster:
         meta = obj.metadata
         cached = self._bases.get(meta.uid, meta.resource_version)
         if cached is not None:
-            return kind.model_validate(cached).to_dict()
+            return kind.model_validate(prune(kind, cached)).to_dict()
         live = await self.transport.request(
             "GET", object_path(kind, obj.name, self._ns(kind, meta.namespace)),
             kind=kind.KIND, name=obj.name,

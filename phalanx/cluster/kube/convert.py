@@ -26,8 +26,10 @@ from phalanx.api.base import Resource
 
 T = TypeVar("T", bound=Resource)
 
-# A plan says how to prune one JSON value: None keeps it as it is.
-Plan = Union["ModelPlan", "ListPlan", "MapPlan", None]
+# A plan says how to prune one JSON value: None keeps it as it is (a scalar, or a container
+# of scalars, which pydantic validates into containers of its own); OPAQUE keeps it too, but
+# as a copy: the model would hold it by reference (`Any`, `dict[str, Any]`, ...).
+Plan = Union["ModelPlan", "ListPlan", "MapPlan", "_Opaque", None]
 
 
 @dataclass(slots=True)
@@ -46,26 +48,43 @@ class MapPlan:
     value: Plan
 
 
+class _Opaque:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "OPAQUE"
+
+
+OPAQUE = _Opaque()
 _PLANS: dict[type[BaseModel], ModelPlan] = {}
+_BARE_CONTAINERS = (dict, list, tuple, set, frozenset, abc.Mapping, abc.Sequence)
 
 
 def _plan_for_type(tp: Any) -> Plan:
     origin = typing.get_origin(tp)
     if origin is typing.Annotated:
         return _plan_for_type(typing.get_args(tp)[0])
+    if tp is Any or tp is object or tp in _BARE_CONTAINERS:
+        return OPAQUE
     if origin in (Union, types.UnionType):
         options = [a for a in typing.get_args(tp) if a is not type(None)]
         plans = [_plan_for_type(a) for a in options]
         real = [p for p in plans if p is not None]
-        # One structured option (X | None): prune as X. Several: ambiguous, keep as is.
-        return real[0] if len(real) == 1 and len(options) == 1 else None
+        # One structured option (X | None): prune as X. Several: ambiguous, keep (a copy).
+        if len(real) == 1 and len(options) == 1:
+            return real[0]
+        return OPAQUE if real else None
     if origin in (list, tuple, set, frozenset, abc.Sequence):
         args = typing.get_args(tp)
-        item = _plan_for_type(args[0]) if args else None
+        item = _plan_for_type(args[0]) if args else OPAQUE
+        if item is OPAQUE:
+            return OPAQUE
         return ListPlan(item) if item is not None else None
     if origin in (dict, abc.Mapping):
         args = typing.get_args(tp)
-        value = _plan_for_type(args[1]) if len(args) == 2 else None
+        value = _plan_for_type(args[1]) if len(args) == 2 else OPAQUE
+        if value is OPAQUE:
+            return OPAQUE
         return MapPlan(value) if value is not None else None
     if isinstance(tp, type) and issubclass(tp, BaseModel):
         return model_plan(tp)
@@ -87,27 +106,42 @@ def model_plan(cls: type[BaseModel]) -> ModelPlan:
 
 
 def _prune(value: Any, plan: Plan) -> Any:
+    # The hottest code of a real-server informer (every object of every list and watch
+    # event): scalar and opaque fields are handled inline, without a call each.
     if plan is None or value is None:
         return value
-    if isinstance(plan, ModelPlan):
+    if plan is OPAQUE:
+        return json_copy(value) if isinstance(value, dict | list) else value
+    if type(plan) is ModelPlan:
         if not isinstance(value, dict):
             return value  # let pydantic report the type error
+        fields = plan.fields
         out = {}
         for k, v in value.items():
-            if k in plan.fields:
-                out[k] = _prune(v, plan.fields[k])
-            elif plan.keep_unknown:
+            sub = fields.get(k, _UNKNOWN)
+            if sub is None:
                 out[k] = v
+            elif sub is _UNKNOWN:
+                if plan.keep_unknown:
+                    out[k] = json_copy(v)
+            elif sub is OPAQUE:
+                out[k] = json_copy(v) if isinstance(v, dict | list) else v
+            else:
+                out[k] = _prune(v, sub)
         return out
-    if isinstance(plan, ListPlan):
+    if type(plan) is ListPlan:
         return [_prune(v, plan.item) for v in value] if isinstance(value, list) else value
     if isinstance(value, dict):
-        return {k: _prune(v, plan.value) for k, v in value.items()}
+        return {k: _prune(v, plan.value) for k, v in value.items()}  # type: ignore[union-attr]
     return value
 
 
+_UNKNOWN: Any = object()
+
+
 def prune(kind: type[BaseModel], data: dict[str, Any]) -> dict[str, Any]:
-    """`data` without the fields `kind` does not declare (recursively)."""
+    """`data` without the fields `kind` does not declare (recursively), sharing no
+    container with `data`."""
     return _prune(data, model_plan(kind))
 
 
@@ -118,9 +152,9 @@ def decode(kind: type[T], data: dict[str, Any]) -> T:
 def json_copy(value: Any) -> Any:
     """A deep copy of JSON data (dicts, lists, scalars); faster than copy.deepcopy."""
     if isinstance(value, dict):
-        return {k: json_copy(v) for k, v in value.items()}
+        return {k: json_copy(v) if isinstance(v, dict | list) else v for k, v in value.items()}
     if isinstance(value, list):
-        return [json_copy(v) for v in value]
+        return [json_copy(v) if isinstance(v, dict | list) else v for v in value]
     return value
 
 
@@ -149,7 +183,8 @@ def merge_patch(old: Any, new: Any) -> Any:
 
 
 class BaseCache:
-    """The pruned server form of recently decoded objects, by (uid, resourceVersion).
+    """The server form (less managedFields) of recently decoded objects, by (uid,
+    resourceVersion); pruned again when used.
 
     `update` diffs against it to build its merge patch; on a miss it reads the object once.
     Bounded (LRU) so a large informer does not keep a second copy of everything.
@@ -159,12 +194,12 @@ class BaseCache:
         self._capacity = capacity
         self._items: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()
 
-    def put(self, pruned: dict[str, Any]) -> None:
-        meta = pruned.get("metadata") or {}
+    def put(self, data: dict[str, Any]) -> None:
+        meta = data.get("metadata") or {}
         uid, rv = meta.get("uid"), meta.get("resourceVersion")
         if not uid or not rv:
             return
-        self._items[(uid, rv)] = pruned
+        self._items[(uid, rv)] = data
         self._items.move_to_end((uid, rv))
         while len(self._items) > self._capacity:
             self._items.popitem(last=False)

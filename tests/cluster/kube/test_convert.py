@@ -108,3 +108,27 @@ def test_base_cache_is_bounded_lru() -> None:
     assert cache.get("u0", "1") is None
     assert cache.get("u2", "1") is not None
     assert len(cache) == 2
+
+
+def test_a_decoded_model_shares_no_container_with_the_servers_json() -> None:
+    # KubeCluster.decode caches the server's JSON as the merge-patch base and hands out a
+    # model of the pruned form: they must be independent, opaque dicts included (pydantic
+    # builds its own containers for typed fields; prune copies what a model would hold by
+    # reference).
+    data = server_pod()
+
+    def containers(value, out):
+        if isinstance(value, dict | list):
+            out.add(id(value))
+            for v in value.values() if isinstance(value, dict) else value:
+                containers(v, out)
+        elif hasattr(value, "__pydantic_fields__"):
+            for name in type(value).model_fields:
+                containers(getattr(value, name), out)
+            containers(value.__pydantic_extra__ or {}, out)
+        return out
+
+    pod = Pod.model_validate(prune(Pod, data))
+    assert not containers(pod, set()) & containers(data, set())
+    pod.spec.volumes[0]["projected"]["sources"].append({"x": 1})
+    assert data["spec"]["volumes"][0]["projected"] == {"sources": []}
