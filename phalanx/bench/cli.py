@@ -249,7 +249,10 @@ def kube(
         result["profile"] = summarize_profiles(profile_dir)
         name += "-profile"
     path = _write(result, out, name)
-    Console().print(rich_table(result))
+    table_console = Console()
+    if not table_console.is_terminal:  # a log or a pipe: no wrapped, truncated columns
+        table_console = Console(width=170)
+    table_console.print(rich_table(result))
     typer.echo(f"load average {result['load_average_start'][0]:.2f} -> "
                f"{result['load_average_end'][0]:.2f} on {result['machine']['cpus']} CPUs; "
                f"wrote {path}")

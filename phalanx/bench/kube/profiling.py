@@ -1,7 +1,8 @@
 """`--profile`: where `phalanx scheduler`'s time goes, from the cProfile files it wrote.
 
-The profiled run is slower than a plain one (cProfile hooks every call), so its numbers
-are for proportions only; the measured runs are never profiled.
+Times are CPU seconds of the scheduler's main thread (profiled.py). The profiled run is
+slower than a plain one (cProfile hooks every call), so its numbers are for proportions
+only; the measured runs are never profiled.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@
   GenericWorkload + GangScheduling gates on (the harness's), no leader election; delegated
   authentication so the bench can read the effective configuration from /configz;
 - `phalanx scheduler --kubeconfig ... --qps Q --burst B` as a subprocess, no leader
-  election (optionally under cProfile).
+  election (optionally under cProfile, in CPU time: profiled.py).
 
 Each is started without waiting for readiness (the bench's clock starts at the process
 start and the binds tell when it works) and stopped with SIGTERM once the bench is done.
@@ -84,7 +84,7 @@ def start_phalanx_scheduler(plane: ControlPlane, cfg: KubeBenchConfig, *,
     probe, metrics = free_port(), free_port()
     head = list(PHALANX)
     if profile is not None:
-        head = [sys.executable, "-m", "cProfile", "-o", str(profile), "-m", "phalanx.cli.main"]
+        head = [sys.executable, "-m", "phalanx.bench.kube.profiled", str(profile)]
     argv = [*head, "scheduler", "--kubeconfig", plane.kubeconfig,
             "--probe-port", probe, "--metrics-port", metrics, "--no-leader-elect",
             "--scheduler-name", "phalanx-scheduler", "--qps", f"{qps:g}", "--burst", str(burst)]
