@@ -3,7 +3,8 @@
 - plain pods: `plain-NNNNN`, one container asking `pod_cpu`, `pod_memory`, `pod_gpus` GPUs;
 - a gang of n pods, for kube-scheduler 1.36 (GangScheduling, KEP-4671): a
   scheduling.k8s.io/v1alpha2 `Workload` with one podGroupTemplate (`gang.minCount: n`), one
-  `PodGroup` instantiating it, and n pods with `spec.schedulingGroup.podGroupName`;
+  `PodGroup` instantiating it, and n pods with `spec.schedulingGroup.podGroupName`, built by
+  `phalanx.api.workloads.kube_gang` (what the default-scheduler backend writes);
 - the same gang for `phalanx scheduler`: a scheduler.grove.io `PodGang` with one podgroup
   (`minReplicas: n`, the pod references filled in) and n pods labelled `grove.io/podgang`
   and `grove.io/podclique`, as the operator leaves them once the PodGang is Initialized.
@@ -19,25 +20,16 @@ from dataclasses import dataclass, field
 from phalanx.api import labels
 from phalanx.api.base import ObjectMeta, Resource
 from phalanx.api.core import Container, Pod, PodSpec, ResourceRequirements
-from phalanx.api.pod import PodSchedulingGroup
 from phalanx.api.podgang import NamespacedName, PodGang, PodGangGroup, PodGangSpec
-from phalanx.api.scheduling import GangSchedulingPolicy, PodGroupPolicy
-from phalanx.api.workloads import (
-    PodGroupSpec,
-    PodGroupTemplate,
-    PodGroupTemplateReference,
-    PodGroupV1Alpha2,
-    WorkloadPodGroupTemplateReference,
-    WorkloadSpecV2,
-    WorkloadV1Alpha2,
-)
+from phalanx.api.workloads import V1ALPHA2
+from phalanx.api.workloads import kube_gang as workload_api_gang
 from phalanx.sim.clusterspec import GPU
 
 from .config import KUBE_SCHEDULER, KubeBenchConfig
 
 SCHEDULER_NAMES = {KUBE_SCHEDULER: labels.SCHEDULER_DEFAULT,
                    "phalanx-scheduler": labels.SCHEDULER_PHALANX}
-TEMPLATE = "workers"  # the one pod group (template) of every gang
+TEMPLATE = "workers"  # the one podgroup (PodClique) of every PodGang
 BENCH_LABEL = "bench.phalanx.dev/run"
 
 
@@ -68,26 +60,13 @@ def plain_pods(cfg: KubeBenchConfig, scheduler: str, namespace: str, run: str) -
 
 
 def kube_gang(cfg: KubeBenchConfig, namespace: str, name: str, size: int, run: str) -> GangObjects:
-    """Workload + PodGroup + pods (scheduling.k8s.io/v1alpha2, Kubernetes 1.36)."""
-    policy = PodGroupPolicy(gang=GangSchedulingPolicy(min_count=size))
-    meta = {"namespace": namespace, "labels": {BENCH_LABEL: run}}
-    workload = WorkloadV1Alpha2(
-        metadata=ObjectMeta(name=name, **meta),
-        spec=WorkloadSpecV2(pod_group_templates=[PodGroupTemplate(
-            name=TEMPLATE, scheduling_policy=policy)]))
-    group = PodGroupV1Alpha2(
-        metadata=ObjectMeta(name=name, **meta),
-        spec=PodGroupSpec(
-            pod_group_template_ref=PodGroupTemplateReference(
-                workload=WorkloadPodGroupTemplateReference(
-                    workload_name=name, pod_group_template_name=TEMPLATE)),
-            scheduling_policy=policy.model_copy(deep=True)))
-    pods = []
-    for j in range(size):
-        p = pod(cfg, KUBE_SCHEDULER, namespace, f"{name}-{j}", run)
-        p.spec.scheduling_group = PodSchedulingGroup(pod_group_name=name)
-        pods.append(p)
-    return GangObjects(name, [workload, group], pods)
+    """Workload + PodGroup + pods (scheduling.k8s.io/v1alpha2, Kubernetes 1.36), from the
+    default-scheduler backend's own builder (phalanx.api.workloads.kube_gang)."""
+    spec = pod(cfg, KUBE_SCHEDULER, namespace, name, run).spec
+    built = workload_api_gang(name, namespace, size, spec, version=V1ALPHA2,
+                              labels={BENCH_LABEL: run})
+    return GangObjects(name, [o for o in built if not isinstance(o, Pod)],
+                       [o for o in built if isinstance(o, Pod)])
 
 
 def phalanx_gang(cfg: KubeBenchConfig, namespace: str, name: str, size: int, run: str) -> GangObjects:
