@@ -95,6 +95,9 @@ def scheduler(
                               "second, sustained (client-go's QPS; 0: unlimited)."),
     burst: int = typer.Option(150, min=1, help="Client-side limit: requests allowed at once "
                               "above --qps (client-go's Burst)."),
+    tune_gc: bool = typer.Option(True, "--tune-gc/--no-tune-gc",
+                                 help="After the informers' first sync, freeze the objects "
+                                 "loaded and run the cyclic garbage collector less often."),
 ) -> None:
     """Run the Phalanx gang scheduler against a Kubernetes API server until SIGTERM."""
     from phalanx.api.duration import parse_duration
@@ -110,4 +113,4 @@ def scheduler(
         kubeconfig=kubeconfig, context=context, scheduler_names=list(scheduler_name),
         leader_elect=leader_elect, lease_namespace=lease_namespace, probe_port=probe_port,
         metrics_port=metrics_port, log_format=log_format, lease_timing=timing,
-        qps=qps, burst=burst)))
+        qps=qps, burst=burst, tune_gc=tune_gc)))

@@ -16,6 +16,7 @@ from typing import Any
 
 from phalanx.ports import SCHEDULER_METRICS_PORT, SCHEDULER_PROBE_PORT
 
+from .gctune import freeze_after_warmup
 from .leader import LeaseTiming
 from .metrics import PhalanxMetrics
 from .runtime import (
@@ -44,6 +45,8 @@ class SchedulerServiceOptions:
     log_level: str = "info"
     log_format: str = "text"
     lease_timing: LeaseTiming = field(default_factory=LeaseTiming)
+    # Freeze the objects of the informers' first sync and collect less often (gctune.py).
+    tune_gc: bool = True
 
 
 def instrument(scheduler: Any, metrics: PhalanxMetrics) -> None:
@@ -138,6 +141,8 @@ async def run_scheduler_service(
                 # Caches that cannot sync (e.g. RBAC) are waited for, not a crash: readiness
                 # says what is missing and the informers keep retrying.
                 await scheduler.start(sync_timeout=None)
+                if opts.tune_gc:
+                    freeze_after_warmup()
                 log.info("scheduling pods of %s", ", ".join(opts.scheduler_names))
                 await asyncio.Event().wait()
             finally:

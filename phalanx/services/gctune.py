@@ -1,0 +1,31 @@
+"""The cyclic garbage collector for a long-running service, tuned once it has warmed up.
+
+A scheduler on a real cluster holds every Node and Pod of its informers as pydantic models
+(about a hundred Python objects each) while it churns through short-lived JSON and copies.
+With CPython's default thresholds (700, 10, 10) the full collections walk that whole heap
+again and again: measured with `phalanx bench kube` (5,000 nodes, 5,000 pods) they took
+17-22% of `phalanx scheduler`'s CPU time, in pauses of up to half a second. Freezing what
+exists after the informers' first sync (those objects are never scanned again; they are
+still freed by reference counting as the informers replace them) and collecting the young
+generation less often removes most of it. Cycles created later are still collected.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+
+log = logging.getLogger(__name__)
+
+# gen0 every 50,000 allocations (not 700); a full collection after 100 gen1 ones (not 10).
+SERVICE_THRESHOLDS = (50_000, 20, 100)
+
+
+def freeze_after_warmup(thresholds: tuple[int, int, int] = SERVICE_THRESHOLDS) -> int:
+    """Collect once, freeze every object left, set `thresholds`; returns the frozen count."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*thresholds)
+    frozen = gc.get_freeze_count()
+    log.info("garbage collector: %d start-up objects frozen, thresholds %s", frozen, thresholds)
+    return frozen

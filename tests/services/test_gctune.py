@@ -1,0 +1,31 @@
+import gc
+
+from phalanx.services.gctune import SERVICE_THRESHOLDS, freeze_after_warmup
+
+
+def test_freeze_after_warmup_freezes_what_exists_and_collects_less_often():
+    before = gc.get_threshold()
+    try:
+        held = [{"i": i} for i in range(1000)]  # start-up objects, still referenced
+        frozen = freeze_after_warmup()
+        assert frozen == gc.get_freeze_count() >= len(held)
+        assert gc.get_threshold() == SERVICE_THRESHOLDS
+        # Garbage cycles made afterwards are still collected.
+        cycle = []
+        cycle.append(cycle)
+        del cycle
+        assert gc.collect() >= 1
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)
+
+
+def test_the_scheduler_service_tunes_by_default_and_can_be_told_not_to():
+    from typer.testing import CliRunner
+
+    from phalanx.cli.main import app
+    from phalanx.services.scheduler import SchedulerServiceOptions
+
+    assert SchedulerServiceOptions().tune_gc is True
+    out = CliRunner().invoke(app, ["scheduler", "--help"])
+    assert "--no-tune-gc" in out.output
