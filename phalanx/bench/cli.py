@@ -189,6 +189,8 @@ def kube(
                                                "workload.")] = "10m",
     background: Annotated[str, typer.Option(help="Idle window before the runs that measures the API "
                                             "server's own requests (leases, endpoints).")] = "10s",
+    phalanx_args: Annotated[str, typer.Option(help="More flags for `phalanx scheduler`, as one "
+                                              "string (e.g. '--no-tune-gc').")] = "",
     profile: Annotated[bool, typer.Option(help="Run phalanx scheduler under cProfile (slower; the "
                                           "top functions go next to the JSON).")] = False,
     keep: Annotated[bool, typer.Option(help="Keep the control plane's work folder (logs) afterwards.")] = False,
@@ -201,6 +203,7 @@ def kube(
     before it starts), through its own gang API. Reports pods/s, CPU and API requests per
     pod, gang time-to-bound and the ratio phalanx/kube-scheduler. Stops everything it started,
     also on Ctrl-C."""
+    import shlex
     import tempfile
 
     from rich.console import Console
@@ -219,7 +222,8 @@ def kube(
             schedulers=parse_names(schedulers, SCHEDULERS, "schedulers"),
             workloads=parse_names(workloads, WORKLOADS, "workloads"), seed=seed,
             phase_timeout=_duration(phase_timeout, "--phase-timeout"),
-            background_seconds=_duration(background, "--background"), profile=profile)
+            background_seconds=_duration(background, "--background"), profile=profile,
+            phalanx_args=tuple(shlex.split(phalanx_args)))
         cfg.validate()
     except ValueError as e:
         raise UserError(str(e)) from None
@@ -242,6 +246,8 @@ def kube(
         console.print("interrupted: every process the bench started is stopped")
         raise typer.Exit(130) from None
     variant = "-own-defaults" if own_defaults else f"-qps{qps:g}"
+    if phalanx_args:
+        variant += "-" + "".join(c if c.isalnum() else "-" for c in phalanx_args).strip("-")
     name = f"kube-{nodes}n-{plain_pods}p-{gang_pods}g{variant}"
     if profile_dir is not None:
         from phalanx.bench.kube.profiling import summarize_profiles

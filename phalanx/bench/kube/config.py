@@ -49,6 +49,7 @@ class KubeBenchConfig:
     background_seconds: float = 10.0  # idle window measuring the API server's own requests
     create_concurrency: int = 32
     profile: bool = False  # `phalanx scheduler` under cProfile (a separate, slower run)
+    phalanx_args: tuple[str, ...] = ()  # more `phalanx scheduler` flags (e.g. --no-tune-gc)
 
     def validate(self) -> None:
         def bad(option: str, why: str) -> None:
@@ -106,6 +107,7 @@ class KubeBenchConfig:
         out = asdict(self)
         out["schedulers"] = list(self.schedulers)
         out["workloads"] = list(self.workloads)
+        out["phalanx_args"] = list(self.phalanx_args)
         out["client_limits"] = {s: dict(zip(("qps", "burst"), self.limits_for(s), strict=True))
                                 for s in self.schedulers}
         return out

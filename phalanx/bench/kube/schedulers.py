@@ -87,7 +87,8 @@ def start_phalanx_scheduler(plane: ControlPlane, cfg: KubeBenchConfig, *,
         head = [sys.executable, "-m", "phalanx.bench.kube.profiled", str(profile)]
     argv = [*head, "scheduler", "--kubeconfig", plane.kubeconfig,
             "--probe-port", probe, "--metrics-port", metrics, "--no-leader-elect",
-            "--scheduler-name", "phalanx-scheduler", "--qps", f"{qps:g}", "--burst", str(burst)]
+            "--scheduler-name", "phalanx-scheduler", "--qps", f"{qps:g}", "--burst", str(burst),
+            *cfg.phalanx_args]
     name = "phalanx-scheduler"
     proc = plane.adopt(ManagedProcess(name, argv, plane.workdir / f"bench-{name}.log", env=_env()))
     proc.start()
