@@ -7,11 +7,11 @@
 
 Only resource requests count (`resource` label set): non-resource GETs (/metrics, /healthz,
 /readyz, /version) are probes, not scheduling work; so are the TokenReviews and
-SubjectAccessReviews kube-scheduler makes when the bench reads its /configz. The counter has no user or user-agent
-label, so attribution comes from the measuring window: the bench runs one scheduler at a
-time and makes no resource requests of its own inside the window (its one pods watch is
-opened before and closed after it); the API server's own background requests in an idle
-window of the same length are measured separately (`background`).
+SubjectAccessReviews kube-scheduler makes when the bench reads its /configz. The counter has
+no user or user-agent label, so attribution comes from the measuring window: the bench runs
+one scheduler at a time and makes no resource request of its own inside the window (its one
+pods watch is opened before and closed after it). The API server's own background requests
+are measured in an idle window before the runs (`background_requests_per_second`).
 """
 
 from __future__ import annotations
@@ -46,9 +46,10 @@ def request_counts(text: str) -> dict[RequestKey, float]:
             if sample.name != METRIC:
                 continue
             lbl = sample.labels
-            if not lbl.get("resource") or (lbl.get("group", ""), lbl["resource"]) in PROBE_RESOURCES:
+            resource = lbl.get("resource", "")
+            if not resource or (lbl.get("group", ""), resource) in PROBE_RESOURCES:
                 continue
-            key = RequestKey(lbl.get("verb", ""), lbl.get("group", ""), lbl["resource"],
+            key = RequestKey(lbl.get("verb", ""), lbl.get("group", ""), resource,
                              lbl.get("subresource", ""), lbl.get("code", ""))
             out[key] = out.get(key, 0.0) + sample.value
     return out
@@ -59,7 +60,7 @@ def counts_delta(before: Mapping[RequestKey, float],
     """Requests made between two scrapes (keys with none left out)."""
     out = {}
     for key, value in after.items():
-        d = int(round(value - before.get(key, 0.0)))
+        d = round(value - before.get(key, 0.0))
         if d > 0:
             out[key] = d
     return out

@@ -32,7 +32,7 @@ EQUAL_QPS, EQUAL_BURST = 5000.0, 5000
 class KubeBenchConfig:
     nodes: int = 1000
     plain_pods: int = 2000
-    gang_pods: int = 2000  # in gangs of gang_min..gang_max (the last one may be smaller)
+    gang_pods: int = 2000  # in gangs of gang_min..gang_max (the last may grow by < gang_min)
     gang_min: int = 8
     gang_max: int = 64
     # Every pod asks for this; every node offers 8 GPUs, 128 cpu, 2Ti (envtest.gpu_cluster_spec).
@@ -123,5 +123,12 @@ def parse_names(text: str, allowed: tuple[str, ...], option: str) -> tuple[str, 
     return names
 
 
-__all__ = ["DEFAULT_LIMITS", "KUBE_SCHEDULER", "KubeBenchConfig", "PHALANX_SCHEDULER",
-           "SCHEDULERS", "WORKLOADS", "parse_names"]
+__all__ = [
+    "DEFAULT_LIMITS",
+    "KUBE_SCHEDULER",
+    "PHALANX_SCHEDULER",
+    "SCHEDULERS",
+    "WORKLOADS",
+    "KubeBenchConfig",
+    "parse_names",
+]

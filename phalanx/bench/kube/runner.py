@@ -15,17 +15,18 @@ import os
 import platform
 import sys
 import time
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Any
 
-from importlib.metadata import PackageNotFoundError, version as package_version
 from phalanx.api.crds import crds
 from phalanx.envtest import ControlPlane, create_nodes, gpu_cluster_spec, install_crds
 
+from . import apimetrics
 from .config import KUBE_SCHEDULER, PHALANX_SCHEDULER, KubeBenchConfig
 from .phase import Progress, run_phase, scrape
 from .schedulers import binary_version
-from . import apimetrics
 
 RATIO_FIELDS = ("pods_per_second", "pods_per_second_from_start", "cpu_ms_per_pod",
                 "api_requests_per_pod")

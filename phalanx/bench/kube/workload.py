@@ -59,7 +59,8 @@ def plain_pods(cfg: KubeBenchConfig, scheduler: str, namespace: str, run: str) -
     return [pod(cfg, scheduler, namespace, f"plain-{i:05}", run) for i in range(cfg.plain_pods)]
 
 
-def kube_gang(cfg: KubeBenchConfig, namespace: str, name: str, size: int, run: str) -> GangObjects:
+def kube_gang(cfg: KubeBenchConfig, namespace: str, name: str, size: int,
+              run: str) -> GangObjects:
     """Workload + PodGroup + pods (scheduling.k8s.io/v1alpha2, Kubernetes 1.36), from the
     default-scheduler backend's own builder (phalanx.api.workloads.kube_gang)."""
     spec = pod(cfg, KUBE_SCHEDULER, namespace, name, run).spec
@@ -69,7 +70,8 @@ def kube_gang(cfg: KubeBenchConfig, namespace: str, name: str, size: int, run: s
                        [o for o in built if isinstance(o, Pod)])
 
 
-def phalanx_gang(cfg: KubeBenchConfig, namespace: str, name: str, size: int, run: str) -> GangObjects:
+def phalanx_gang(cfg: KubeBenchConfig, namespace: str, name: str, size: int,
+                 run: str) -> GangObjects:
     """PodGang + pods, as phalanx-scheduler reads them (gang/sources/podgang.py)."""
     clique = f"{name}-{TEMPLATE}"
     member_labels = {labels.LABEL_PODGANG: name, labels.LABEL_PODCLIQUE: clique}

@@ -1,27 +1,40 @@
 from phalanx.bench.kube import apimetrics
 from phalanx.bench.kube.apimetrics import RequestKey
 
-BEFORE = """\
-# HELP apiserver_request_total [STABLE] Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.
+HEADER = """\
+# HELP apiserver_request_total [STABLE] Counter of apiserver requests broken out for each verb, \
+dry run value, group, version, resource, scope, component, and HTTP response code.
 # TYPE apiserver_request_total counter
-apiserver_request_total{code="201",component="apiserver",dry_run="",group="",resource="pods",scope="resource",subresource="binding",verb="POST",version="v1"} 10
-apiserver_request_total{code="201",component="apiserver",dry_run="",group="events.k8s.io",resource="events",scope="resource",subresource="",verb="POST",version="v1"} 4
-apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="nodes",scope="cluster",subresource="",verb="LIST",version="v1"} 1
-apiserver_request_total{code="200",component="",dry_run="",group="",resource="",scope="",subresource="/metrics",verb="GET",version=""} 7
-apiserver_request_total{code="201",component="apiserver",dry_run="",group="authentication.k8s.io",resource="tokenreviews",scope="cluster",subresource="",verb="POST",version="v1"} 1
-# HELP apiserver_request_duration_seconds x
-# TYPE apiserver_request_duration_seconds histogram
-apiserver_request_duration_seconds_bucket{verb="POST",resource="pods",le="0.05"} 3
 """
 
-AFTER = BEFORE.replace('verb="POST",version="v1"} 10', 'verb="POST",version="v1"} 110') \
-    .replace('subresource="",verb="POST",version="v1"} 4', 'subresource="",verb="POST",version="v1"} 104') \
-    .replace('verb="GET",version=""} 7', 'verb="GET",version=""} 70') \
-    .replace('verb="POST",version="v1"} 1\n', 'verb="POST",version="v1"} 5\n') + (
-        'apiserver_request_total{code="409",component="apiserver",dry_run="",group="",'
-        'resource="pods",scope="resource",subresource="binding",verb="POST",version="v1"} 3\n'
-        'apiserver_request_total{code="200",component="apiserver",dry_run="",group="",'
-        'resource="pods",scope="namespace",subresource="",verb="WATCH",version="v1"} 2\n')
+
+def sample(value, verb, resource, *, code="201", group="", subresource="", scope="resource",
+           version="v1", component="apiserver"):
+    return (f'apiserver_request_total{{code="{code}",component="{component}",dry_run="",'
+            f'group="{group}",resource="{resource}",scope="{scope}",'
+            f'subresource="{subresource}",verb="{verb}",version="{version}"}} {value}\n')
+
+
+def metrics(binds, events, scrapes, reviews, extra=""):
+    return HEADER + "".join([
+        sample(binds, "POST", "pods", subresource="binding"),
+        sample(events, "POST", "events", group="events.k8s.io"),
+        sample(1, "LIST", "nodes", code="200", scope="cluster"),
+        # /metrics itself: a non-resource request
+        sample(scrapes, "GET", "", code="200", subresource="/metrics", scope="", version="",
+               component=""),
+        sample(reviews, "POST", "tokenreviews", group="authentication.k8s.io", scope="cluster"),
+    ]) + (
+        "# HELP apiserver_request_duration_seconds x\n"
+        "# TYPE apiserver_request_duration_seconds histogram\n"
+        'apiserver_request_duration_seconds_bucket{verb="POST",resource="pods",le="0.05"} 3\n'
+    ) + extra
+
+
+BEFORE = metrics(10, 4, 7, 1)
+AFTER = metrics(110, 104, 70, 5, extra=(
+    sample(3, "POST", "pods", code="409", subresource="binding")
+    + sample(2, "WATCH", "pods", code="200", scope="namespace")))
 
 
 def test_only_resource_requests_count_and_probes_are_left_out():

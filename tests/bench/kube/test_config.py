@@ -53,8 +53,8 @@ def test_a_full_cluster_is_valid():
 
 
 def test_parse_names():
-    assert parse_names(" kube-scheduler, phalanx-scheduler ", ("kube-scheduler", "phalanx-scheduler"),
-                       "schedulers") == ("kube-scheduler", "phalanx-scheduler")
+    both = ("kube-scheduler", "phalanx-scheduler")
+    assert parse_names(" kube-scheduler, phalanx-scheduler ", both, "schedulers") == both
     with pytest.raises(ValueError, match="--schedulers: unknown kai"):
         parse_names("kai", ("kube-scheduler",), "schedulers")
     with pytest.raises(ValueError, match="--workloads"):
