@@ -150,7 +150,8 @@ async def run_phase(plane: ControlPlane, kube: Any, cfg: KubeBenchConfig, schedu
         while not await observer.wait(min(1.0, max(deadline - time.monotonic(), 0.01))):
             running.check_alive()
             if configz is None and scheduler == schedulers.KUBE_SCHEDULER:
-                configz = running.configz()
+                # In a thread: the observer stamps binds on this loop.
+                configz = await asyncio.to_thread(running.configz)
             if time.monotonic() >= deadline:
                 raise TimeoutError(
                     f"{scheduler} bound {len(observer.bound)}/{len(pods)} pods of {namespace} "
@@ -159,7 +160,7 @@ async def run_phase(plane: ControlPlane, kube: Any, cfg: KubeBenchConfig, schedu
         times = sorted(observer.bound.values())
         w.first_bind, w.last_bind = times[0], times[-1]
         if configz is None and scheduler == schedulers.KUBE_SCHEDULER:
-            configz = running.configz()
+            configz = await asyncio.to_thread(running.configz)
         w.quiet = await _until_quiet(plane, running, before)
         w.cpu_user, w.cpu_system = cpu_times(running.pid)
         w.cpu_at_quiet = w.cpu_user + w.cpu_system
