@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from phalanx.cli.bench import DEFAULT_OUT, bench_app
+from phalanx.cli.bench import DEFAULT_OUT, bench_app, require_profiler
 from phalanx.cli.errors import UserError
 
 
@@ -57,6 +57,7 @@ def e2e(
 
     if pods < pods_per_pcs:
         raise UserError(f"--pods ({pods}) must be at least --pods-per-pcs ({pods_per_pcs})")
+    require_profiler(profile)
     cfg = E2EConfig(nodes=nodes, pods=pods, pods_per_pcs=pods_per_pcs, gpus_per_pod=gpus_per_pod,
                     schedulers=schedulers, start_delay=_duration(start_delay, "--start-delay"),
                     events=events, tune_gc=tune_gc, profile=profile)

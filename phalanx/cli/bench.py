@@ -22,6 +22,15 @@ app.add_typer(bench_app, name="bench")
 DEFAULT_OUT = Path("bench/results")
 
 
+def require_profiler(profile: bool) -> None:
+    """--profile needs pyinstrument, an optional dependency (the `bench` extra)."""
+    import importlib.util
+
+    if profile and importlib.util.find_spec("pyinstrument") is None:
+        raise UserError("--profile: pyinstrument is not installed; install the bench extra "
+                        "(pip install -e '.[bench]') or pip install pyinstrument")
+
+
 def _parse_counts(text: str) -> list[int]:
     try:
         counts = [int(x) for x in text.split(",") if x.strip()]
@@ -54,6 +63,7 @@ def scheduler(
 
     if gang_min > gang_max:
         raise UserError(f"--gang-min ({gang_min}) must not exceed --gang-max ({gang_max})")
+    require_profiler(profile)
     counts = _parse_counts(scaling) if scaling else []
     typer.echo(f"scheduling {pods} pods (gangs of {gang_min}-{gang_max}) on {nodes} nodes ...")
     cfg = BenchConfig(nodes=nodes, pods=pods, gang_min=gang_min, gang_max=gang_max, seed=seed,

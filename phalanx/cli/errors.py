@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 err_console = Console(stderr=True, highlight=False)
 
@@ -50,7 +51,8 @@ def run_cli(app: typer.Typer, argv: Sequence[str]) -> None:
         message = str(e) or type(e).__name__
         if isinstance(e, FileNotFoundError) and e.filename:
             message = f"no such file: {e.filename}"
-        err_console.print(f"[bold red]error:[/bold red] {message}", markup=True, soft_wrap=True)
+        # escape: a message may hold brackets (an extra's name, an index) that are not markup
+        err_console.print(f"[bold red]error:[/bold red] {escape(message)}", markup=True, soft_wrap=True)
         sys.exit(e.exit_code if isinstance(e, UserError) else 1)
     except KeyboardInterrupt:
         err_console.print("[red]Interrupted.[/red]")
@@ -59,7 +61,7 @@ def run_cli(app: typer.Typer, argv: Sequence[str]) -> None:
         if os.environ.get("PHALANX_DEBUG"):
             raise
         err_console.print(
-            f"[bold red]internal error:[/bold red] {type(e).__name__}: {e}\n"
+            f"[bold red]internal error:[/bold red] {type(e).__name__}: {escape(str(e))}\n"
             "This is a bug in Phalanx. Re-run with PHALANX_DEBUG=1 for the traceback.",
             markup=True,
             soft_wrap=True,

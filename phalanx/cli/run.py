@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from phalanx.cli.app import app
 from phalanx.cli.errors import UserError, err_console
@@ -150,7 +151,7 @@ def run(
         else:
             record = run_virtual(sim.run())
     except RunFailed as e:
-        err_console.print(f"[bold red]error:[/bold red] {e}", soft_wrap=True)
+        err_console.print(f"[bold red]error:[/bold red] {escape(str(e))}", soft_wrap=True)
         raise typer.Exit(RunFailed.exit_code) from None
     # Everything rendered before anything is written: a failure leaves no partial files.
     page = None
@@ -171,7 +172,7 @@ def run(
         if not no_save:
             notes.append(f"saved run: {save} (phalanx explain podgang NAME)")
         if notes:
-            out.print("[dim]" + "; ".join(notes) + "[/dim]")
+            out.print("[dim]" + escape("; ".join(notes)) + "[/dim]")
     else:
         sys.stdout.write(machine_output(record, output.value))
     if not record.meta.settled and until_s is None:
@@ -185,6 +186,6 @@ def run(
         if pending:
             names = ", ".join(f"{p.name} ({p.explanation})" for p in pending)
             err_console.print(f"[bold red]error:[/bold red] {len(pending)} PodGang(s) still "
-                              f"pending at the end of the run (--fail-on-pending): {names}",
+                              f"pending at the end of the run (--fail-on-pending): {escape(names)}",
                               soft_wrap=True)
             raise typer.Exit(RunFailed.exit_code)

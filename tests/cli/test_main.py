@@ -30,3 +30,10 @@ def test_scheduler_lease_timing_is_checked_before_connecting() -> None:
     assert "--leader-elect-*" in r.stderr and "leaseDuration > renewDeadline" in r.stderr
     r = phalanx("scheduler", "--kubeconfig", "/nonexistent", "--leader-elect-retry-period", "2x")
     assert r.returncode != 0 and "Traceback" not in r.stderr and "2x" in r.stderr
+
+
+def test_error_messages_keep_their_brackets() -> None:
+    # Rich markup must not eat a message's own brackets (an extra's name, an index).
+    r = phalanx("get", "podgang", "--run", "/nonexistent/[run].json")
+    assert r.returncode != 0 and "Traceback" not in r.stderr
+    assert "[run]" in r.stderr, r.stderr
