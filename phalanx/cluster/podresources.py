@@ -19,6 +19,7 @@ resource name and what to write instead.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -35,6 +36,7 @@ _NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 _PREFIX = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
 
+@functools.lru_cache(maxsize=4096)  # pure, and a cluster names few resources: every pod checks them
 def is_extended(name: str) -> bool:
     """A resource in another domain (nvidia.com/gpu), qualified as quota names must be."""
     if is_native(name) or name.startswith("requests."):
@@ -51,6 +53,7 @@ def _is_qualified(name: str) -> bool:
     return 0 < len(local) <= 63 and bool(_NAME.match(local))
 
 
+@functools.lru_cache(maxsize=4096)
 def _name_error(name: str) -> str | None:
     if "/" not in name:
         if name in _STANDARD or name.startswith(_HUGEPAGES):

@@ -136,6 +136,7 @@ class GangStatusController:
         # Set by `mark` so a drain asleep until a later due time (e.g. a gated gang's grace)
         # looks again at once.
         self._wake = asyncio.Event()
+        self._sleeping_until = float("-inf")  # when the asleep drain looks again; -inf: awake
         self._task: asyncio.Task[None] | None = None
         # Counters (tests and bench).
         self.condition_writes = 0
@@ -147,9 +148,11 @@ class GangStatusController:
     def mark(self, gid: GangId) -> None:
         """A gang changed (called from the cache; cheap)."""
         self._first_seen.setdefault(gid, self._now())
-        self._queue(gid, self._earliest(gid))
+        at = self._earliest(gid)
+        self._queue(gid, at)
         if self._running:
-            self._wake.set()
+            if at < self._sleeping_until:  # due before the drain would look: wake it
+                self._wake.set()
             return
         try:
             loop = asyncio.get_running_loop()
@@ -234,8 +237,12 @@ class GangStatusController:
                 if nxt is None:
                     break
                 self._wake.clear()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), max(nxt - now, 1e-3))
+                self._sleeping_until = nxt
+                try:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._wake.wait(), max(nxt - now, 1e-3))
+                finally:
+                    self._sleeping_until = float("-inf")
                 continue
             budget = max(1, int(self.max_events_per_second))
             for gid in ready:
