@@ -183,8 +183,8 @@ class FencedClient:
         return await _as_server(lambda: self.inner.list(
             kind, namespace, label_selector=label_selector, field_selector=field_selector))
 
-    async def create(self, obj: T) -> T:
-        return await self._write(lambda: self.inner.create(obj))
+    async def create(self, obj: T, *, returning: bool = True) -> T | None:  # type: ignore[override]
+        return await self._write(lambda: self.inner.create(obj, returning=returning))  # type: ignore[call-overload]
 
     async def update(self, obj: T) -> T:
         return await self._write(lambda: self.inner.update(obj))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
+from typing import Any, Generic, Literal, Protocol, TypeVar, overload, runtime_checkable
 
 from phalanx.api.base import Resource
 
@@ -118,8 +118,17 @@ class Client(Protocol):
         Field selectors: "metadata.name=x,spec.nodeName=" or a dict."""
         ...
 
-    async def create(self, obj: T) -> T:
-        """Raises AlreadyExists, Invalid (admission). Honours metadata.generateName."""
+    @overload
+    async def create(self, obj: T, *, returning: Literal[True] = True) -> T: ...
+
+    @overload
+    async def create(self, obj: T, *, returning: Literal[False]) -> None: ...
+
+    async def create(self, obj: T, *, returning: bool = True) -> T | None:
+        """Raises AlreadyExists, Invalid (admission). Honours metadata.generateName.
+
+        `returning=False`: the caller does not want the created object (an Event writer),
+        so none is copied or decoded for it; the write itself is the same."""
         ...
 
     async def update(self, obj: T) -> T:

@@ -306,7 +306,8 @@ class EventRecorder:
                         continue
                 else:
                     try:
-                        await self.client.create(self._build(rec))
+                        # The created Event is not read back: no copy is made for it.
+                        await self.client.create(self._build(rec), returning=False)
                     except AlreadyExists:
                         rec.name = self._name_for(rec.ref[3], rec.last)
                         continue

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, overload
 
 from phalanx.api.base import Resource, copy_data
 
@@ -212,7 +212,13 @@ class MemoryCluster(GarbageCollector):
 
     # ------------------------------------------------------------------ create
 
-    async def create(self, obj: T) -> T:
+    @overload
+    async def create(self, obj: T, *, returning: Literal[True] = True) -> T: ...
+
+    @overload
+    async def create(self, obj: T, *, returning: Literal[False]) -> None: ...
+
+    async def create(self, obj: T, *, returning: bool = True) -> T | None:
         cls = type(obj)
         store = self._store(cls)
         meta = obj.metadata
@@ -266,7 +272,8 @@ class MemoryCluster(GarbageCollector):
                 raise rules.already_exists(cls, name)
         self._commit(store, key, new, None, "ADDED", "create")
         self._track(store, key, new, None)
-        return clone(new)
+        # The stored object is shared with watchers: callers get their own copy, if any.
+        return clone(new) if returning else None
 
     def _generate_name(self, store: KindStore, ns: str | None, prefix: str) -> str:
         while True:

@@ -194,9 +194,9 @@ class RecordingClient:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
-    async def create(self, obj: Any) -> Any:
+    async def create(self, obj: Any, **kw: Any) -> Any:
         self.writes.append(("create", f"{obj.api_version}/{obj.kind}", obj.name))
-        return await self._inner.create(obj)
+        return await self._inner.create(obj, **kw)
 
     async def update(self, obj: Any) -> Any:
         self.writes.append(("update", f"{obj.api_version}/{obj.kind}", obj.name))

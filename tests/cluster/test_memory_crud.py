@@ -53,6 +53,24 @@ def test_returned_objects_are_private_copies(client_factory):
     client_factory.run(main)
 
 
+def test_create_without_the_result_writes_the_same_object(client_factory):
+    """`returning=False` (Event writers): nothing comes back, what is stored is unchanged,
+    and the caller's object stays its own."""
+    async def main():
+        c = client_factory()
+        mine = widget("a", replicas=2)
+        assert await c.create(mine, returning=False) is None
+        mine.spec.replicas = 99
+        got = await c.get(Widget, "a")
+        assert got.spec.replicas == 2 and got.metadata.uid and got.metadata.generation == 1
+        with pytest.raises(AlreadyExists):
+            await c.create(widget("a"), returning=False)
+        named = await c.create(Widget(metadata=ObjectMeta(generate_name="w-")), returning=False)
+        assert named is None
+        assert len((await c.list(Widget)).items) == 2
+    client_factory.run(main)
+
+
 def test_already_exists_and_not_found(client_factory):
     async def main():
         c = client_factory()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Mapping
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, overload
 
 from phalanx.api.base import Resource
 from phalanx.api.core import Event
@@ -199,12 +199,19 @@ class KubeCluster:
 
     # --- writes -----------------------------------------------------------------------
 
-    async def create(self, obj: T) -> T:
-        """Core/v1 Events are created through events.k8s.io/v1 (see events.py)."""
+    @overload
+    async def create(self, obj: T, *, returning: Literal[True] = True) -> T: ...
+
+    @overload
+    async def create(self, obj: T, *, returning: Literal[False]) -> None: ...
+
+    async def create(self, obj: T, *, returning: bool = True) -> T | None:
+        """Core/v1 Events are created through events.k8s.io/v1 (see events.py).
+        `returning=False` skips decoding the server's answer."""
         await self._after_opening_watches()
         kind = type(obj)
         if kind is Event:
-            return await self._events.create(obj)  # type: ignore[arg-type,return-value]
+            return await self._events.create(obj, returning=returning)  # type: ignore[arg-type,return-value]
         ns = self._ns(kind, obj.metadata.namespace)
         data = await self.transport.request(
             "POST",
@@ -214,7 +221,7 @@ class KubeCluster:
             kind=kind.KIND,
             name=obj.name,
         )
-        return self.decode(kind, data)
+        return self.decode(kind, data) if returning else None
 
     async def _base_for(self, obj: Resource) -> dict[str, Any]:
         """The object as last decoded at obj's resourceVersion (read once on a miss)."""

@@ -102,14 +102,17 @@ class EventWriter:
         self._notes: OrderedDict[tuple[str, str], str] = OrderedDict()
 
     def _remember(self, event: Event) -> Event:
-        key = (event.metadata.namespace or "", event.name)
-        self._notes[key] = event.message or ""
+        self._note(event.metadata.namespace or "", event.name, event.message)
+        return event
+
+    def _note(self, namespace: str, name: str, note: str | None) -> None:
+        key = (namespace, name)
+        self._notes[key] = note or ""
         self._notes.move_to_end(key)
         if len(self._notes) > _NOTES_KEPT:
             self._notes.popitem(last=False)
-        return event
 
-    async def create(self, event: Event) -> Event:
+    async def create(self, event: Event, *, returning: bool = True) -> Event | None:
         c = self.cluster
         ns = event.metadata.namespace or c.default_namespace
         body = for_create(event, default_controller=c.field_manager, host=self.host,
@@ -118,6 +121,9 @@ class EventWriter:
         data = await c.transport.request(
             "POST", collection_path(EventsV1Event, ns), query=c._write_query(),
             body=body.to_dict(), kind=Event.KIND, name=event.name)
+        if not returning:  # the note the server stored is the one sent
+            self._note(ns, (data.get("metadata") or {}).get("name") or body.name, body.note)
+            return None
         return self._remember(_decode(data))
 
     async def patch(self, name: str, patch: Mapping[str, Any], namespace: str | None) -> Event:
