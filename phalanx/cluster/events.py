@@ -340,8 +340,9 @@ class EventRecorder:
             "reason": rec.reason,
             "message": rec.message,
             "count": rec.count,
-            "firstTimestamp": _iso(rec.first),
-            "lastTimestamp": _iso(rec.last),
+            # datetimes, not strings: nothing to format here and parse back in validation
+            "firstTimestamp": datetime.fromtimestamp(rec.first, UTC),
+            "lastTimestamp": datetime.fromtimestamp(rec.last, UTC),
             "source": {"component": self.component, "host": self.host},
             "reportingComponent": self.component,
             "reportingInstance": self.host,

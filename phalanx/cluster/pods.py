@@ -8,7 +8,8 @@ Written against the shape of core/v1 Pod (`spec.schedulingGates[].name`, `spec.n
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from functools import cache
+from typing import Any, get_args
 
 from phalanx.api.base import Resource
 
@@ -146,17 +147,25 @@ def bound_copy(pod: Resource, target: str, now: datetime) -> Resource:
 
 
 def _with_scheduled_condition(status: Any, now: datetime) -> Any:
-    data = status.model_dump(by_alias=True, exclude_none=True)
-    cond = {"type": "PodScheduled", "status": "True", "lastTransitionTime": now}
-    conditions = data.get("conditions") or []
+    """`status` with PodScheduled=True (replacing any PodScheduled condition, in place).
+    The new condition is built directly and the others are shared: no dump and re-validation
+    of the whole status on every bind."""
+    cond = _condition_class(type(status))(type="PodScheduled", status="True",
+                                          last_transition_time=now)
+    conditions = list(status.conditions)
     for i, c in enumerate(conditions):
-        if c.get("type") == "PodScheduled":
+        if c.type == "PodScheduled":
             conditions[i] = cond
             break
     else:
         conditions.append(cond)
-    data["conditions"] = conditions
-    return type(status).model_validate(data)
+    return status.model_copy(update={"conditions": conditions})
+
+
+@cache
+def _condition_class(status_cls: type) -> Any:
+    """The item model of `status_cls.conditions` (PodCondition for a PodStatus)."""
+    return get_args(status_cls.model_fields["conditions"].annotation)[0]
 
 
 def _without_images(containers: Any) -> Any:

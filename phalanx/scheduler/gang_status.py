@@ -147,7 +147,8 @@ class GangStatusController:
 
     def mark(self, gid: GangId) -> None:
         """A gang changed (called from the cache; cheap)."""
-        self._first_seen.setdefault(gid, self._now())
+        if gid not in self._first_seen:
+            self._first_seen[gid] = self._now()
         at = self._earliest(gid)
         self._queue(gid, at)
         if self._running:

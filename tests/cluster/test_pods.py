@@ -86,6 +86,23 @@ def test_bind(client_factory):
     client_factory.run(main)
 
 
+def test_bind_replaces_an_unschedulable_condition_and_keeps_the_others(client_factory):
+    async def main():
+        c = client_factory()
+        await c.create(make_pod("p"))
+        await c.patch(Pod, "p", {"status": {"conditions": [
+            {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "no fit"},
+            {"type": "example.com/Checked", "status": "True"},
+        ]}}, "default", subresource="status")
+        await c.bind("p", "default", "node-1")
+        conds = {x.type: x for x in (await c.get(Pod, "p")).status.conditions}
+        assert conds["PodScheduled"].status == "True"
+        assert conds["PodScheduled"].reason in ("", None) and conds["PodScheduled"].message in ("", None)
+        assert conds["example.com/Checked"].status == "True"
+        assert len(conds) == 2
+    client_factory.run(main)
+
+
 def test_pod_status_is_reset_on_create(client_factory):
     async def main():
         c = client_factory()
