@@ -54,6 +54,11 @@ class Snapshot:
         self.unschedulable = np.zeros(self._cap, dtype=bool)
         self.row_version = np.zeros(self._cap, dtype=np.int64)
         self.version = 0
+        # The row of every bump since version `bump_log_base` (version v's row is
+        # bump_log[v - bump_log_base - 1]): who changed since version x, without scanning
+        # row_version. Restarted when it gets long; readers then compare row_version.
+        self.bump_log: list[int] = []
+        self.bump_log_base = 0
         self.node_labels: list[dict[str, str]] = []
         self._label_values: dict[str, dict[str, int]] = {}
         self._label_cols: dict[str, np.ndarray] = {}
@@ -207,6 +212,19 @@ class Snapshot:
     def _bump(self, row: int) -> None:
         self.version += 1
         self.row_version[row] = self.version
+        log = self.bump_log
+        if len(log) >= 4 * self._cap:
+            log.clear()
+            self.bump_log_base = self.version - 1
+        log.append(row)
+
+    def rows_bumped_since(self, version: int) -> list[int] | None:
+        """Rows changed after snapshot version `version` (repeats possible), or None when
+        the log no longer reaches back that far."""
+        start = version - self.bump_log_base
+        if start < 0:
+            return None
+        return self.bump_log[start:]
 
     def _grow(self) -> None:
         old = self._cap

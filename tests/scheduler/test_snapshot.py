@@ -122,3 +122,38 @@ def test_cached_filtering_equals_uncached(operations):
                 np.testing.assert_allclose(cached_scores, uncached)
             fit = fw.diagnose(state, info, snap, None, "")
             assert (np.flatnonzero(fit.node_codes[: snap.n] == 0)).tolist() == fresh.tolist()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 2)), min_size=20, max_size=120))
+def test_dirty_rows_from_the_bump_log_equal_a_full_version_compare(changes):
+    """The signature cache reads changed rows off the snapshot's bump log; the log restarts
+    when long (every 4x capacity bumps, often here with capacity 2), and then the entry
+    compares every row's version instead. Both must name exactly the rows changed."""
+    from phalanx.scheduler.framework.signature_cache import SignatureEntry
+
+    s = Snapshot(capacity=2)
+    entry = SignatureEntry(0)
+    seen = s.row_version.copy()
+    for i, (n, every) in enumerate(changes):
+        s.set_node(node(f"n{n}", cpu=1 + i % 4))
+        if every == 0:  # read now and then: several bumps (repeats too) between reads
+            grown = np.zeros(s.row_version.shape[0], dtype=np.int64)
+            grown[: seen.shape[0]] = seen[: grown.shape[0]]
+            expected = np.flatnonzero(s.row_version[: s.n] != grown[: s.n]).tolist()
+            assert entry.dirty_rows(s).tolist() == expected
+            seen = s.row_version.copy()
+
+
+def test_dirty_rows_across_bump_log_restarts_read_every_bump():
+    from phalanx.scheduler.framework.signature_cache import SignatureEntry
+
+    s = Snapshot(capacity=2)
+    entry = SignatureEntry(0)
+    s.set_node(node("a", cpu=1))
+    s.set_node(node("b", cpu=1))
+    entry.dirty_rows(s)
+    for i in range(100):  # the log (4 x capacity 2) restarts every 8 bumps
+        row = s.set_node(node("ab"[i % 2], cpu=2 + i))
+        assert entry.dirty_rows(s).tolist() == [row]
+        assert entry.dirty_rows(s).tolist() == []

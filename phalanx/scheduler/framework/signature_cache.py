@@ -21,13 +21,18 @@ if TYPE_CHECKING:
     from phalanx.scheduler.snapshot import Snapshot
 
 
+_NO_ROWS = np.zeros(0, dtype=np.int64)
+_NO_ROWS.setflags(write=False)
+
+
 class SignatureEntry:
-    __slots__ = ("feasible", "versions", "scores")
+    __slots__ = ("feasible", "versions", "scores", "seen")
 
     def __init__(self, n: int) -> None:
         self.feasible = np.zeros(n, dtype=bool)
         self.versions = np.full(n, -1, dtype=np.int64)  # -1: never evaluated
         self.scores: dict[str, np.ndarray] = {}  # plugin -> raw score per row
+        self.seen = -1  # snapshot version every row was evaluated at or after (-1: none)
 
     def grow(self, n: int) -> None:
         extra = n - self.feasible.shape[0]
@@ -41,6 +46,16 @@ class SignatureEntry:
         """Rows changed since last evaluated; marks them evaluated at the current version."""
         n = snap.n
         self.grow(n)
+        bumped = snap.rows_bumped_since(self.seen) if 0 <= self.seen <= snap.version else None
+        self.seen = snap.version
+        if bumped is not None:
+            # The usual case: the few rows changed since this signature's last cycle, read
+            # off the snapshot's bump log instead of comparing every row's version.
+            if not bumped:
+                return _NO_ROWS
+            dirty = np.unique(np.asarray(bumped, dtype=np.int64))
+            self.versions[dirty] = snap.row_version[dirty]
+            return dirty
         rv = snap.row_version[:n]
         dirty = np.flatnonzero(self.versions[:n] != rv)
         self.versions[dirty] = rv[dirty]
