@@ -53,7 +53,7 @@ class SignatureEntry:
             # off the snapshot's bump log instead of comparing every row's version.
             if not bumped:
                 return _NO_ROWS
-            dirty = np.unique(np.asarray(bumped, dtype=np.int64))
+            dirty = np.array(sorted(set(bumped)), dtype=np.int64)  # np.unique: 3x the cost
             self.versions[dirty] = snap.row_version[dirty]
             return dirty
         rv = snap.row_version[:n]
