@@ -137,13 +137,15 @@ def bound_copy(pod: Resource, target: str, now: datetime) -> Resource:
     """A new stored pod with spec.nodeName set and condition PodScheduled=True, as the
     binding subresource does. Shares unchanged parts with `pod` (stored objects are
     never mutated)."""
-    new = pod.model_copy()
-    new.metadata = pod.metadata.model_copy()
-    new.spec = pod.spec.model_copy(update={"node_name": target})  # type: ignore[attr-defined]
+    # metadata is copied because committing sets its resourceVersion.
+    parts: dict[str, Any] = {
+        "metadata": pod.metadata.model_copy(),
+        "spec": pod.spec.model_copy(update={"node_name": target}),  # type: ignore[attr-defined]
+    }
     status = getattr(pod, "status", None)
     if status is not None and "conditions" in type(status).model_fields:
-        new.status = _with_scheduled_condition(status, now)  # type: ignore[attr-defined]
-    return new
+        parts["status"] = _with_scheduled_condition(status, now)
+    return pod.model_copy(update=parts)
 
 
 def _with_scheduled_condition(status: Any, now: datetime) -> Any:

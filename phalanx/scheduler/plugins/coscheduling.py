@@ -319,12 +319,14 @@ class Coscheduling(Plugin):
         key = self_spread_key(pod)
         return [Need(cols, vals, count, spread=snap.label_column(key)[idx] if key else None)]
 
-    @staticmethod
-    def _info(m: Any) -> PodInfo:
-        """A member's PodInfo, cached on the member until its pod object changes."""
+    def _info(self, m: Any) -> PodInfo:
+        """A member's PodInfo, cached on the member until its pod object changes: the
+        scheduler's own (queued or assumed) when it is of the same pod object, else built."""
         cached = getattr(m, "_info", None)
         if cached is None or cached.pod is not m.pod:
-            cached = PodInfo(m.pod)
+            cached = self.handle.pod_info(m.key)
+            if cached is None or cached.pod is not m.pod:
+                cached = PodInfo(m.pod)
             m._info = cached
         return cached
 
