@@ -59,9 +59,9 @@ def test_work_the_api_server_does_for_a_killed_process_is_not_cancelled() -> Non
         server_side: list[asyncio.Task[None]] = []
         original = api.create
 
-        async def create_and_spawn(obj):  # the "server" starts background work
+        async def create_and_spawn(obj, **kw):  # the "server" starts background work
             server_side.append(loop.create_task(asyncio.sleep(5)))
-            return await original(obj)
+            return await original(obj, **kw)
 
         api.create = create_and_spawn  # type: ignore[method-assign]
         with proc.running():
