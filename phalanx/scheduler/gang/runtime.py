@@ -21,10 +21,28 @@ from .sources import GangSource, Levels, default_sources
 if TYPE_CHECKING:
     from phalanx.cluster.informer import InformerFactory
     from phalanx.scheduler.framework.interface import Handle
+    from phalanx.scheduler.framework.types import PodInfo
+
+    from .state import Member
 
 log = logging.getLogger(__name__)
 
 SHARED_KEY = "phalanx.scheduler.gang.runtime"
+
+
+def member_info(handle: Handle, m: Member) -> PodInfo:
+    """A member's PodInfo (its pod object must be known), cached on the member until that
+    object changes: the scheduler's own (queued or assumed) when it is of the same object,
+    else built from it."""
+    cached: Any = m._info
+    if cached is None or cached.pod is not m.pod:
+        cached = handle.pod_info(m.key)
+        if cached is None or cached.pod is not m.pod:
+            from phalanx.scheduler.framework.types import PodInfo
+
+            cached = PodInfo(m.pod)  # type: ignore[arg-type]
+        m._info = cached
+    return cached  # type: ignore[no-any-return]
 
 
 class GangRuntime:

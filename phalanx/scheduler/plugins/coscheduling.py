@@ -50,7 +50,7 @@ from phalanx.scheduler.gang.fit import Need, max_placeable
 from phalanx.scheduler.gang.manager import DEFAULT_SCHEDULE_TIMEOUT, GangManager
 from phalanx.scheduler.gang.model import GangMode
 from phalanx.scheduler.gang.plan import Item, plan
-from phalanx.scheduler.gang.runtime import GangRuntime
+from phalanx.scheduler.gang.runtime import GangRuntime, member_info
 from phalanx.scheduler.gang.state import GangState
 
 # Backoff before a gang whose members were released retries (kube-scheduler's defaults).
@@ -198,7 +198,7 @@ class Coscheduling(Plugin):
         )
 
     def _signature(self, m: Any, pod: PodInfo) -> Any:
-        return pod.signature if m.key == pod.key or m.pod is None else self._info(m).signature
+        return pod.signature if m.key == pod.key or m.pod is None else member_info(self.handle, m).signature
 
     @staticmethod
     def _plannable(group: list[GangState]) -> bool:
@@ -236,7 +236,7 @@ class Coscheduling(Plugin):
         masks: dict[Any, np.ndarray] = {}
         items: list[Item] = []
         for _, m in needed:
-            info = pod if m.key == pod.key or m.pod is None else self._info(m)
+            info = pod if m.key == pod.key or m.pod is None else member_info(self.handle, m)
             sig = info.signature
             if sig not in masks:
                 mask = np.zeros(snap.n, dtype=bool)
@@ -311,24 +311,13 @@ class Coscheduling(Plugin):
         count = 0
         for g in group:
             for m in g.needed_members(first=pod.key):
-                if m.key == pod.key or m.pod is None or self._info(m).signature == pod.signature:
+                if m.key == pod.key or m.pod is None or member_info(self.handle, m).signature == pod.signature:
                     count += 1
         if count <= 1:
             return []
         cols, vals = snap.request_vector(pod)
         key = self_spread_key(pod)
         return [Need(cols, vals, count, spread=snap.label_column(key)[idx] if key else None)]
-
-    def _info(self, m: Any) -> PodInfo:
-        """A member's PodInfo, cached on the member until its pod object changes: the
-        scheduler's own (queued or assumed) when it is of the same pod object, else built."""
-        cached = getattr(m, "_info", None)
-        if cached is None or cached.pod is not m.pod:
-            cached = self.handle.pod_info(m.key)
-            if cached is None or cached.pod is not m.pod:
-                cached = PodInfo(m.pod)
-            m._info = cached
-        return cached
 
     def reserve(self, state: CycleState, pod: PodInfo, node: str) -> Status:
         for key in self.manager.reserved(pod.key, node):

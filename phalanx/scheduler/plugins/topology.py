@@ -51,7 +51,7 @@ from phalanx.scheduler.framework.types import (
 )
 from phalanx.scheduler.gang.fit import Need, capacity
 from phalanx.scheduler.gang.model import PackScope
-from phalanx.scheduler.gang.runtime import GangRuntime
+from phalanx.scheduler.gang.runtime import GangRuntime, member_info
 from phalanx.scheduler.gang.state import GangState
 from phalanx.scheduler.snapshot import Snapshot
 
@@ -243,8 +243,8 @@ class TopologyPacking(Plugin):
             plan.needs = self._needs(st, scope, pending, pod, snap)
         return plan
 
-    @staticmethod
     def _needs(
+        self,
         st: GangState, scope: PackScope, pending: list[Any], pod: PodInfo, snap: Snapshot
     ) -> list[Need]:
         """Shapes still to place in the scope: its share of minMember, sized by the members."""
@@ -255,7 +255,7 @@ class TopologyPacking(Plugin):
             chosen = [m for m in pending if m.key == pod.key] or pending[:1]
         shapes: dict[tuple[Any, ...], Need] = {}
         for m in chosen:
-            info = pod if m.key == pod.key or m.pod is None else PodInfo(m.pod)  # type: ignore[arg-type]
+            info = pod if m.key == pod.key or m.pod is None else member_info(self.handle, m)
             cols, vals = snap.request_vector(info)
             k = (tuple(cols.tolist()), tuple(vals.tolist()))
             if k in shapes:
