@@ -5,10 +5,15 @@ import pytest
 from phalanx.api.base import ObjectMeta, OwnerReference
 from phalanx.cluster.client import Invalid, NotFound
 from phalanx.cluster.clock import run_virtual, settle
+from phalanx.cluster.kube.retry import update_with_retry
 from phalanx.cluster.memory import MemoryCluster
 
 from .kinds import Gadget, Widget, widget
 from .util import assert_now, eventually
+
+
+def _drop_finalizers(obj):
+    obj.metadata.finalizers = []
 
 
 async def names(c, kind=Widget):
@@ -121,9 +126,8 @@ def test_foreground_deletion_waits_for_blocking_dependents(client_factory):
         assert o.metadata.deletion_timestamp is not None
         assert "foregroundDeletion" in o.metadata.finalizers
         await until_names(c, ["blocker", "free", "owner"])
-        free = await c.get(Widget, "free")
-        free.metadata.finalizers = []
-        await c.update(free)
+        # kube-controller-manager's GC writes the dependents meanwhile: re-read on Conflict.
+        await update_with_retry(c, Widget, "free", None, _drop_finalizers)
         await until_names(c, ["blocker", "owner"])  # not waiting for non-blocking ones
 
         async def blocker_deleting():
@@ -132,9 +136,7 @@ def test_foreground_deletion_waits_for_blocking_dependents(client_factory):
             return (await c.get(Widget, "blocker")).metadata.deletion_timestamp is not None
 
         await eventually(blocker_deleting)
-        blocker = await c.get(Widget, "blocker")
-        blocker.metadata.finalizers = []
-        await c.update(blocker)
+        await update_with_retry(c, Widget, "blocker", None, _drop_finalizers)
         await until_names(c, [])
     client_factory.run(main)
 
