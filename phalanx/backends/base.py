@@ -32,6 +32,12 @@ class Capability(StrEnum):
     # Each group of a multi-group gang keeps its own minimum (a PodGang group's
     # minReplicas), rather than one count for the whole gang.
     GROUP_MINIMUMS = "PerGroupMinimums"
+    # Pod templates with DRA claims (spec.resourceClaims, containers[].resources.claims):
+    # the scheduler allocates them (kube-scheduler's DynamicResources plugin).
+    DYNAMIC_RESOURCES = "DynamicResources"
+    # Every other placement field of a pod template (phalanx.api.podfields), honoured as
+    # kube-scheduler does: node and pod (anti-)affinity, spread, host ports, volumes, ...
+    POD_PLACEMENT_FIELDS = "PodPlacementFields"
 
 
 class MismatchPolicy(StrEnum):

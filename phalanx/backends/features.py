@@ -19,6 +19,12 @@ What counts as a request:
   per-group minimum keeps the gang from starting with the wrong mix. Asked only by backends
   that gang a PodGang under a single count (`group_minimum_issues`), so it does not change
   what the others admit.
+- `DynamicResources`: a pod template with DRA claims (`spec.resourceClaims`, a container's
+  `resources.claims`): only a scheduler that allocates claims can place such pods.
+- `PodPlacementFields`: any other pod template field that decides placement
+  (phalanx.api.podfields) whose kube-scheduler plugin the backend's scheduler lacks
+  (`missing_plugin_issues`; every peer scheduler is built on kube-scheduler's plugins, so only
+  phalanx-scheduler can lack one).
 Gang scheduling itself is not flagged: Grove's default (default-scheduler without the
 Workload API) schedules pods one by one, and GREP-375 keeps that a valid configuration.
 """
@@ -29,7 +35,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from phalanx.api import labels
+from phalanx.api import labels, podfields
 
 from .base import Capability, ValidationIssue
 
@@ -97,6 +103,8 @@ def requested_features(pcs: PodCliqueSet) -> list[FeatureUse]:
             f"spec.template.podCliqueScalingGroups[{j}].topologyConstraint",
             subgroup=True,
         )
+    for field, use in pod_template_uses(pcs, (podfields.DYNAMIC_RESOURCES,)):
+        uses.append(FeatureUse(Capability.DYNAMIC_RESOURCES, field, "resource claims"))
     for key in QUEUE_LABELS:
         places = [(f"spec.template.cliques[{i}].labels[{key}]", (c.labels or {}).get(key))
                   for i, c in enumerate(t.cliques)]
@@ -105,6 +113,38 @@ def requested_features(pcs: PodCliqueSet) -> list[FeatureUse]:
         if value:
             uses.append(FeatureUse(Capability.QUEUES, field, f"queue {value!r}", best_effort=True))
     return uses
+
+
+def pod_template_uses(
+    pcs: PodCliqueSet, plugins: Iterable[str] | None = None
+) -> list[tuple[str, podfields.FieldUse]]:
+    """(field path in the PodCliqueSet, use) for every placement field its clique pod templates
+    set, optionally only those read by `plugins`."""
+    wanted = None if plugins is None else frozenset(plugins)
+    out = []
+    for i, clique in enumerate(pcs.spec.template.cliques):
+        prefix = f"spec.template.cliques[{i}].spec.podSpec."
+        for use in podfields.uses(clique.spec.pod_spec, wanted):
+            out.append((prefix + use.path.removeprefix("spec."), use))
+    return out
+
+
+def missing_plugin_issues(
+    pcs: PodCliqueSet, missing: Iterable[str], scheduler: str
+) -> list[ValidationIssue]:
+    """One `PodPlacementFields` issue per pod template field whose plugin `scheduler` lacks."""
+    missing = frozenset(missing)
+    if not missing:
+        return []
+    return [
+        ValidationIssue(
+            field=field,
+            message=f"needs kube-scheduler's {use.plugin} plugin, which {scheduler} does not have",
+            feature=Capability.DYNAMIC_RESOURCES if use.plugin == podfields.DYNAMIC_RESOURCES
+            else Capability.POD_PLACEMENT_FIELDS,
+        )
+        for field, use in pod_template_uses(pcs, missing)
+    ]
 
 
 def capability_issues(

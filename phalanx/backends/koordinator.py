@@ -125,7 +125,11 @@ def koordinator_podgroups(
 class KoordinatorBackend(ConfiguredBackend[KoordinatorBackendConfig]):
     name: ClassVar[str] = "koordinator"
     scheduler_name: ClassVar[str] = labels.SCHEDULER_KOORDINATOR
-    capabilities: frozenset[Capability] = frozenset({Capability.GANG, Capability.TOPOLOGY})
+    # koord-scheduler is kube-scheduler (1.35) plus Koordinator's plugins: the default plugins,
+    # DynamicResources included, honour every pod placement field.
+    capabilities: frozenset[Capability] = frozenset({
+        Capability.GANG, Capability.TOPOLOGY, Capability.DYNAMIC_RESOURCES,
+        Capability.POD_PLACEMENT_FIELDS})
 
     def __init__(self, config: KoordinatorBackendConfig) -> None:
         super().__init__(config)

@@ -145,8 +145,10 @@ class KubeBackend(ConfiguredBackend[KubeBackendConfig]):
 
     def __init__(self, config: KubeBackendConfig) -> None:
         super().__init__(config)
-        self.capabilities = (
-            frozenset({Capability.GANG}) if config.gang_scheduling else frozenset()
+        # kube-scheduler runs every placement plugin, DynamicResources included.
+        pod_fields = {Capability.DYNAMIC_RESOURCES, Capability.POD_PLACEMENT_FIELDS}
+        self.capabilities = frozenset(
+            pod_fields | {Capability.GANG} if config.gang_scheduling else pod_fields
         )
         # Resolved by init() through discovery; until then the configured (or newest) one.
         self.workload_api_version = config.workload_api_version or NEWEST_WORKLOAD_API

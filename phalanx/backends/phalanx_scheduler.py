@@ -2,17 +2,23 @@
 
 It reads PodGangs (and the ClusterTopology) directly, so the backend writes no extra object:
 pods only get `schedulerName: phalanx-scheduler`, and find their gang through the
-`grove.io/podgang` label every Grove pod carries. It supports every feature a PodCliqueSet
-can ask for, so admission never finds a mismatch.
+`grove.io/podgang` label every Grove pod carries.
+
+Its capabilities are what the scheduler in this build really has: a pod template field whose
+kube-scheduler plugin phalanx-scheduler lacks (phalanx.api.podfields) is a mismatch, and so
+are queues until the scheduler has them.
 """
 
 from __future__ import annotations
 
+from functools import cache
 from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import Field
 
-from phalanx.api import labels
+from phalanx.api import labels, podfields
+from phalanx.scheduler.framework.config import DEFAULT_PLUGINS
+from phalanx.scheduler.framework.registry import get_plugin
 
 from . import features
 from .base import (
@@ -35,10 +41,31 @@ class PhalanxBackendConfig(BackendConfig):
     mismatch_policy: MismatchPolicy = Field(MismatchPolicy.REJECT, alias="mismatchPolicy")
 
 
+@cache
+def missing_plugins() -> tuple[str, ...]:
+    """Plugins some pod placement field needs that the default profile does not run."""
+    default = {name for name, _ in DEFAULT_PLUGINS}
+    return tuple(p for p in podfields.plugins_needed() if p not in default or get_plugin(p) is None)
+
+
+@cache
+def scheduler_capabilities() -> frozenset[Capability]:
+    lacking = {Capability.QUEUES}  # no queues, quotas or fair share yet
+    missing = missing_plugins()
+    if podfields.DYNAMIC_RESOURCES in missing:
+        lacking.add(Capability.DYNAMIC_RESOURCES)
+    if set(missing) - {podfields.DYNAMIC_RESOURCES}:
+        lacking.add(Capability.POD_PLACEMENT_FIELDS)
+    return frozenset(Capability) - lacking
+
+
 class PhalanxBackend(ConfiguredBackend[PhalanxBackendConfig]):
     name: ClassVar[str] = "phalanx-scheduler"
     scheduler_name: ClassVar[str] = labels.SCHEDULER_PHALANX
-    capabilities: frozenset[Capability] = frozenset(Capability)
+
+    @property
+    def capabilities(self) -> frozenset[Capability]:  # type: ignore[override]
+        return scheduler_capabilities()
 
     async def sync_podgang(self, podgang: PodGang) -> None:
         return None  # the scheduler watches PodGangs itself
@@ -50,7 +77,9 @@ class PhalanxBackend(ConfiguredBackend[PhalanxBackendConfig]):
         pod.spec.scheduler_name = self.scheduler_name
 
     def validate_podcliqueset(self, pcs: PodCliqueSet) -> list[ValidationIssue]:
-        return features.capability_issues(pcs, self.capabilities, self.name)
+        others = [p for p in missing_plugins() if p != podfields.DYNAMIC_RESOURCES]
+        return (features.capability_issues(pcs, self.capabilities, self.name)
+                + features.missing_plugin_issues(pcs, others, self.name))
 
 
 SPEC = register_backend(

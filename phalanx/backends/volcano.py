@@ -89,8 +89,11 @@ def volcano_podgroup(
 class VolcanoBackend(ConfiguredBackend[VolcanoBackendConfig]):
     name: ClassVar[str] = "volcano"
     scheduler_name: ClassVar[str] = labels.SCHEDULER_VOLCANO
+    # Volcano's predicates plugin allocates DRA claims only when its
+    # `predicate.DynamicResourceAllocationEnable` argument is set (off by default).
     capabilities: frozenset[Capability] = frozenset(
-        {Capability.GANG, Capability.TOPOLOGY, Capability.GANG_PREEMPTION, Capability.QUEUES}
+        {Capability.GANG, Capability.TOPOLOGY, Capability.GANG_PREEMPTION, Capability.QUEUES,
+         Capability.POD_PLACEMENT_FIELDS}
     )
 
     async def sync_podgang(self, podgang: PodGang) -> None:

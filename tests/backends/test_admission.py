@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from phalanx.api.grove import TopologyConstraint
 from phalanx.backends import BackendRegistry, Capability, check_podcliqueset
 from phalanx.backends.admission import (
@@ -140,3 +142,44 @@ def test_a_queue_label_is_reported_not_rejected_on_a_scheduler_without_queues() 
     assert [(i.field, i.feature, i.best_effort) for i in check.ignored] == [
         ("metadata.labels[kai.scheduler/queue]", Capability.QUEUES, True)
     ]
+
+
+def _with_claims(scheduler: str):
+    pcs = s.pcs(scheduler)
+    pcs.spec.template.cliques[1].spec.pod_spec.resource_claims = [
+        {"name": "gpus", "resourceClaimTemplateName": "gpu-template"}]
+    return pcs
+
+
+def test_resource_claims_are_refused_on_a_scheduler_without_dynamic_resources() -> None:
+    from phalanx.backends.phalanx_scheduler import missing_plugins
+
+    registry = _registry(("phalanx-scheduler", None), default="phalanx-scheduler")
+    check = check_podcliqueset(_with_claims("phalanx-scheduler"), None, registry)
+    if "DynamicResources" not in missing_plugins():
+        assert check.allowed  # phalanx-scheduler allocates claims once it has the plugin
+        return
+    assert not check.allowed
+    [err] = check.errors
+    assert err.field == "spec.template.cliques[1].spec.podSpec.resourceClaims"
+    assert err.feature is Capability.DYNAMIC_RESOURCES
+    assert "DynamicResources, which phalanx-scheduler does not support" in check.error_message()
+
+
+def test_resource_claims_pass_through_are_admitted_and_named_in_the_condition() -> None:
+    from phalanx.backends.phalanx_scheduler import missing_plugins
+
+    if "DynamicResources" not in missing_plugins():
+        pytest.skip("phalanx-scheduler has DynamicResources: nothing to pass through")
+    registry = _registry(("phalanx-scheduler", {"mismatchPolicy": "pass-through"}),
+                         default="phalanx-scheduler")
+    check = check_podcliqueset(_with_claims("phalanx-scheduler"), None, registry)
+    assert check.allowed
+    status, reason, message = check.condition()
+    assert (status, reason) == (False, REASON_UNSUPPORTED_FEATURES_IGNORED)
+    assert "spec.template.cliques[1].spec.podSpec.resourceClaims" in message
+
+
+def test_resource_claims_are_admitted_for_kube_scheduler() -> None:
+    check = check_podcliqueset(_with_claims("default-scheduler"), None, _registry())
+    assert check.allowed and check.ignored == []

@@ -12,6 +12,7 @@ from phalanx.api.pod import Pod
 from phalanx.api.scheduling import Workload
 from phalanx.api.workloads import PodGroupV1Alpha2, PodGroupV1Beta1, WorkloadV1Alpha2, WorkloadV1Beta1
 from phalanx.backends import BackendConfigError, BackendRegistry, SyncPending
+from phalanx.backends.base import Capability
 from phalanx.backends.kube import KubeBackend, KubeBackendConfig
 from phalanx.cluster.client import NotFound
 from phalanx.cluster.clock import run_virtual
@@ -57,7 +58,9 @@ def test_without_gang_scheduling_only_the_scheduler_name_is_set() -> None:
         after["spec"].pop("schedulerName", None)
         before["spec"].pop("schedulerName")
         assert after == before  # nothing else touched
-        assert backend.capabilities == frozenset()
+        # No gangs without the Workload API; every pod field is still kube-scheduler's own.
+        assert Capability.GANG not in backend.capabilities
+        assert Capability.DYNAMIC_RESOURCES in backend.capabilities
 
     run_virtual(main)
 

@@ -35,6 +35,8 @@ from phalanx.api.base import KubeModel
 # its plugin is registered, so every profile works while they are being built.
 PRIORITY_SORT = "PrioritySort"
 SCHEDULING_GATES = "SchedulingGates"
+# Refuses, by name, a pod whose placement fields need a plugin this profile lacks.
+UNSUPPORTED_POD_FIELDS = "UnsupportedPodFields"
 NODE_UNSCHEDULABLE = "NodeUnschedulable"
 TAINT_TOLERATION = "TaintToleration"
 NODE_AFFINITY = "NodeAffinity"
@@ -147,6 +149,7 @@ def _snake(camel: str) -> str:
 DEFAULT_PLUGINS: list[tuple[str, int | None]] = [
     (PRIORITY_SORT, None),
     (SCHEDULING_GATES, None),
+    (UNSUPPORTED_POD_FIELDS, None),
     (NODE_UNSCHEDULABLE, None),
     (TAINT_TOLERATION, 3),
     (NODE_AFFINITY, 2),
