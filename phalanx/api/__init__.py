@@ -58,6 +58,7 @@ from .duration import format_duration, parse_duration
 from .errors import FieldError, ManifestError
 from .grove import (
     ClusterTopology,
+    ClusterTopologyBinding,
     PodClique,
     PodCliqueScalingGroup,
     PodCliqueScalingGroupConfig,
@@ -72,6 +73,10 @@ from .loader import dump_yaml, load_file, load_path, load_yaml
 from .podgang import NamespacedName, PodGang, PodGangGroup, PodGangSpec, PodGangStatus
 from .quantity import format_quantity, format_resources, parse_quantity, parse_resources
 from .registry import UnknownKind, from_dict
+from .storage import PersistentVolume, PersistentVolumeClaim, StorageClass
+from .resource import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+from .storage_csi import CSIDriver, CSINode, VolumeAttachment
+from .runtimeclass import RuntimeClass
 from .scheduling import (
     GANG_INCOMPLETE,
     CoschedulingPodGroup,
@@ -85,8 +90,12 @@ __all__ = [
     "KNOWN_SCHEDULER_NAMES",
     "Affinity",
     "ClusterTopology",
+    "ClusterTopologyBinding",
     "Condition",
     "ConfigError",
+    "CSIDriver",
+    "DeviceClass",
+    "CSINode",
     "ConfigMap",
     "Container",
     "CoschedulingPodGroup",
@@ -121,18 +130,26 @@ __all__ = [
     "PodGangStatus",
     "PodSpec",
     "PodStatus",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
     "PriorityClass",
     "Resource",
+    "ResourceClaim",
+    "ResourceClaimTemplate",
     "ResourceRequirements",
+    "ResourceSlice",
+    "RuntimeClass",
     "SchedulerConfiguration",
     "SchedulerProfile",
     "Service",
+    "StorageClass",
     "Taint",
     "Toleration",
     "TopologyConstraint",
     "TopologyLevel",
     "UnknownKind",
     "VolcanoPodGroup",
+    "VolumeAttachment",
     "Workload",
     "WorkloadReference",
     "default_operator_config",

@@ -7,6 +7,16 @@ Defaulting and validation follow GREP-375:
 - `default-scheduler`'s config accepts only `gangScheduling` (bool) and `workloadAPIVersion`
   (a string, checked by the kube backend). Other backends validate their own config.
 
+Grove's own OperatorConfiguration files load unchanged (ai-dynamo/grove
+operator/cmd/cli/testdata/valid-config*.yaml): every field of Grove's OperatorConfiguration is
+either honoured or, when set to something Phalanx does not do (`authorizer.enabled`,
+`network.autoMNNVLEnabled`, `debugging`, the client's content types), named by
+`ignored_fields` in a start-up warning; never refused. So is `clusterTopology`, a key Grove's
+own test files carry that Grove's decoder drops (topology-aware scheduling is
+`topologyAwareScheduling.enabled`). Grove's validation holds too: positive lease timings with
+leaseDuration > renewDeadline, a resourceLock and resourceName, burst >= 0, concurrentSyncs
+> 0; qps or burst 0 and an empty logLevel / logFormat mean the default, as in Grove.
+
 `load_operator_config(...)` does all three steps and raises one `ConfigError` naming every
 offending field, e.g. `scheduler.profiles[1].name: duplicate profile "kai-scheduler"`.
 """
@@ -16,7 +26,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from phalanx.ports import OPERATOR_METRICS_PORT, OPERATOR_PROBE_PORT, WEBHOOK_PORT
 
@@ -95,7 +105,7 @@ class LeaderElectionConfiguration(KubeModel):
     lease_duration: str = Field(default="15s", pattern=DURATION_PATTERN)
     renew_deadline: str = Field(default="10s", pattern=DURATION_PATTERN)
     retry_period: str = Field(default="2s", pattern=DURATION_PATTERN)
-    resource_lock: Literal["leases"] = "leases"
+    resource_lock: Literal["leases", ""] = "leases"
     resource_name: str = "phalanx-operator-leader-election"
     resource_namespace: str | None = None  # the operator's own namespace when unset
 
@@ -118,13 +128,45 @@ class ServerConfiguration(KubeModel):
     metrics: Server = Field(default_factory=lambda: Server(port=OPERATOR_METRICS_PORT))
 
 
+DEFAULT_QPS, DEFAULT_BURST = 100.0, 150
+
+
 class ClientConnectionConfiguration(KubeModel):
-    qps: float = Field(default=100.0, gt=0)
-    burst: int = Field(default=150, ge=1)
+    qps: float = Field(default=DEFAULT_QPS, ge=0)  # 0: the default
+    burst: int = Field(default=DEFAULT_BURST, ge=0)  # 0: the default
+    # Grove's client content types: Phalanx's client always speaks JSON.
+    content_type: str | None = None
+    accept_content_types: str | None = None
 
 
 class TopologyAwareSchedulingConfiguration(KubeModel):
     enabled: bool = False
+
+
+class AuthorizerConfig(KubeModel):
+    """Grove's authorizer webhook (who may change Grove-managed pods); Phalanx has none."""
+
+    enabled: bool = False
+    exempt_service_account_user_names: list[str] | None = None
+
+
+class NetworkAcceleration(KubeModel):
+    """Grove's automatic multi-node NVLink (ComputeDomain) support; not in Phalanx."""
+
+    auto_mnnvl_enabled: bool = Field(default=False, alias="autoMNNVLEnabled")
+
+
+class DebuggingConfiguration(KubeModel):
+    enable_profiling: bool | None = None
+    pprof_bind_host: str | None = None
+    pprof_bind_port: int | None = None
+
+
+class LegacyClusterTopologyConfig(KubeModel):
+    """`clusterTopology`: in Grove's own test configuration files, not a field of Grove's
+    OperatorConfiguration (its decoder drops it); accepted and named as ignored."""
+
+    model_config = ConfigDict(extra="allow")
 
 
 class OperatorConfiguration(Resource):
@@ -148,8 +190,13 @@ class OperatorConfiguration(Resource):
     topology_aware_scheduling: TopologyAwareSchedulingConfiguration = Field(
         default_factory=TopologyAwareSchedulingConfiguration
     )
-    log_level: Literal["debug", "info", "warn", "error"] = "info"
-    log_format: Literal["json", "text"] = "json"
+    # "" means the default, as in Grove.
+    log_level: Literal["debug", "info", "warn", "error", ""] = "info"
+    log_format: Literal["json", "text", ""] = "json"
+    authorizer: AuthorizerConfig = Field(default_factory=AuthorizerConfig)
+    network: NetworkAcceleration = Field(default_factory=NetworkAcceleration)
+    debugging: DebuggingConfiguration | None = None
+    cluster_topology: LegacyClusterTopologyConfig | None = None
 
     def to_dict(self, *, warnings: bool = True) -> dict[str, Any]:
         data = super().to_dict(warnings=warnings)
@@ -159,7 +206,17 @@ class OperatorConfiguration(Resource):
 
 
 def default_operator_config(cfg: OperatorConfiguration) -> OperatorConfiguration:
-    """Apply the scheduler defaults in place (and return `cfg`)."""
+    """Apply the defaults in place (and return `cfg`): the scheduler profiles, and Grove's
+    "zero means default" for the client's qps and burst and the log level and format."""
+    conn = cfg.runtime_client_connection
+    if not conn.qps:
+        conn.qps = DEFAULT_QPS
+    if not conn.burst:
+        conn.burst = DEFAULT_BURST
+    if not cfg.log_level:
+        cfg.log_level = "info"
+    if not cfg.log_format:
+        cfg.log_format = "json"
     sched = cfg.scheduler
     if not any(p.name == DEFAULT_SCHEDULER for p in sched.profiles):
         sched.profiles.append(SchedulerProfile(name=DEFAULT_SCHEDULER))
@@ -192,20 +249,57 @@ def validate_operator_config(cfg: OperatorConfiguration) -> list[FieldError]:
         seen.add(profile.name)
         if profile.name == DEFAULT_SCHEDULER:
             _check_default_scheduler_config(profile.config or {}, [*where, "config"], err)
-    names = list(dict.fromkeys(sched.profile_names()))
+    # As Grove: the default must be one of the listed profiles that are valid.
+    names = [n for n in dict.fromkeys(sched.profile_names()) if n in KNOWN_SCHEDULER_NAMES]
     if sched.default_profile_name not in names:
         err(
             ["scheduler", "defaultProfileName"],
             f"{_q(sched.default_profile_name or '')} is not a listed profile "
             f"(profiles: {', '.join(names)})",
         )
-    le = cfg.leader_election
-    if le.enabled and parse_duration(le.renew_deadline) >= parse_duration(le.lease_duration):
-        err(
-            ["leaderElection", "renewDeadline"],
-            f"must be shorter than leaseDuration ({le.renew_deadline} >= {le.lease_duration})",
-        )
+    _check_leader_election(cfg.leader_election, err)
     return errors
+
+
+def _check_leader_election(le: LeaderElectionConfiguration, err: Any) -> None:
+    """Grove's checks, only with leader election on."""
+    if not le.enabled:
+        return
+    for key, value in (("leaseDuration", le.lease_duration), ("renewDeadline", le.renew_deadline),
+                       ("retryPeriod", le.retry_period)):
+        if parse_duration(value) <= 0:
+            err(["leaderElection", key], f"must be greater than 0, got {value!r}")
+    if parse_duration(le.lease_duration) <= parse_duration(le.renew_deadline):
+        err(["leaderElection", "leaseDuration"],
+            f"must be greater than renewDeadline ({le.lease_duration} <= {le.renew_deadline})")
+    if not le.resource_lock:
+        err(["leaderElection", "resourceLock"], "required (leases)")
+    if not le.resource_name:
+        err(["leaderElection", "resourceName"], "required")
+
+
+def ignored_fields(cfg: OperatorConfiguration) -> list[str]:
+    """Each field of Grove's OperatorConfiguration set to something Phalanx does not do, as
+    `path: why` for a start-up warning (empty when everything set is honoured)."""
+    out = []
+    if cfg.authorizer.enabled or cfg.authorizer.exempt_service_account_user_names:
+        out.append("authorizer: ignored: Phalanx has no authorizer webhook; anyone RBAC "
+                   "allows may change the pods and PodCliques it manages")
+    if cfg.network.auto_mnnvl_enabled:
+        out.append("network.autoMNNVLEnabled: ignored: Phalanx creates no multi-node NVLink "
+                   "ComputeDomains")
+    if cfg.debugging is not None:
+        out.append("debugging: ignored: Phalanx serves no pprof endpoint")
+    conn = cfg.runtime_client_connection
+    for key, value in (("contentType", conn.content_type),
+                       ("acceptContentTypes", conn.accept_content_types)):
+        if value:
+            out.append(f"runtimeClientConnection.{key}: ignored: Phalanx's client speaks JSON")
+    if cfg.cluster_topology is not None:
+        out.append("clusterTopology: ignored: not a field of Grove's OperatorConfiguration "
+                   "either (Grove's decoder drops it); topology-aware scheduling is "
+                   "topologyAwareScheduling.enabled")
+    return out
 
 
 def _check_default_scheduler_config(

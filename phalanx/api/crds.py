@@ -4,25 +4,42 @@ The OpenAPI v3 schemas are structural, as the API server requires: every `$ref` 
 every node typed, camelCase names, only keywords Kubernetes accepts, opaque maps as
 `x-kubernetes-preserve-unknown-fields`, quantities as int-or-string. Pod specs embedded in
 cliques also preserve unknown fields, so fields newer than our models survive a real server.
+Status conditions get metav1.Condition's schema, and the CRD-only facts the models carry
+(formats, server defaults, keyed lists, CEL rules: crdtypes.py) are kept, so the Grove CRDs
+generated here hold Grove's own schema (tests/api/test_grove_crd_parity.py).
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import yaml
 
 from .base import Resource
-from .grove import ClusterTopology, PodClique, PodCliqueScalingGroup, PodCliqueSet, PodGang
+from .crdtypes import METAV1_CONDITION
+from .grove import (
+    ClusterTopology,
+    ClusterTopologyBinding,
+    PodClique,
+    PodCliqueScalingGroup,
+    PodCliqueSet,
+    PodGang,
+)
 
-# What `phalanx manifests crds` installs: Grove's kinds.
+# What `phalanx manifests crds` installs: Grove's kinds, and the legacy ClusterTopology
+# (read where no ClusterTopologyBinding of its name exists; no short name, so it installs
+# beside Grove's ClusterTopologyBinding CRD).
 GROVE_CRD_KINDS: tuple[type[Resource], ...] = (
     PodCliqueSet,
     PodClique,
     PodCliqueScalingGroup,
+    ClusterTopologyBinding,
     ClusterTopology,
     PodGang,
 )
+# Definitions replaced by the schema Kubernetes declares for them.
+_KUBERNETES_DEFS = {"Condition": METAV1_CONDITION}
 
 # Definitions whose objects also keep fields we do not model (Kubernetes' own types).
 _PRESERVE_UNKNOWN_DEFS = {"PodSpec", "Container"}
@@ -32,7 +49,10 @@ _ALLOWED = {
     "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength",
     "pattern", "minItems", "maxItems", "additionalProperties", "default", "anyOf",
     "x-kubernetes-preserve-unknown-fields", "x-kubernetes-int-or-string", "nullable",
+    "x-kubernetes-validations", "x-kubernetes-list-type", "x-kubernetes-list-map-keys",
 }  # fmt: skip
+# CRD-only keywords a model carries in json_schema_extra (crdtypes.py), copied as they are.
+_CRD_EXTRAS = ("x-kubernetes-validations", "x-kubernetes-list-type", "x-kubernetes-list-map-keys")
 
 
 def crd_for(cls: type[Resource]) -> dict[str, Any]:
@@ -113,6 +133,8 @@ def _convert(node: dict[str, Any], defs: dict[str, Any], seen: tuple[str, ...]) 
     # Inline references (pydantic puts siblings like `description` next to `$ref`).
     while "$ref" in node:
         name = node.pop("$ref").rsplit("/", 1)[-1]
+        if name in _KUBERNETES_DEFS:
+            return copy.deepcopy(_KUBERNETES_DEFS[name])
         if name in seen:
             raise ValueError(f"recursive schema through {name} cannot be made structural")
         seen = (*seen, name)
@@ -168,9 +190,9 @@ def _convert(node: dict[str, Any], defs: dict[str, Any], seen: tuple[str, ...]) 
 
 def _finish(out: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
     for key in ("format", "description", "enum", "pattern", "minimum", "maximum", "minLength",
-                "maxLength", "minItems", "maxItems"):  # fmt: skip
-        if key in node and key not in out:
-            out[key] = node[key]
+                "maxLength", "minItems", "maxItems", *_CRD_EXTRAS):  # fmt: skip
+        if node.get(key) is not None and key not in out:  # None: left out (crdtypes)
+            out[key] = copy.deepcopy(node[key])
     # JSON Schema 2020 numeric exclusive bounds -> OpenAPI v3.0 booleans.
     for bound, flag in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
         if isinstance(node.get(bound), int | float) and not isinstance(node.get(bound), bool):

@@ -293,3 +293,100 @@ def _allowed_fields(model: type[BaseModel], parent: Loc) -> list[str]:
     if not _is_model(tp):
         return []
     return [info.alias or name for name, info in tp.model_fields.items()]
+
+
+# --- bounded error reports ------------------------------------------------------------------
+
+# The longest cause a condition message, lastErrors entry, Event or log line carries: well
+# under the 32,768 bytes of a condition message and the 1 KiB Kubernetes keeps of an Event.
+MAX_CAUSE_CHARS = 1024
+_VALUE_LABELS = ("Invalid value: ", "Unsupported value: ", "Duplicate value: ")
+_OPEN = {"{": "}", "[": "]", "(": ")"}
+_NOT_SHOWN = "(value not shown)"
+
+
+def _skip_value(text: str, i: int) -> int:
+    """The index just past the value that starts at text[i]: a quoted string (with
+    escapes), a bracketed structure (Go's `map[...]{...}` too), or a bare word."""
+    if text.startswith("map[", i):
+        i = _skip_value(text, i + 3)
+    if i >= len(text):
+        return i
+    if text[i] == '"':
+        j = i + 1
+        while j < len(text) and text[j] != '"':
+            j += 2 if text[j] == "\\" else 1
+        return min(j + 1, len(text))
+    if text[i] in _OPEN:
+        depth, j, quoted = 0, i, False
+        while j < len(text):
+            ch = text[j]
+            if quoted:
+                if ch == "\\":
+                    j += 1
+                elif ch == '"':
+                    quoted = False
+            elif ch == '"':
+                quoted = True
+            elif ch in _OPEN:
+                depth += 1
+            elif ch in _OPEN.values():
+                depth -= 1
+                if depth == 0:
+                    return j + 1
+            j += 1
+        return j
+    end = text.find(": ", i)
+    return len(text) if end < 0 else end
+
+
+def strip_values(text: str) -> str:
+    """`text` without the values the API server echoes in field errors (`Invalid value:
+    "<the whole object or patch>": why` -> `Invalid value: (value not shown): why`): such a
+    value may hold the
+    previous error report, and echoing it back is how reports grow without bound."""
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        hits = [(text.find(label, i), label) for label in _VALUE_LABELS]
+        hits = [(at, label) for at, label in hits if at >= 0]
+        if not hits:
+            out.append(text[i:])
+            break
+        at, label = min(hits)
+        # Parenthesised, so that stripping an already stripped text changes nothing.
+        out.append(text[i:at] + label + _NOT_SHOWN)
+        i = _skip_value(text, at + len(label))
+    return "".join(out)
+
+
+def _dedupe_causes(text: str) -> str:
+    """An aggregate `[a, b, a, a]` of field errors with each cause once (and a count)."""
+    if not (text.count("[") and text.rstrip().endswith("]")):
+        return text
+    head, _, rest = text.partition("[")
+    items = [p.strip() for p in rest.rstrip()[:-1].split(", ")]
+    counts: dict[str, int] = {}
+    for item in items:
+        counts[item] = counts.get(item, 0) + 1
+    if len(counts) == len(items):
+        return text
+    parts = [f"{c} (x{n})" if n > 1 else c for c, n in counts.items()]
+    return f"{head}[{', '.join(parts)}]"
+
+
+def bounded_message(text: str, limit: int = MAX_CAUSE_CHARS) -> str:
+    """An error message fit for a status condition, lastErrors, an Event or a log line: the
+    cause once (field and reason, echoed values stripped, repeated causes folded), on one
+    line, at most `limit` characters."""
+    text = " ".join(_dedupe_causes(strip_values(text)).split())
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 40].rstrip()
+    return f"{cut} ... ({len(text) - len(cut)} more characters)"
+
+
+def short_cause(err: BaseException, limit: int = MAX_CAUSE_CHARS) -> str:
+    """`bounded_message` of an exception (an API error's message, else its text)."""
+    text = str(getattr(err, "message", None) or err) or type(err).__name__
+    return bounded_message(text, limit)

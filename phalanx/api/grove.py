@@ -1,9 +1,13 @@
-"""grove.io/v1alpha1: PodCliqueSet, PodClique, PodCliqueScalingGroup, ClusterTopology
-(and the scheduler.grove.io PodGang, defined in podgang.py and re-exported here).
+"""grove.io/v1alpha1: PodCliqueSet, PodClique, PodCliqueScalingGroup (this module),
+ClusterTopologyBinding and the legacy ClusterTopology (grove_topology.py), and the
+scheduler.grove.io PodGang (podgang.py), all re-exported here.
 
-Field names are Grove's (docs/api-reference/operator-api.md), so Grove manifests load
-unchanged. Optional fields stay None when unset, so a manifest dumps back exactly as written;
-`default_podcliqueset` applies Grove's defaults (run it at admission).
+Field names and schema are Grove's current API (ai-dynamo/grove operator/api/core/v1alpha1):
+Grove manifests load unchanged, Phalanx writes nothing Grove's CRDs would refuse, and the
+CRDs generated from these models hold Grove's schema (crdtypes.py; the parity test is
+tests/api/test_grove_crd_parity.py). Optional fields stay None when unset, so a manifest
+dumps back exactly as written; `default_podcliqueset` applies Grove's defaults (run it at
+admission).
 """
 
 from __future__ import annotations
@@ -11,11 +15,37 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import ConfigDict, Field, StringConstraints
 
 from .base import Condition, KubeModel, Resource, _is_empty
+from .crdtypes import Int32, Int64, crd, python_only, rule, validations
 from .duration import DURATION_PATTERN, parse_duration
-from .errors import PATTERN_HINTS
+from .grove_extras import (
+    PCSGResourceSharingSpec,
+    PCSResourceSharingSpec,
+    PodCliqueScalingGroupUpdateProgress,
+    PodCliqueSetUpdateProgress,
+    PodCliqueUpdateProgress,
+    ResourceClaimTemplateConfig,
+    ResourceSharingSpec,
+)
+from .grove_topology import (
+    DOMAIN_PATTERN,
+    GROVE_API_VERSION,
+    TOPOLOGY_DOMAINS,
+    AnyTopology,
+    ClusterTopology,
+    ClusterTopologyBinding,
+    ClusterTopologyBindingSpec,
+    ClusterTopologyBindingStatus,
+    ClusterTopologySpec,
+    SchedulerTopologyBinding,
+    SchedulerTopologyStatus,
+    TopologyConstraint,
+    TopologyDomain,
+    TopologyLevel,
+    TopologyPackConstraint,
+)
 from .pod import PodSpec
 from .podgang import (
     PODGANG_DISRUPTION_TARGET,
@@ -37,206 +67,159 @@ from .podgang import (
 )
 
 __all__ = [
-    "PODGANG_DISRUPTION_TARGET", "PODGANG_INITIALIZED", "PODGANG_READY", "PODGANG_SCHEDULED",
-    "PODGANG_UNHEALTHY", "REASON_PODS_PENDING", "REASON_READY", "TOPOLOGY_DOMAINS",
-    "AutoScalingConfig", "CliqueStartupType", "ClusterTopology", "ClusterTopologySpec",
-    "HeadlessServiceConfig", "LastError", "NamespacedName", "PodClique", "PodCliqueScalingGroup",
-    "PodCliqueScalingGroupConfig", "PodCliqueScalingGroupSpec", "PodCliqueScalingGroupStatus",
-    "PodCliqueSet", "PodCliqueSetSpec", "PodCliqueSetStatus", "PodCliqueSetTemplateSpec",
+    "DOMAIN_PATTERN", "PODGANG_DISRUPTION_TARGET", "PODGANG_INITIALIZED", "PODGANG_READY",
+    "PODGANG_SCHEDULED", "PODGANG_UNHEALTHY", "REASON_PODS_PENDING", "REASON_READY",
+    "TOPOLOGY_DOMAINS", "AnyTopology", "AutoScalingConfig", "CliqueStartupType",
+    "ClusterTopology", "ClusterTopologyBinding", "ClusterTopologyBindingSpec",
+    "ClusterTopologyBindingStatus", "ClusterTopologySpec", "HeadlessServiceConfig", "LastError",
+    "NamespacedName", "PodClique", "PodCliqueScalingGroup", "PodCliqueScalingGroupConfig",
+    "PodCliqueScalingGroupSpec", "PodCliqueScalingGroupStatus", "PodCliqueSet",
+    "PodCliqueSetSpec", "PodCliqueSetStatus", "PodCliqueSetTemplateSpec",
     "PodCliqueSetUpdateStrategy", "PodCliqueSpec", "PodCliqueStatus", "PodCliqueTemplateSpec",
     "PodGang", "PodGangGroup", "PodGangPackConstraint", "PodGangPhase", "PodGangSpec",
-    "PodGangStatus", "PodGangStatusSummary", "PodGangTopologyConstraint", "TopologyConstraint",
-    "TopologyConstraintGroupConfig", "TopologyLevel", "TopologyPackConstraint",
+    "PodGangStatus", "PodGangStatusSummary", "PodGangTopologyConstraint",
+    "SchedulerTopologyBinding", "SchedulerTopologyStatus", "TopologyConstraint",
+    "TopologyConstraintGroupConfig", "TopologyDomain", "TopologyLevel", "TopologyPackConstraint",
     "default_podcliqueset",
 ]
 
-GROVE_API_VERSION = "grove.io/v1alpha1"
 DEFAULT_TERMINATION_DELAY = "4h"
 
-# Grove's well-known domains, broadest first. Custom lower-case names are allowed too.
-TOPOLOGY_DOMAINS = ("region", "zone", "datacenter", "block", "rack", "host", "numa")
-DOMAIN_PATTERN = r"^[a-z][a-z0-9-]*$"
-PATTERN_HINTS[DOMAIN_PATTERN] = (
-    "a topology domain is lower-case letters, digits and '-', starting with a letter "
-    f"(e.g. {', '.join(TOPOLOGY_DOMAINS)})"
-)
-TopologyDomain = Annotated[
-    str, StringConstraints(min_length=1, max_length=63, pattern=DOMAIN_PATTERN)
-]
 GoDuration = Annotated[str, StringConstraints(pattern=DURATION_PATTERN)]
 CliqueStartupType = Literal[
     "CliqueStartupTypeAnyOrder", "CliqueStartupTypeInOrder", "CliqueStartupTypeExplicit"
 ]
 Opaque = dict[str, Any]
+_ATOMIC = crd(**{"x-kubernetes-list-type": "atomic"})
+# Checked in Python and by admission (Grove's webhook), not by Grove's CRD schema.
+_INT32_NO_MIN = python_only("minimum", format="int32")
+_INT32_DEFAULT_1 = python_only("minimum", format="int32", default=1)
 
 
-def _counter() -> Any:
-    return Field(default=0, exclude_if=_is_empty)
-
-
-# --- topology ---------------------------------------------------------------------------------
-
-
-class TopologyPackConstraint(KubeModel):
-    required: TopologyDomain | None = None
-    preferred: TopologyDomain | None = None
-
-
-class TopologyConstraint(KubeModel):
-    """Where each replica of a PCS / scaling group / clique must be packed.
-
-    `packDomain` is Grove's original field (a required domain); newer Grove spells it
-    `pack.required` and adds `pack.preferred`. Both are accepted.
-    """
-
-    topology_name: str | None = None
-    pack: TopologyPackConstraint | None = None
-    pack_domain: TopologyDomain | None = None
-
-    @property
-    def required_domain(self) -> str | None:
-        if self.pack is not None and self.pack.required:
-            return self.pack.required
-        return self.pack_domain
-
-    @property
-    def preferred_domain(self) -> str | None:
-        return self.pack.preferred if self.pack is not None else None
-
-
-class TopologyLevel(KubeModel):
-    domain: TopologyDomain
-    key: Annotated[str, StringConstraints(min_length=1, max_length=316)]
-
-
-class ClusterTopologySpec(KubeModel):
-    levels: list[TopologyLevel] = Field(min_length=1, max_length=7)
-
-
-class ClusterTopology(Resource):
-    """The cluster's topology hierarchy, broadest level first (cluster-scoped; no status)."""
-
-    API_VERSION = GROVE_API_VERSION
-    KIND = "ClusterTopology"
-    PLURAL = "clustertopologies"
-    SHORT_NAMES = ("ct",)
-    NAMESPACED = False
-    PRINTER_COLUMNS: ClassVar[tuple[dict[str, object], ...]] = (
-        {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
-    )
-
-    spec: ClusterTopologySpec
-
-    def key_for(self, domain: str) -> str | None:
-        """The node-label key of a domain ("rack" -> "topology.kubernetes.io/rack")."""
-        for level in self.spec.levels:
-            if level.domain == domain:
-                return level.key
-        return None
-
-    def domains(self) -> list[str]:
-        return [level.domain for level in self.spec.levels]
+def _counter(*, crd_default: bool = True) -> Any:
+    """A status count: 0 when unset, left out of dumps when 0 (Go's omitempty). Grove's CRD
+    defaults most counts to 0 on the server; `crd_default=False` for the ones it does not."""
+    extra: dict[str, Any] = {"format": "int32"}  # (the Field's extra replaces Int32's)
+    if not crd_default:
+        extra["default"] = None  # a None default is not emitted
+    return Field(default=0, exclude_if=_is_empty, json_schema_extra=extra)
 
 
 # --- cliques and scaling groups ---------------------------------------------------------------
 
 
 class AutoScalingConfig(KubeModel):
-    min_replicas: int | None = None
-    max_replicas: int
-    metrics: list[Opaque] | None = None
+    min_replicas: Int32 | None = None
+    max_replicas: Int32
+    # autoscaling/v2 MetricSpecs, kept as written (see phalanx.operator.admission).
+    metrics: list[Opaque] | None = Field(default=None, json_schema_extra=_ATOMIC)
 
 
 class PodCliqueSpec(KubeModel):
     """A clique: `replicas` identical pods of one role. Also the spec of a PodClique."""
 
-    role_name: str | None = None
+    role_name: str
     pod_spec: PodSpec
-    replicas: int = Field(ge=0)
+    replicas: Int32 = Field(ge=0, json_schema_extra=_INT32_NO_MIN)
     # Pods that must be gang-scheduled / stay available; defaults to replicas.
-    min_available: int | None = Field(default=None, ge=0)
+    min_available: Int32 | None = Field(default=None, ge=0, json_schema_extra=_INT32_NO_MIN)
     starts_after: list[str] | None = None
     auto_scaling_config: AutoScalingConfig | None = None
 
 
 class PodCliqueTemplateSpec(KubeModel):
-    name: str = Field(min_length=1)
+    name: str = Field(min_length=1, json_schema_extra=python_only("minLength"))
     labels: dict[str, str] | None = None
     annotations: dict[str, str] | None = None
     topology_constraint: TopologyConstraint | None = None
-    rolling_update: Opaque | None = None
-    resource_sharing: list[Opaque] | None = None
+    resource_sharing: list[ResourceSharingSpec] | None = None
     spec: PodCliqueSpec
 
 
 class PodCliqueScalingGroupConfig(KubeModel):
     """Cliques scaled together (e.g. a leader and its workers): `replicas` copies of them all."""
 
-    name: str = Field(min_length=1)
-    clique_names: list[str] = Field(min_length=1)
+    name: str = Field(min_length=1, json_schema_extra=python_only("minLength"))
+    clique_names: list[str] = Field(min_length=1, json_schema_extra=python_only("minItems"))
     annotations: dict[str, str] | None = None
-    replicas: int | None = Field(default=None, ge=0)  # default 1
-    min_available: int | None = Field(default=None, ge=0)  # default 1
+    replicas: Int32 | None = Field(default=None, ge=0, json_schema_extra=_INT32_DEFAULT_1)
+    min_available: Int32 | None = Field(default=None, ge=0, json_schema_extra=_INT32_DEFAULT_1)
     scale_config: AutoScalingConfig | None = None
-    termination_delay: GoDuration | None = None
+    resource_sharing: list[PCSGResourceSharingSpec] | None = None
     topology_constraint: TopologyConstraint | None = None
-    rolling_update: Opaque | None = None
-    resource_sharing: list[Opaque] | None = None
 
 
 class HeadlessServiceConfig(KubeModel):
-    publish_not_ready_addresses: bool | None = None
+    model_config = ConfigDict(json_schema_extra=crd(required=["publishNotReadyAddresses"]))
+
+    publish_not_ready_addresses: bool | None = Field(default=None,
+                                                     json_schema_extra=crd(default=True))
+
+
+_CLIQUES_BY_NAME = crd(**{"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]})
 
 
 class PodCliqueSetTemplateSpec(KubeModel):
-    cliques: list[PodCliqueTemplateSpec] = Field(min_length=1)
-    clique_startup_type: CliqueStartupType | None = None
+    cliques: list[PodCliqueTemplateSpec] = Field(
+        min_length=1, json_schema_extra={**_CLIQUES_BY_NAME, **python_only("minItems")})
+    clique_startup_type: CliqueStartupType | None = Field(
+        default=None, json_schema_extra=crd(default="CliqueStartupTypeAnyOrder"))
     priority_class_name: str | None = None
     headless_service_config: HeadlessServiceConfig | None = None
     topology_constraint: TopologyConstraint | None = None
     # A Go duration ("4h", "30m"); see PodCliqueSet.termination_delay_seconds().
-    termination_delay: GoDuration | None = None
+    termination_delay: GoDuration | None = Field(
+        default=None, json_schema_extra=python_only("pattern"))  # Grove's webhook parses it
+    resource_claim_templates: list[ResourceClaimTemplateConfig] | None = None
+    resource_sharing: list[PCSResourceSharingSpec] | None = None
     pod_clique_scaling_groups: list[PodCliqueScalingGroupConfig] | None = None
-    resource_claim_templates: list[Opaque] | None = None
-    resource_sharing: list[Opaque] | None = None
 
 
 class PodCliqueSetUpdateStrategy(KubeModel):
-    type: Literal["RollingRecreate", "OnDelete", "Coherent"] | None = None
+    type: Literal["RollingRecreate", "OnDelete"] | None = Field(
+        default=None, json_schema_extra=crd(default="RollingRecreate"))
 
 
 class PodCliqueSetSpec(KubeModel):
-    replicas: int = Field(default=0, ge=0, exclude_if=_is_empty)
+    replicas: Int32 = Field(default=0, ge=0, exclude_if=_is_empty,
+                            json_schema_extra=_INT32_NO_MIN)
     update_strategy: PodCliqueSetUpdateStrategy | None = None
     template: PodCliqueSetTemplateSpec
 
 
 class LastError(KubeModel):
-    code: str | None = None
-    description: str | None = None
-    observed_at: datetime | None = None
+    code: str
+    description: str
+    observed_at: datetime
 
 
 class PodGangStatusSummary(KubeModel):
     """An entry of PodCliqueSet status.podGangStatuses."""
 
     name: str
-    phase: PodGangPhase | None = None
+    phase: PodGangPhase
     conditions: list[Condition] = Field(default_factory=list, exclude_if=_is_empty)
+
+
+def _required(*names: str) -> ConfigDict:
+    """A model whose CRD schema lists `names` as required (Go fields without omitempty,
+    which the server defaults), though Python fills them in itself."""
+    return ConfigDict(json_schema_extra=crd(required=list(names)))
 
 
 class PodCliqueSetStatus(KubeModel):
-    observed_generation: int | None = None
+    model_config = _required("availableReplicas", "updatedReplicas")
+
+    observed_generation: Int64 | None = None
     conditions: list[Condition] = Field(default_factory=list, exclude_if=_is_empty)
     last_errors: list[LastError] | None = None
-    replicas: int = _counter()
-    updated_replicas: int = _counter()
-    available_replicas: int = _counter()
+    replicas: Int32 = _counter(crd_default=False)
+    updated_replicas: Int32 = _counter()
+    available_replicas: Int32 = _counter()
     hpa_pod_selector: str | None = None
     pod_gang_statuses: list[PodGangStatusSummary] | None = None
     current_generation_hash: str | None = None
-    current_revision: str | None = None
-    update_progress: Opaque | None = None
+    update_progress: PodCliqueSetUpdateProgress | None = None
 
 
 _SCALE_STATUS = {
@@ -244,8 +227,31 @@ _SCALE_STATUS = {
     "statusReplicasPath": ".status.replicas",
 }
 
+# New PodCliqueSets may not use the deprecated packDomain; objects created with it keep it
+# (the rules pass on every update: `oldSelf` has a value).
+_NO_NEW_PACK_DOMAIN = "packDomain is deprecated and cannot be used on new workloads; use " \
+    "pack.required"
+_PACK_DOMAIN_RULES = validations(
+    rule("oldSelf.hasValue() || !has(self.spec.template.topologyConstraint) || "
+         "!has(self.spec.template.topologyConstraint.packDomain)", _NO_NEW_PACK_DOMAIN,
+         reason="FieldValueForbidden", field_path=".spec.template.topologyConstraint.packDomain",
+         optional_old_self=True),
+    rule("oldSelf.hasValue() || !has(self.spec.template.cliques) || "
+         "self.spec.template.cliques.all(c, !has(c.topologyConstraint) || "
+         "!has(c.topologyConstraint.packDomain))", _NO_NEW_PACK_DOMAIN,
+         reason="FieldValueForbidden", field_path=".spec.template.cliques",
+         optional_old_self=True),
+    rule("oldSelf.hasValue() || !has(self.spec.template.podCliqueScalingGroups) || "
+         "self.spec.template.podCliqueScalingGroups.all(g, !has(g.topologyConstraint) || "
+         "!has(g.topologyConstraint.packDomain))", _NO_NEW_PACK_DOMAIN,
+         reason="FieldValueForbidden", field_path=".spec.template.podCliqueScalingGroups",
+         optional_old_self=True),
+)
+
 
 class PodCliqueSet(Resource):
+    model_config = ConfigDict(json_schema_extra=_PACK_DOMAIN_RULES)
+
     API_VERSION = GROVE_API_VERSION
     KIND = "PodCliqueSet"
     PLURAL = "podcliquesets"
@@ -288,19 +294,21 @@ class PodCliqueSet(Resource):
 
 
 class PodCliqueStatus(KubeModel):
-    observed_generation: int | None = None
+    model_config = _required("readyReplicas", "scheduleGatedReplicas", "scheduledReplicas",
+                             "updatedReplicas")
+
+    observed_generation: Int64 | None = None
     last_errors: list[LastError] | None = None
-    replicas: int = _counter()
-    ready_replicas: int = _counter()
-    updated_replicas: int = _counter()
-    schedule_gated_replicas: int = _counter()
-    scheduled_replicas: int = _counter()
-    last_scheduled: datetime | None = None
+    replicas: Int32 = _counter(crd_default=False)
+    ready_replicas: Int32 = _counter()
+    updated_replicas: Int32 = _counter()
+    schedule_gated_replicas: Int32 = _counter()
+    scheduled_replicas: Int32 = _counter()
     hpa_pod_selector: str | None = None
     conditions: list[Condition] = Field(default_factory=list, exclude_if=_is_empty)
     current_pod_clique_set_generation_hash: str | None = None
     current_pod_template_hash: str | None = None
-    update_progress: Opaque | None = None
+    update_progress: PodCliqueUpdateProgress | None = None
 
 
 class PodClique(Resource):
@@ -327,25 +335,31 @@ class PodClique(Resource):
 
 
 class PodCliqueScalingGroupSpec(KubeModel):
-    replicas: int = Field(default=1, ge=0)
-    min_available: int | None = Field(default=None, ge=0)
+    model_config = _required("cliqueNames", "replicas")
+
+    replicas: Int32 = 1
+    min_available: Int32 | None = Field(default=None, json_schema_extra=crd(default=1))
     clique_names: list[str] = Field(default_factory=list)
 
 
 class PodCliqueScalingGroupStatus(KubeModel):
-    replicas: int = _counter()
-    scheduled_replicas: int = _counter()
-    available_replicas: int = _counter()
-    updated_replicas: int = _counter()
+    model_config = _required("availableReplicas", "scheduledReplicas", "updatedReplicas")
+
+    replicas: Int32 = _counter(crd_default=False)
+    scheduled_replicas: Int32 = _counter()
+    available_replicas: Int32 = _counter()
+    updated_replicas: Int32 = _counter()
     selector: str | None = None
-    observed_generation: int | None = None
+    observed_generation: Int64 | None = None
     last_errors: list[LastError] | None = None
     conditions: list[Condition] = Field(default_factory=list, exclude_if=_is_empty)
     current_pod_clique_set_generation_hash: str | None = None
-    update_progress: Opaque | None = None
+    update_progress: PodCliqueScalingGroupUpdateProgress | None = None
 
 
 class PodCliqueScalingGroup(Resource):
+    model_config = _required("spec")
+
     API_VERSION = GROVE_API_VERSION
     KIND = "PodCliqueScalingGroup"
     PLURAL = "podcliquescalinggroups"

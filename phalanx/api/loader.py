@@ -63,7 +63,12 @@ class _Loader(_BaseLoader):  # type: ignore[misc]
 def load_file(path: str | Path, *, lenient: bool = False) -> list[Resource]:
     """Every object in a YAML file (`---`-separated documents; `kind: List` expanded)."""
     p = Path(path)
-    return load_yaml(p.read_text(encoding="utf-8"), source=str(p), lenient=lenient)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise ManifestError(f"not a text file: byte 0x{e.object[e.start]:02x} at offset "
+                            f"{e.start} is not UTF-8; pass a YAML file", source=str(p)) from None
+    return load_yaml(text, source=str(p), lenient=lenient)
 
 
 def load_path(path: str | Path, *, lenient: bool = False) -> list[Resource]:

@@ -43,7 +43,10 @@ COSCHEDULING = "Coscheduling"
 PVC_SOURCES = ("persistentVolumeClaim", "ephemeral")
 # Disks that one node at a time may mount read-write (VolumeRestrictions' conflicts).
 EXCLUSIVE_DISK_SOURCES = ("gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi")
-# In-tree sources that CSI migration counts against a node's attach limit (NodeVolumeLimits).
+# In-tree sources NodeVolumeLimits reads through CSI migration: azureDisk, cinder and
+# portworxVolume count against the node's CSINode limit of the driver they migrated to;
+# vsphereVolume is read but, as in kube 1.36, never counted. (AWS EBS and GCE PD volumes are
+# counted the same way; they are listed under VolumeRestrictions.)
 ATTACH_LIMITED_SOURCES = ("azureDisk", "cinder", "vsphereVolume", "portworxVolume")
 # Sources no scheduler plugin reads: node-local, or network filesystems any node can mount.
 UNCONSTRAINED_SOURCES = (
@@ -153,8 +156,10 @@ PLACEMENT_FIELDS: tuple[PlacementField, ...] = (
 NOT_PLACEMENT_FIELDS: dict[str, str] = {
     "spec.schedulerName": "chooses the scheduler profile itself",
     "spec.os": "checked by the kubelet's admission, not by kube-scheduler",
-    "spec.runtimeClassName": "the RuntimeClass admission plugin merges the class's nodeSelector "
-                             "and tolerations into the pod before any scheduler sees it",
+    "spec.runtimeClassName": "the API server's RuntimeClass admission plugin (also run by the "
+                             "embedded cluster: phalanx.cluster.runtimeclass) refuses an unknown "
+                             "class and merges the class's nodeSelector, tolerations and "
+                             "overhead into the pod before any scheduler sees it",
     "spec.containers[].image": "kube-scheduler's ImageLocality only scores nodes that already "
                                "hold the image; phalanx-scheduler does not score images "
                                "(feasibility is unchanged; documented in the README)",

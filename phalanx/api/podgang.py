@@ -1,8 +1,10 @@
 """scheduler.grove.io/v1alpha1 PodGang: the unit a scheduler backend gang-schedules.
 
-Field names follow Grove's scheduler API. Topology constraints here hold node-label keys
-(e.g. "topology.kubernetes.io/rack"), already translated from the ClusterTopology domain
-names users write on a PodCliqueSet.
+Field names and schema follow Grove's scheduler API (scheduler.grove.io_podgangs.yaml): the
+status holds only Grove's fields; when the gang was scheduled or became ready is the
+`lastTransitionTime` of its `Scheduled` / `Ready` condition (`PodGang.true_since`).
+Topology constraints here hold node-label keys (e.g. "topology.kubernetes.io/rack"), already
+translated from the domain names users write on a PodCliqueSet.
 """
 
 from __future__ import annotations
@@ -10,9 +12,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import ClassVar, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from .base import Condition, KubeModel, Resource, _is_empty
+from .crdtypes import Int32, crd, python_only
 
 PodGangPhase = Literal["Pending", "Starting", "Running", "Failed", "Succeeded"]
 
@@ -45,13 +48,19 @@ class PodGangTopologyConstraint(KubeModel):
     pack_constraint: PodGangPackConstraint | None = None
 
 
+def _required(*names: str) -> ConfigDict:
+    return ConfigDict(json_schema_extra=crd(required=list(names)))
+
+
 class PodGangGroup(KubeModel):
     """A PodGang's PodGroup: pods sharing one PodTemplateSpec (one PodClique's pods)."""
+
+    model_config = _required("minReplicas", "name", "podReferences")
 
     name: str
     pod_references: list[NamespacedName] = Field(default_factory=list)
     # Pods that must be scheduled together for the gang to start.
-    min_replicas: int
+    min_replicas: Int32
     topology_constraint: PodGangTopologyConstraint | None = None
 
 
@@ -59,12 +68,16 @@ class TopologyConstraintGroupConfig(KubeModel):
     """A topology constraint for a strict subset of the PodGang's groups (e.g. one
     scaling-group replica)."""
 
+    model_config = _required("name", "podGroupNames")
+
     name: str
     pod_group_names: list[str] = Field(default_factory=list)
     topology_constraint: PodGangTopologyConstraint | None = None
 
 
 class PodGangSpec(KubeModel):
+    model_config = _required("podgroups")
+
     # Grove's JSON name is all lower case: `podgroups`.
     pod_groups: list[PodGangGroup] = Field(default_factory=list, alias="podgroups")
     topology_constraint: PodGangTopologyConstraint | None = None
@@ -74,14 +87,17 @@ class PodGangSpec(KubeModel):
 
 
 class PodGangStatus(KubeModel):
-    phase: PodGangPhase | None = None
+    model_config = _required("phase")
+
+    # Grove's CRD has no enum: the values are its constants, checked in Python only.
+    phase: PodGangPhase | None = Field(default=None, json_schema_extra=python_only("enum"))
     conditions: list[Condition] = Field(default_factory=list, exclude_if=_is_empty)
     placement_score: float | None = None
-    last_scheduled: datetime | None = None
-    last_ready: datetime | None = None
 
 
 class PodGang(Resource):
+    model_config = _required("spec")
+
     API_VERSION = "scheduler.grove.io/v1alpha1"
     KIND = "PodGang"
     PLURAL = "podgangs"
@@ -129,6 +145,12 @@ class PodGang(Resource):
     def is_condition_true(self, type_: str) -> bool:
         c = self.condition(type_)
         return c is not None and c.status == "True"
+
+    def true_since(self, type_: str) -> datetime | None:
+        """When the condition last became True (None while it is not True): e.g. when the
+        gang was last scheduled (`Scheduled`) or became ready (`Ready`)."""
+        c = self.condition(type_)
+        return c.last_transition_time if c is not None and c.status == "True" else None
 
     @property
     def is_initialized(self) -> bool:

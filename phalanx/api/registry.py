@@ -15,7 +15,14 @@ from .base import Resource
 from .config import OperatorConfiguration
 from .core import ConfigMap, Event, Lease, Namespace, Node, Pod, PriorityClass, Service
 from .errors import ManifestError, suggest
-from .grove import ClusterTopology, PodClique, PodCliqueScalingGroup, PodCliqueSet, PodGang
+from .grove import (
+    ClusterTopology,
+    ClusterTopologyBinding,
+    PodClique,
+    PodCliqueScalingGroup,
+    PodCliqueSet,
+    PodGang,
+)
 from .scheduling import CoschedulingPodGroup, KaiPodGroup, VolcanoPodGroup, Workload
 
 
@@ -172,6 +179,7 @@ for _cls in (
     PodCliqueSet,
     PodClique,
     PodCliqueScalingGroup,
+    ClusterTopologyBinding,
     ClusterTopology,
     PodGang,
     Workload,
@@ -186,4 +194,12 @@ for _cls in (
 # PodGroup; KAI's Topology) register themselves on import; importing them here (last, as they
 # import this module) makes every lookup see them.
 from . import kai_topology as _kai_topology  # noqa: E402,F401
+from . import koordinator_topology as _koordinator_topology  # noqa: E402,F401
+from . import schedulerplugins as _schedulerplugins  # noqa: E402,F401
+from . import volcano_topology as _volcano_topology  # noqa: E402,F401
+from . import storage as _storage  # noqa: E402,F401  (PV, PVC, StorageClass)
+from . import runtimeclass as _runtimeclass  # noqa: E402,F401  (node.k8s.io)
+from . import storage_csi as _storage_csi  # noqa: E402,F401  (CSINode, CSIDriver, VA)
+from . import resource as _resource  # noqa: E402,F401  (resource.k8s.io DRA)
 from . import workloads as _workloads  # noqa: E402,F401
+from . import queue as _queue  # noqa: E402,F401  (KAI's scheduling.run.ai/v2 Queue)

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from phalanx.api.base import Resource
+from phalanx.api.errors import short_cause
 
 from .client import ApiError, Client, Conflict, Forbidden, Invalid
 from .clock import VirtualTimeLoop
@@ -82,7 +83,8 @@ def permanent_reason(err: BaseException) -> str | None:
 
 
 def _message(err: BaseException) -> str:
-    return str(getattr(err, "message", None) or err) or type(err).__name__
+    # Bounded: the cause once, without values the server echoed back (phalanx.api.errors).
+    return short_cause(err)
 
 
 class ErrorReporter(Protocol):

@@ -77,12 +77,29 @@ class MemoryCluster(GarbageCollector):
         self._stores: dict[tuple[str, str], KindStore] = {}
         self._rv = 0
         self._uid_seq = 0
+        # Checks of status-subresource writes, per kind (sync: (new, old) -> raise Invalid).
+        self._status_checks: dict[tuple[str, str], list[Any]] = {}
         self._name_seq = 0
         if builtin_admission:
             # Admission plugins kube-apiserver enables by default and the layers above rely on.
             from .priority import install_priority_admission
 
             install_priority_admission(self)
+            from .storage import install_storage_admission  # PV/PVC/StorageClass rules
+
+            install_storage_admission(self)
+            from .dra import install_dra_admission  # resource.k8s.io (DRA) rules
+
+            install_dra_admission(self)
+            from .storage_csi import install_csi_admission  # CSINode, CSIDriver, VA rules
+
+            install_csi_admission(self)
+            from .runtimeclass import install_runtimeclass_admission  # RuntimeClass plugin
+
+            install_runtimeclass_admission(self)
+            from .queues import install_queue_admission  # KAI Queue: numbers, tree, quotas
+
+            install_queue_admission(self)
 
     # ------------------------------------------------------------------ basics
 
@@ -107,6 +124,11 @@ class MemoryCluster(GarbageCollector):
         validate: AdmissionHook | None = None,
     ) -> None:
         self.admission.register(kind, mutate=mutate, validate=validate)
+
+    def register_status_validation(self, kind: type[Resource], check: Any) -> None:
+        """Validate status writes of `kind` (`check(new, old)` raises Invalid), as the API
+        server's status strategy does."""
+        self._status_checks.setdefault(kind.gvk(), []).append(check)
 
     def _store(self, cls: type[Resource]) -> KindStore:
         store = self._stores.get((cls.API_VERSION, cls.KIND))
@@ -348,7 +370,7 @@ class MemoryCluster(GarbageCollector):
         rules.keep_server_metadata(new, old)
         if cls.HAS_STATUS and "status" in cls.model_fields:
             new.status = old.status  # type: ignore[attr-defined]  # status subresource only
-        if m.labels != om.labels:
+        if m.labels != om.labels or m.annotations != om.annotations:
             rules.validate_meta(new)
         if om.deletion_timestamp is not None:
             rules.check_deleting_update(old, new)
@@ -380,6 +402,8 @@ class MemoryCluster(GarbageCollector):
             return clone(old)
         new = old.model_copy(update={"status": status})
         new.metadata = old.metadata.model_copy()
+        for check in self._status_checks.get(cls.gvk(), ()):
+            check(new, old)
         self._commit(store, key, new, old, "MODIFIED", verb)
         return clone(new)
 

@@ -1,5 +1,6 @@
-"""Pod rules the API server enforces: scheduling gates, spec immutability, binding, and
-container resources (`podresources.py`).
+"""Pod rules the API server enforces: the validation of a new pod's spec (`podvalidation/`,
+container resources in `podresources.py`), spec immutability and what updates may change,
+scheduling gates, binding.
 
 Written against the shape of core/v1 Pod (`spec.schedulingGates[].name`, `spec.nodeName`,
 `status.conditions`) so it works on `phalanx.api.core.Pod` and on any model of that shape.
@@ -12,9 +13,16 @@ from functools import cache
 from typing import Any, get_args
 
 from phalanx.api.base import Resource
+from phalanx.api.pod import PodSpec
 
 from .client import Conflict, Invalid
+from .pod_affinity_keys import apply_match_label_keys
+from .pod_spread_keys import apply_spread_match_label_keys
 from .podresources import resource_errors
+from .podvalidation import FieldErrors, pod_create_errors
+from .podvalidation.affinity import affinity_errors
+from .podvalidation.labelselector import label_map_errors
+from .podvalidation.tolerations import toleration_errors
 
 POD_GVK = ("v1", "Pod")
 
@@ -45,19 +53,32 @@ def apply_defaults(pod: Resource) -> None:
     spec = getattr(pod, "spec", None)
     if spec is not None and hasattr(spec, "scheduler_name") and not spec.scheduler_name:
         spec.scheduler_name = DEFAULT_SCHEDULER
+    if not pod.metadata.resource_version:  # a create (updates carry the stored version)
+        apply_match_label_keys(pod)
+        apply_spread_match_label_keys(pod)
 
 
 def validate_create(pod: Resource) -> None:
-    if gate_names(pod) and node_name(pod):
-        raise _invalid(pod, "spec.nodeName",
-                       "cannot be set until all schedulingGates have been cleared")
+    """Refuse what kube-apiserver refuses on pod creation (`podvalidation`), listing every
+    problem; `Invalid.field` is the first one's path, as the API server orders them."""
     spec = getattr(pod, "spec", None)
-    errs = resource_errors(spec) if spec is not None and hasattr(spec, "containers") else []
+    if isinstance(spec, PodSpec):
+        errs = pod_create_errors(pod)
+    else:  # a pod-shaped model of another kind: the rules that need no PodSpec
+        errs = [("spec.nodeName", "Forbidden: cannot be set until all schedulingGates have "
+                                  "been cleared")] if gate_names(pod) and node_name(pod) else []
+        if spec is not None and hasattr(spec, "containers"):
+            errs = resource_errors(spec) + errs
     if errs:
-        detail = "; ".join(f"{field}: {why}" for field, why in errs)
-        raise Invalid(f'Pod "{pod.name}" is invalid: ' + (detail if len(errs) == 1
-                                                          else f"[{detail}]"),
-                      kind="Pod", name=pod.name, field=errs[0][0])
+        raise invalid_pod(pod, errs)
+
+
+def invalid_pod(pod: Resource, errs: FieldErrors) -> Invalid:
+    """One Invalid for all of `errs` ([(field, why)]), worded as the API server does."""
+    detail = "; ".join(f"{field}: {why}" for field, why in errs)
+    return Invalid(f'Pod "{pod.name}" is invalid: ' + (detail if len(errs) == 1
+                                                       else f"[{detail}]"),
+                   kind="Pod", name=pod.name, field=errs[0][0])
 
 
 def set_gated_condition(pod: Resource, now: datetime) -> None:
@@ -95,9 +116,11 @@ def validate_update(old: Resource, new: Resource) -> None:
         elif field in _ALWAYS_MUTABLE:
             continue
         elif field == "tolerations":
-            if any(t not in (b or []) for t in a or []):
-                raise _invalid(new, path, "existing tolerations may not be changed or removed; "
-                                          "only additions are allowed")
+            kept = [_without_seconds(t) for t in b or []]
+            if any(_without_seconds(t) not in kept for t in a or []):
+                raise _invalid(new, path, "existing tolerations may not be changed or removed "
+                                          "(except their tolerationSeconds); only additions "
+                                          "are allowed")
         elif field == "nodeSelector" and gated:
             if any((b or {}).get(k) != v for k, v in (a or {}).items()):
                 raise _invalid(new, path, "while the pod is gated only additions to "
@@ -113,6 +136,26 @@ def validate_update(old: Resource, new: Resource) -> None:
             raise _invalid(new, path, "pod updates may not change fields other than container "
                                       "images, activeDeadlineSeconds, tolerations (additions) "
                                       f"and schedulingGates (removals){extra}")
+    if isinstance(new_spec, PodSpec):
+        _validate_changed(new, new_spec, before, after)
+
+
+def _validate_changed(new: Resource, spec: PodSpec, before: dict[str, Any],
+                      after: dict[str, Any]) -> None:
+    """The fields an update may change must still be valid, as on create."""
+    errs: FieldErrors = []
+    if before.get("nodeSelector") != after.get("nodeSelector"):
+        errs += label_map_errors(spec.node_selector, "spec.nodeSelector")
+    if before.get("affinity") != after.get("affinity") and spec.affinity is not None:
+        errs += affinity_errors(spec.affinity, "spec.affinity")
+    if before.get("tolerations") != after.get("tolerations"):
+        errs += toleration_errors(spec.tolerations or (), "spec.tolerations")
+    if errs:
+        raise invalid_pod(new, errs)
+
+
+def _without_seconds(toleration: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in toleration.items() if k != "tolerationSeconds"}
 
 
 def check_bindable(pod: Resource, target: str) -> None:

@@ -28,8 +28,11 @@ def generated_name(prefix: str, seq: int) -> str:
     return prefix[:58] + "".join(suffix)
 
 
+TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024  # the API server's, for all annotations together
+
+
 def validate_meta(obj: Resource) -> None:
-    """Name, namespace and labels as the API server validates them."""
+    """Name, namespace, labels and annotations' total size as the API server validates them."""
     m, kind = obj.metadata, obj.KIND
     name = m.name or ""
     if len(name) > 253 or not _NAME_RE.match(name):
@@ -45,6 +48,13 @@ def validate_meta(obj: Resource) -> None:
         if why:
             raise Invalid(f'{kind} "{name}" is invalid: metadata.labels: {why}', kind=kind,
                           name=name, field="metadata.labels")
+    if m.annotations:
+        # apimachinery ValidateAnnotationsSize: keys and values together, in bytes.
+        size = sum(len(k.encode()) + len(v.encode()) for k, v in m.annotations.items())
+        if size > TOTAL_ANNOTATION_SIZE_LIMIT:
+            raise Invalid(f'{kind} "{name}" is invalid: metadata.annotations: Too long: may not '
+                          f"be more than {TOTAL_ANNOTATION_SIZE_LIMIT} bytes (the annotations "
+                          f"hold {size})", kind=kind, name=name, field="metadata.annotations")
     controllers = [r for r in m.owner_references if r.controller]
     if len(controllers) > 1:
         owners = " and ".join(f"{r.kind}/{r.name}" for r in controllers)

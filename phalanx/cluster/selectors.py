@@ -263,6 +263,87 @@ def check_labels(labels: Mapping[str, str]) -> str | None:
     return None
 
 
+# ------------------------------------------------------- label syntax, in the API's words
+# The API server's wording for invalid label keys and values (what `kubectl` shows), for
+# validation that must report every problem rather than accept or refuse.
+
+_LABEL_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_LABEL_NAME_RE = re.compile(rf"^{_LABEL_NAME_FMT}$")
+_DNS_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+DNS_SUBDOMAIN_FMT = rf"{_DNS_LABEL_FMT}(\.{_DNS_LABEL_FMT})*"
+_DNS_SUBDOMAIN_RE = re.compile(rf"^{DNS_SUBDOMAIN_FMT}$")
+_VALUE_ANY_LENGTH_RE = re.compile(rf"^({_LABEL_NAME_FMT})?$")
+_NAME_PART_WHY = ("must consist of alphanumeric characters, '-', '_' or '.', and must start "
+                  "and end with an alphanumeric character")
+_VALUE_WHY = ("a valid label must be an empty string or consist of alphanumeric characters, "
+              "'-', '_' or '.', and must start and end with an alphanumeric character")
+_SUBDOMAIN_WHY = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+                  "characters, '-' or '.', and must start and end with an alphanumeric "
+                  "character")
+
+
+def regex_error(why: str, fmt: str, *examples: str) -> str:
+    """`why` plus the examples and the pattern, as the API server words a syntax error."""
+    shown = "".join(f"{' or ' if i else ''}'{e}', " for i, e in enumerate(examples))
+    return f"{why} (e.g. {shown}regex used for validation is '{fmt}')" if examples \
+        else f"{why} (regex used for validation is '{fmt}')"
+
+
+def too_long(limit: int, unit: str = "bytes") -> str:
+    """Label syntax counts bytes; object names (DNS labels, subdomains) count characters."""
+    return f"must be no more than {limit} {unit}"
+
+
+@lru_cache(maxsize=4096)
+def dns_subdomain_errors(name: str, unit: str = "bytes") -> tuple[str, ...]:
+    """Why `name` is not a DNS-1123 subdomain (at most 253 long), or ()."""
+    errs = [too_long(253, unit)] if len(name) > 253 else []
+    if not _DNS_SUBDOMAIN_RE.match(name):
+        errs.append(regex_error(_SUBDOMAIN_WHY, DNS_SUBDOMAIN_FMT, "example.com"))
+    return tuple(errs)
+
+
+@lru_cache(maxsize=4096)
+def label_key_errors(key: str) -> tuple[str, ...]:
+    """Why `key` is not a valid label key (a qualified name: `[prefix/]name`), or ()."""
+    if _KEY_RE.match(key) and not (
+            "/" in key and dns_subdomain_errors(key.partition("/")[0])):
+        return ()
+    parts = key.split("/")
+    if len(parts) > 2:
+        return ("a valid label key " + regex_error(_NAME_PART_WHY, _LABEL_NAME_FMT, "MyName",
+                                                   "my.name", "123-abc")
+                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",)
+    errs: list[str] = []
+    if len(parts) == 2:
+        prefix = parts[0]
+        if not prefix:
+            errs.append("prefix part must be non-empty")
+        else:
+            errs += ["prefix part " + why for why in dns_subdomain_errors(prefix)]
+    name = parts[-1]
+    if not name:
+        errs.append("name part must be non-empty")
+    elif len(name) > 63:
+        errs.append("name part " + too_long(63))
+    if not _LABEL_NAME_RE.match(name):
+        errs.append("name part " + regex_error(_NAME_PART_WHY, _LABEL_NAME_FMT, "MyName",
+                                               "my.name", "123-abc"))
+    return tuple(errs)
+
+
+@lru_cache(maxsize=4096)
+def label_value_errors(value: str) -> tuple[str, ...]:
+    """Why `value` is not a valid label value (at most 63 characters), or ()."""
+    if _VALUE_RE.match(value):
+        return ()
+    errs = [too_long(63)] if len(value) > 63 else []
+    if not _VALUE_ANY_LENGTH_RE.match(value):
+        errs.append(regex_error(_VALUE_WHY, f"({_LABEL_NAME_FMT})?", "MyValue", "my_value",
+                                "12345"))
+    return tuple(errs)
+
+
 # ---------------------------------------------------------------- field selectors
 
 

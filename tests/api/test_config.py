@@ -129,7 +129,9 @@ def test_schema_errors_name_the_field(tmp_path: Path):
 
 def test_leader_election_timing_checked():
     errs = _errors("leaderElection: {leaseDuration: 10s, renewDeadline: 15s}\n")
-    assert errs == ["leaderElection.renewDeadline: must be shorter than leaseDuration (15s >= 10s)"]
+    # Grove names leaseDuration ("LeaseDuration must be greater than RenewDeadline").
+    assert errs == ["leaderElection.leaseDuration: must be greater than renewDeadline "
+                    "(10s <= 15s)"]
 
 
 def test_backends_can_extend_the_known_names():

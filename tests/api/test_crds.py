@@ -8,6 +8,7 @@ ALLOWED = {
     "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength", "pattern",
     "minItems", "maxItems", "additionalProperties", "default", "anyOf",
     "x-kubernetes-preserve-unknown-fields", "x-kubernetes-int-or-string",
+    "x-kubernetes-validations", "x-kubernetes-list-type", "x-kubernetes-list-map-keys",
 }  # fmt: skip
 
 
@@ -21,13 +22,14 @@ def _walk(schema, path="$"):
         yield from _walk(schema["additionalProperties"], f"{path}{{}}")
 
 
-def test_yaml_loads_as_five_crds():
+def test_yaml_loads_as_six_crds():
     docs = list(yaml.safe_load_all(crds_yaml()))
     assert [d["metadata"]["name"] for d in docs] == [
         "podcliquesets.grove.io",
         "podcliques.grove.io",
         "podcliquescalinggroups.grove.io",
-        "clustertopologies.grove.io",
+        "clustertopologybindings.grove.io",
+        "clustertopologies.grove.io",  # legacy input
         "podgangs.scheduler.grove.io",
     ]
     assert all(d["apiVersion"] == "apiextensions.k8s.io/v1" for d in docs)
@@ -81,6 +83,12 @@ def test_subresources_scope_and_columns():
     assert [c["name"] for c in version["additionalPrinterColumns"]][:2] == ["Replicas", "Available"]
     assert by_kind["ClusterTopology"]["spec"]["scope"] == "Cluster"
     assert "subresources" not in by_kind["ClusterTopology"]["spec"]["versions"][0]
+    # Grove's ClusterTopologyBinding holds the short name `ct`; the legacy kind has none, so
+    # both CRDs are Established side by side (no ShortNamesConflict).
+    assert "shortNames" not in by_kind["ClusterTopology"]["spec"]["names"]
+    binding = by_kind["ClusterTopologyBinding"]["spec"]
+    assert binding["scope"] == "Cluster" and binding["names"]["shortNames"] == ["ct"]
+    assert binding["versions"][0]["subresources"] == {"status": {}}
     assert by_kind["PodGang"]["spec"]["group"] == "scheduler.grove.io"
     assert "scale" in by_kind["PodCliqueScalingGroup"]["spec"]["versions"][0]["subresources"]
 

@@ -2,8 +2,10 @@ from pathlib import Path
 
 import pytest
 
+from phalanx.api.errors import ManifestError
 from phalanx.api.grove import (
     ClusterTopology,
+    ClusterTopologyBinding,
     PodClique,
     PodCliqueScalingGroup,
     PodCliqueSet,
@@ -11,7 +13,8 @@ from phalanx.api.grove import (
     default_podcliqueset,
 )
 from phalanx.api.loader import _Loader, dump_yaml, load_file, load_yaml
-from phalanx.api.registry import from_dict
+from phalanx.api.grove_topology import effective_topology_errors
+from phalanx.api.registry import from_dict, resolve
 
 SAMPLES = sorted((Path(__file__).parent / "samples").glob("*.yaml"))
 
@@ -127,7 +130,8 @@ def test_podclique_and_scaling_group_status_counters_omitted_when_zero():
     pclq = PodClique.model_validate(
         {
             "metadata": {"name": "pcs-0-worker"},
-            "spec": {"replicas": 2, "podSpec": {"containers": [{"name": "a"}]}},
+            "spec": {"roleName": "a", "replicas": 2,
+                     "podSpec": {"containers": [{"name": "a"}]}},
         }
     )
     assert "status" not in pclq.to_dict()
@@ -182,3 +186,83 @@ def test_podgang_wire_names_and_helpers():
     assert gang.min_member() == 3 and gang.is_initialized and not gang.is_scheduled
     assert gang.pod_names() == ["pcs-0-leader-0", "pcs-0-worker-0", "pcs-0-worker-1"]
     assert gang.group("pcs-0-worker").topology_constraint.pack_constraint.required.endswith("rack")
+
+
+def test_cluster_topology_binding_is_groves_current_api():
+    ct = from_dict({
+        "apiVersion": "grove.io/v1alpha1", "kind": "ClusterTopologyBinding",
+        "metadata": {"name": "grove-topology"},
+        "spec": {"levels": [{"domain": "zone", "key": "topology.kubernetes.io/zone"},
+                            {"domain": "host", "key": "kubernetes.io/hostname"}],
+                 "schedulerTopologyBindings": [{"schedulerName": "kai-scheduler",
+                                                "topologyReference": "kai-zone-host"}]},
+        "status": {"observedGeneration": 2, "schedulerTopologyStatuses": [
+            {"schedulerName": "kai-scheduler", "topologyReference": "kai-zone-host",
+             "inSync": False, "message": "levels differ"}]},
+    })
+    assert isinstance(ct, ClusterTopologyBinding) and not ct.NAMESPACED and ct.HAS_STATUS
+    assert ct.domains() == ["zone", "host"] and ct.key_for("host") == "kubernetes.io/hostname"
+    assert ct.spec.binding_for("kai-scheduler").topology_reference == "kai-zone-host"
+    assert ct.spec.binding_for("volcano") is None
+    # `ct` is the binding's short name; the legacy kind has none (no clash between them).
+    assert resolve("ct") is ClusterTopologyBinding and ClusterTopology.SHORT_NAMES == ()
+
+
+@pytest.mark.parametrize(("kind", "path", "value"), [
+    ("PodClique", ["status", "lastScheduled"], "2026-01-01T00:00:00Z"),
+    ("PodGang", ["status", "lastScheduled"], "2026-01-01T00:00:00Z"),
+    ("PodGang", ["status", "lastReady"], "2026-01-01T00:00:00Z"),
+    ("PodCliqueSet", ["status", "currentRevision"], "abc"),
+    ("PodCliqueSet", ["spec", "template", "cliques", 0, "rollingUpdate"], {}),
+    ("PodCliqueSet", ["spec", "template", "podCliqueScalingGroups", 0, "rollingUpdate"], {}),
+    ("PodCliqueSet", ["spec", "template", "podCliqueScalingGroups", 0, "terminationDelay"], "1m"),
+])
+def test_fields_grove_does_not_have_are_unknown(kind: str, path: list, value: object):
+    """Only what Grove's schema holds is modelled: these fields (Phalanx's once, or Grove's
+    before it removed them) get the "unknown field" error naming them."""
+    clique = {"name": "a", "spec": {"roleName": "a", "replicas": 1,
+                                    "podSpec": {"containers": [{"name": "c"}]}}}
+    objects = {
+        "PodCliqueSet": {"spec": {"template": {
+            "cliques": [clique], "podCliqueScalingGroups": [{"name": "g", "cliqueNames": ["a"]}]}}},
+        "PodClique": {"spec": clique["spec"]},
+        "PodGang": {"apiVersion": "scheduler.grove.io/v1alpha1", "spec": {"podgroups": []}},
+    }
+    data = {"apiVersion": "grove.io/v1alpha1", "kind": kind, "metadata": {"name": "x"},
+            **objects[kind]}
+    node = data
+    for key in path[:-1]:
+        node = node.setdefault(key, {}) if isinstance(key, str) else node[key]
+    node[path[-1]] = value
+    with pytest.raises(ManifestError) as err:
+        from_dict(data)
+    field = ".".join(str(p) for p in path).replace(".0.", "[0].")
+    assert f"{field}: unknown field" in str(err.value)
+
+
+def test_a_topology_name_is_written_or_inherited_never_guessed():
+    def pcs(**constraints: object) -> PodCliqueSet:
+        t: dict = {"cliques": [{"name": "a", "spec": {
+            "roleName": "a", "replicas": 1, "podSpec": {"containers": [{"name": "c"}]}}}],
+            "podCliqueScalingGroups": [{"name": "g", "cliqueNames": ["a"]}]}
+        if "top" in constraints:
+            t["topologyConstraint"] = constraints["top"]
+        if "group" in constraints:
+            t["podCliqueScalingGroups"][0]["topologyConstraint"] = constraints["group"]
+        if "clique" in constraints:
+            t["cliques"][0]["topologyConstraint"] = constraints["clique"]
+        return PodCliqueSet.model_validate({"metadata": {"name": "p"}, "spec": {"template": t}})
+
+    rack = {"pack": {"required": "rack"}}
+    assert effective_topology_errors(pcs()) == (None, [])
+    assert effective_topology_errors(pcs(top={"topologyName": "t", **rack}, clique=rack)) == (
+        "t", [])
+    assert effective_topology_errors(pcs(group={"topologyName": "g", **rack}, clique=rack))[0] \
+        == "g"  # a scaling group's name reaches its cliques
+    name, errors = effective_topology_errors(pcs(clique=rack))
+    assert name is None and [e.field for e in errors] == [
+        "spec.template.cliques[0].topologyConstraint.topologyName"] and errors[0].missing
+    name, errors = effective_topology_errors(pcs(top={"topologyName": "t", **rack},
+                                                 group={"topologyName": "u", **rack}))
+    assert [e.field for e in errors] == [
+        "spec.template.podCliqueScalingGroups[0].topologyConstraint.topologyName"]

@@ -19,6 +19,7 @@ spec:
     - name: worker
       spec:
         replicas: 2
+        roleName: worker
         podSpec:
           containers:
           - name: main
@@ -63,7 +64,7 @@ def test_timestamps_stay_strings_until_typed():
 def test_malformed_yaml_names_file_document_and_line():
     err = _error(PCS + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: [p\n")
     text = str(err)
-    assert text.startswith("workload.yaml, document 2: malformed YAML at line 20, column 1:")
+    assert text.startswith("workload.yaml, document 2: malformed YAML at line 21, column 1:")
 
 
 def test_duplicate_keys_are_errors():
@@ -96,7 +97,7 @@ def test_wrong_types_say_what_was_expected():
         "  line 11: spec.template.cliques[0].spec.replicas: expected an integer, got string 'two'"
     )
     assert lines[2] == (
-        "  line 16: spec.template.cliques[0].spec.podSpec.containers[0].resources.requests.cpu: "
+        "  line 17: spec.template.cliques[0].spec.podSpec.containers[0].resources.requests.cpu: "
         "invalid quantity 'lots'; expected e.g. 500m, 2, 1.5, 16Gi or 1G"
     )
 

@@ -27,6 +27,7 @@ from phalanx.cluster.clock import Clock, RealClock
 
 from .config import ConnectionConfig, load_connection
 from .convert import BaseCache, decode, merge_patch, prune
+from .discovery import Discovery
 from .events import EventWriter
 from .paths import (
     APPLY_PATCH,
@@ -63,6 +64,7 @@ class KubeCluster:
         self._bases = BaseCache()
         self._opening: set[asyncio.Future[None]] = set()
         self._events = EventWriter(self)
+        self._discovery = Discovery(transport)
 
     @classmethod
     async def connect(
@@ -251,6 +253,9 @@ class KubeCluster:
     async def _patch_from(self, obj: T, part: Literal["main", "status"]) -> T:
         await self._after_opening_watches()
         kind = type(obj)
+        # Status goes where the server keeps it: its own subresource, or the object itself
+        # for a CRD without one (discovery.py).
+        status_sub = part == "status" and await self._discovery.status_subresource(kind)
         old = await self._base_for(obj)
         new = obj.to_dict(warnings=False)  # the server names a bad field
         # The resourceVersion is a precondition (added below), never part of the diff: a
@@ -266,16 +271,17 @@ class KubeCluster:
             body = merge_patch(old, new)
         if obj.metadata.resource_version:
             body.setdefault("metadata", {})["resourceVersion"] = obj.metadata.resource_version
-        subresource = "status" if part == "status" and kind.HAS_STATUS else None
-        data = await self.transport.request(
-            "PATCH",
-            object_path(kind, obj.name, self._ns(kind, obj.metadata.namespace), subresource),
-            query=self._write_query(),
-            body=body,
-            content_type=MERGE_PATCH,
-            kind=kind.KIND,
-            name=obj.name,
-        )
+        for sub in ("status", None) if status_sub else (None,):
+            try:
+                data = await self.transport.request(
+                    "PATCH", object_path(kind, obj.name, self._ns(kind, obj.metadata.namespace),
+                                         sub), query=self._write_query(), body=body,
+                    content_type=MERGE_PATCH, kind=kind.KIND, name=obj.name)
+                break
+            except NotFound as err:  # a CRD that lost its status subresource since discovery
+                if sub is None or "is not served" not in str(err):
+                    raise
+                self._discovery.forget(kind)
         return self.decode(kind, data)
 
     async def update(self, obj: T) -> T:
@@ -284,8 +290,13 @@ class KubeCluster:
         return await self._patch_from(obj, "main")
 
     async def update_status(self, obj: T) -> T:
-        """As `update`, on the status subresource."""
+        """As `update`, for the status: on the status subresource, or with the object where
+        the served CRD has none (Volcano's, Koordinator's PodGroups), from discovery."""
         return await self._patch_from(obj, "status")
+
+    async def status_subresource(self, kind: type[Resource]) -> bool:
+        """Whether the server keeps `kind`'s status in a subresource (discovery)."""
+        return await self._discovery.status_subresource(kind)
 
     async def patch(
         self,
@@ -305,7 +316,8 @@ class KubeCluster:
 
     async def _merge_patch(self, kind: type[T], name: str, patch: Mapping[str, Any],
                            namespace: str | None, subresource: str | None) -> T:
-        sub = subresource if subresource and kind.HAS_STATUS else None
+        sub = subresource if subresource and await self._discovery.status_subresource(kind) \
+            else None
         data = await self.transport.request(
             "PATCH",
             object_path(kind, name, self._ns(kind, namespace), sub),

@@ -100,6 +100,10 @@ class Facade:
                 {"name": plural, "namespaced": cls.NAMESPACED, "kind": cls.KIND}
                 for (v, plural), cls in self.kinds.items() if v == gv
             ]
+            # As kube-apiserver lists them: a kind's status subresource is a resource too.
+            resources += [{"name": f"{plural}/status", "namespaced": cls.NAMESPACED,
+                           "kind": cls.KIND}
+                          for (v, plural), cls in self.kinds.items() if v == gv and cls.HAS_STATUS]
             if not resources:
                 raise NotFound("the server could not find the requested resource")
             return web.json_response({"kind": "APIResourceList", "groupVersion": gv,
