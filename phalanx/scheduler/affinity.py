@@ -5,7 +5,12 @@ A term (kube-scheduler's `AffinityTerm`) matches a pod when the pod is in one of
 namespaces (by default the namespace of the pod that declares the term; `namespaceSelector`
 adds every namespace whose labels match, `{}` meaning all) and its labels match the term's
 `labelSelector` (absent: nothing matches). Its `topologyKey` is the node label whose value
-is the domain ("the same node", "the same zone").
+is the domain ("the same node", "the same zone"). `matchLabelKeys` / `mismatchLabelKeys` are
+not read here: the API server merges them into `labelSelector` when it creates the pod
+(phalanx.cluster.pod_affinity_keys for the embedded cluster).
+
+A term that does not parse leaves its group (required / preferred, affinity / anti-affinity)
+empty and is reported in `PodTerms.error` with its field path; the plugin refuses the pod.
 
 The index is built the first time a pod with terms needs it and kept current from then on
 (`Snapshot.add_pod` / `remove_pod`), so clusters without inter-pod affinity never pay for it.
@@ -13,6 +18,7 @@ The index is built the first time a pod with terms needs it and kept current fro
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -35,16 +41,23 @@ class Term:
     weight: int = 0
 
     def matches(self, pod: PodInfo, ns_labels: NamespaceLabels) -> bool:
+        return self.matches_labels(pod.namespace, pod.labels, ns_labels)
+
+    def matches_labels(
+        self, namespace: str, labels: Mapping[str, str], ns_labels: NamespaceLabels
+    ) -> bool:
+        """Whether a pod in `namespace` with `labels` matches. `ns_labels` answers None for a
+        namespace it does not know: then only the empty namespaceSelector admits it."""
         if self.selector is None:
             return False
-        if pod.namespace not in self.namespaces:
+        if namespace not in self.namespaces:
             if self.namespace_selector is None:
                 return False
             if not self.namespace_selector.empty:
-                labels = ns_labels(pod.namespace)
-                if labels is None or not self.namespace_selector.matches(labels):
+                ns = ns_labels(namespace)
+                if ns is None or not self.namespace_selector.matches(ns):
                     return False
-        return self.selector.matches(pod.labels)
+        return self.selector.matches(labels)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +66,9 @@ class PodTerms:
     required_anti_affinity: tuple[Term, ...] = ()
     preferred_affinity: tuple[Term, ...] = ()
     preferred_anti_affinity: tuple[Term, ...] = ()
+    # Why some terms did not parse ("" when all did): the field path and the reason. The
+    # group holding a bad term is left empty, as kube-scheduler's PodInfo does.
+    error: str = ""
 
     @property
     def has_preferred(self) -> bool:
@@ -61,18 +77,21 @@ class PodTerms:
 
 NO_TERMS = PodTerms()
 
+_AFFINITY_PATH = "spec.affinity.podAffinity"
+_ANTI_PATH = "spec.affinity.podAntiAffinity"
+_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+_PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 
-def _term(raw: Mapping[str, Any], namespace: str, weight: int = 0) -> Term | None:
-    key = raw.get("topologyKey") or ""
-    if not key:
-        return None  # the API server rejects an empty topologyKey; ignore it if one slips by
+
+def _term(raw: Mapping[str, Any], namespace: str, weight: int = 0) -> Term:
+    """kube-scheduler's AffinityTerm. Raises SelectorError for a selector that does not
+    parse. An empty topologyKey (the API server refuses it) is kept: no node has the
+    label, so the term is never satisfied by a domain."""
+    key = str(raw.get("topologyKey") or "")
     sel_raw = raw.get("labelSelector")
-    try:
-        selector = None if sel_raw is None else parse_label_selector(sel_raw)
-        ns_raw = raw.get("namespaceSelector")
-        ns_selector = None if ns_raw is None else parse_label_selector(ns_raw)
-    except SelectorError:
-        return None
+    selector = None if sel_raw is None else parse_label_selector(sel_raw)
+    ns_raw = raw.get("namespaceSelector")
+    ns_selector = None if ns_raw is None else parse_label_selector(ns_raw)
     names = raw.get("namespaces") or []
     namespaces = (
         frozenset(str(n) for n in names)
@@ -82,42 +101,61 @@ def _term(raw: Mapping[str, Any], namespace: str, weight: int = 0) -> Term | Non
     return Term(key, selector, namespaces, ns_selector, weight)
 
 
-def _terms(items: Iterable[Any], namespace: str, weighted: bool) -> tuple[Term, ...]:
+def _terms(items: Any, namespace: str, path: str, weighted: bool) -> tuple[Term, ...]:
     out: list[Term] = []
-    for item in items or ():
+    for i, item in enumerate(items or ()):
         if not isinstance(item, Mapping):
-            continue
-        if weighted:
-            t = _term(item.get("podAffinityTerm") or {}, namespace, int(item.get("weight") or 0))
-        else:
-            t = _term(item, namespace)
-        if t is not None:
-            out.append(t)
+            raise SelectorError(f"{path}[{i}]: expected an object, got {item!r}")
+        try:
+            if weighted:
+                raw = item.get("podAffinityTerm") or {}
+                out.append(_term(raw, namespace, int(item.get("weight") or 0)))
+            else:
+                out.append(_term(item, namespace))
+        except SelectorError as exc:
+            where = f"{path}[{i}]" + (".podAffinityTerm" if weighted else "")
+            raise SelectorError(f"{where}: {exc}") from None
     return tuple(out)
 
 
+# Parsed terms by (namespace, the pod's podAffinity + podAntiAffinity as JSON): the replicas
+# of a workload share one PodTerms, so the plugin can remember per PodTerms object whether
+# its terms match the pod being scheduled instead of matching them once per replica.
+_PARSED: dict[tuple[str, str], PodTerms] = {}
+_PARSED_MAX = 4096
+
+
 def parse_pod_terms(pod: Any) -> PodTerms:
-    """A pod's inter-pod (anti-)affinity terms (NO_TERMS when it has none)."""
+    """A pod's inter-pod (anti-)affinity terms (NO_TERMS when it has none). Pods with equal
+    terms in one namespace get the same (immutable) PodTerms object."""
     aff = pod.spec.affinity
     if aff is None or not (aff.pod_affinity or aff.pod_anti_affinity):
         return NO_TERMS
     ns = pod.metadata.namespace or ""
-    pa = aff.pod_affinity or {}
-    paa = aff.pod_anti_affinity or {}
-    return PodTerms(
-        required_affinity=_terms(
-            pa.get("requiredDuringSchedulingIgnoredDuringExecution"), ns, False
-        ),
-        required_anti_affinity=_terms(
-            paa.get("requiredDuringSchedulingIgnoredDuringExecution"), ns, False
-        ),
-        preferred_affinity=_terms(
-            pa.get("preferredDuringSchedulingIgnoredDuringExecution"), ns, True
-        ),
-        preferred_anti_affinity=_terms(
-            paa.get("preferredDuringSchedulingIgnoredDuringExecution"), ns, True
-        ),
-    )
+    key = (ns, json.dumps([aff.pod_affinity, aff.pod_anti_affinity], sort_keys=True, default=str))
+    terms = _PARSED.get(key)
+    if terms is None:
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.clear()
+        terms = _PARSED[key] = _parse(aff.pod_affinity or {}, aff.pod_anti_affinity or {}, ns)
+    return terms
+
+
+def _parse(pa: Mapping[str, Any], paa: Mapping[str, Any], ns: str) -> PodTerms:
+    groups: list[tuple[Term, ...]] = []
+    errors: list[str] = []
+    for raw, path, weighted in (
+        (pa.get(_REQUIRED), f"{_AFFINITY_PATH}.{_REQUIRED}", False),
+        (paa.get(_REQUIRED), f"{_ANTI_PATH}.{_REQUIRED}", False),
+        (pa.get(_PREFERRED), f"{_AFFINITY_PATH}.{_PREFERRED}", True),
+        (paa.get(_PREFERRED), f"{_ANTI_PATH}.{_PREFERRED}", True),
+    ):
+        try:
+            groups.append(_terms(raw, ns, path, weighted))
+        except SelectorError as exc:
+            groups.append(())
+            errors.append(str(exc))
+    return PodTerms(*groups, error="; ".join(errors))
 
 
 class PodLabelIndex:

@@ -61,6 +61,9 @@ class BenchConfig:
     # gc.freeze() once the informers have synced, as a long-running service may do after
     # warm-up: full collections then skip the (large, long-lived) loaded objects.
     gc_freeze: bool = False
+    # GPUs as DRA devices (a ResourceSlice of 8 per node) and one ResourceClaim per GPU pod,
+    # instead of nvidia.com/gpu (phalanx/bench/dra.py).
+    dra: bool = False
 
 
 @dataclass(slots=True)
@@ -154,6 +157,11 @@ def run_scheduler_bench(cfg: BenchConfig) -> dict[str, Any]:
     load_before = _loadavg()
     gangs = make_gangs(cfg.pods, cfg.gang_min, cfg.gang_max, cfg.seed)
     nodes = make_nodes(cfg.nodes)
+    extra: list[Any] = []
+    if cfg.dra:
+        from phalanx.bench.dra import with_dra
+
+        extra = with_dra(nodes, gangs)
     rec = _Recorder()
     profile_text = ""
     gc_time = [0.0, 0.0, 0]  # total seconds, longest pause, collections
@@ -176,6 +184,8 @@ def run_scheduler_bench(cfg: BenchConfig) -> dict[str, Any]:
         t = time.perf_counter()
         for n in nodes:
             await client.create(n)
+        for obj in extra:
+            await client.create(obj, returning=False)
         for gang, members in gangs:
             await client.create(gang)
             for p in members:

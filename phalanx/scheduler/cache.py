@@ -86,8 +86,10 @@ class SchedulerCache:
             return None
         node = pod.spec.node_name or ""
         assumed = self.assumed.pop(key, None)
+        # A pod that starts terminating is re-counted (its row bumped): spread counts skip it.
+        terminating = pod.metadata.deletion_timestamp is not None
         if assumed is not None and assumed.node == node and assumed.info.requests == pod_requests(pod) \
-                and assumed.info.labels == pod.metadata.labels:
+                and assumed.info.labels == pod.metadata.labels and not terminating:
             # The bind we assumed, confirmed: the snapshot already counts it there. Keep the
             # row untouched (its version too, so cached filter results stay valid).
             assumed.info.pod = pod
@@ -95,7 +97,8 @@ class SchedulerCache:
             return assumed.info
         old = self.bound.get(key)
         if old is not None and self.snapshot.pod_row(key) is not None and old.pod.spec.node_name == node \
-                and old.requests == pod_requests(pod) and old.labels == pod.metadata.labels:
+                and old.requests == pod_requests(pod) and old.labels == pod.metadata.labels \
+                and (old.pod.metadata.deletion_timestamp is not None) == terminating:
             old.pod = pod  # a status update (Running, Ready...): nothing the snapshot counts
             return old
         info = PodInfo(pod)

@@ -16,13 +16,22 @@ from phalanx.cluster.client import ApiError
 from phalanx.scheduler.framework.cycle_state import CycleState
 from phalanx.scheduler.framework.runtime import Framework, num_nodes_to_score
 from phalanx.scheduler.framework.status import Code, Status
-from phalanx.scheduler.framework.types import Diagnosis, FitError, PodInfo, QueuedPodInfo
+from phalanx.scheduler.framework.types import (
+    EVENT_ASSIGNED_POD_DELETE,
+    Diagnosis,
+    FitError,
+    PodInfo,
+    QueuedPodInfo,
+)
 from phalanx.scheduler.nominator import REASON as NOMINATED_REASON
 
 if TYPE_CHECKING:
     from phalanx.scheduler.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
+
+# CycleState key: when (scheduler's monotonic clock) the pod was assumed on its node.
+STATE_ASSUMED_AT = "scheduler/assumedAt"
 
 
 class SchedulingCycle:
@@ -67,6 +76,7 @@ class SchedulingCycle:
         # Assume: the snapshot counts the pod on `node` from now on (its nomination, if any,
         # is used up: the room is now counted as requested).
         self.nominator.remove(info.key)
+        state.write(STATE_ASSUMED_AT, self.client.clock.monotonic())
         if not self.cache.assume(info, node):
             self._fail(fw, state, qpi, Status.error(f"node {node} vanished"), None)
             return
@@ -134,7 +144,7 @@ class SchedulingCycle:
                 diag.post_filter_message = f"preemption: nominated node {result.nominated_node}"
                 self.nominate(info, result.nominated_node)
             elif pst.message:
-                diag.post_filter_message = f"preemption: {pst.message}"
+                diag.post_filter_message = pst.message
         diag.attempts = qpi.attempts
         diag.timestamp = self.client.clock.now()
         diag.code = status.code
@@ -196,6 +206,15 @@ class SchedulingCycle:
         self.bind_failures += 1
         fw.run_unreserve(state, info, node)
         self.cache.forget(info.key)
+        # Its reservation is released (Permit timeout or reject, failed bind): as kube-scheduler
+        # does, that is an assigned pod (the assumed one, on its node) deleted, for the pods
+        # that wanted the room: those that failed while it was held. (Waking the others, a
+        # gang's release would restart every gang blocked for room at once, to interleave and
+        # fail again.) The pod itself is not in the queue yet: it cannot be moved.
+        spec = info.pod.spec.model_copy(update={"node_name": node})
+        released = info.pod.model_copy(update={"spec": spec})
+        self.queue.on_event(EVENT_ASSIGNED_POD_DELETE, released, None,
+                            failed_since=state.read(STATE_ASSUMED_AT))
         diag = Diagnosis(total_nodes=len(self.cache.snapshot), pre_filter_message=st.message, code=st.code,
                          attempts=qpi.attempts, timestamp=self.client.clock.now(), stage=stage)
         if st.plugin:

@@ -4,9 +4,11 @@ Koordinator's PreEnqueue holds the members of an incomplete gang silently: no sc
 cycle runs, so no FailedScheduling Event is ever written. This controller closes that gap.
 For every gang that changed it works out one verdict from the gang cache and writes it:
 
-- on the gang object (PodGang, Workload, KAI / Volcano / scheduler-plugins PodGroup), the
-  condition `GangScheduled` (the scheduler's view, the same on every kind; distinct from the
-  PodGang `Scheduled` condition the operator derives from bound pods):
+- on the gang object (PodGang, Workload, KAI / Volcano PodGroup), the condition
+  `GangScheduled` (the scheduler's view, the same on every kind; distinct from the PodGang
+  `Scheduled` condition the operator derives from bound pods), as the object's schema allows
+  (gang/status_write.py: with the object where there is no status subresource, nowhere on
+  the coscheduling PodGroups, whose schemas have no conditions; said once):
     False GangIncomplete       "3/8 members created, waiting for 5 more"
     False GangGroupIncomplete  a gang of its gang group is missing or incomplete
     False Unschedulable        "member ns/p-3: 0/512 nodes are available: 480 Insufficient ..."
@@ -14,7 +16,12 @@ For every gang that changed it works out one verdict from the gang cache and wri
     False Pending              complete, being scheduled (only to replace an earlier verdict)
     True  Scheduled            minMember placed and allowed to bind
 - on each pending member, an Event with the same reason (Warning) and message; a gang whose
-  object does not exist gets Events with reason GangNotFound.
+  object does not exist gets Events with reason GangNotFound (naming what is wrong with the
+  pods' own declaration of it, if anything);
+- after a failed attempt (Unschedulable, GangScheduleTimeout), the condition
+  PodScheduled=False/Unschedulable with that message on every pending member, as
+  Koordinator's GangPendingPodsConditionPatch writes it: controllers read the condition, and
+  only the member that ran the cycle got one from the scheduler itself.
 
 No storms: a gang is written at most once per `min_interval` seconds (a burst of 64 member
 creations is one write, made after a short settle delay), only when its verdict changed,
@@ -34,76 +41,35 @@ import contextlib
 import heapq
 import itertools
 import logging
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from phalanx.cluster.client import ApiError, Conflict, NotFound
-from phalanx.scheduler.gang.manager import GangManager
 from phalanx.scheduler.gang.model import GangId
-from phalanx.scheduler.gang.state import GangState, Phase
+from phalanx.scheduler.gang.state import GangState
+from phalanx.scheduler.gang.status_write import ConditionWriter
+from phalanx.scheduler.gang.verdict import (  # re-exported: the status vocabulary
+    CONDITION_GANG_SCHEDULED,
+    CONDITION_SCHEDULED,
+    EVENT_REASONS,
+    GANG_EVENT_REASON_UNSCHEDULABLE,
+    REASON_GROUP_INCOMPLETE,
+    REASON_INCOMPLETE,
+    REASON_NOT_FOUND,
+    REASON_PENDING,
+    REASON_SCHEDULED,
+    REASON_TIMEOUT,
+    REASON_UNSCHEDULABLE,
+    SCHEDULING_GATED,
+    TRIED_REASONS,
+    Verdict,
+    stale_gated,
+    verdict,
+)
 
 if TYPE_CHECKING:
     from phalanx.scheduler.framework.interface import Handle
     from phalanx.scheduler.gang.runtime import GangRuntime
 
 log = logging.getLogger(__name__)
-
-CONDITION_GANG_SCHEDULED = "GangScheduled"
-CONDITION_SCHEDULED = CONDITION_GANG_SCHEDULED  # short alias
-REASON_NOT_FOUND = Phase.NOT_FOUND.value
-REASON_INCOMPLETE = Phase.INCOMPLETE.value
-REASON_GROUP_INCOMPLETE = Phase.GROUP_INCOMPLETE.value
-REASON_UNSCHEDULABLE = Phase.UNSCHEDULABLE.value
-REASON_TIMEOUT = Phase.TIMED_OUT.value
-REASON_PENDING = Phase.PENDING.value
-REASON_SCHEDULED = Phase.SCHEDULED.value
-# Reasons for which each pending member gets an Event.
-EVENT_REASONS = {REASON_NOT_FOUND, REASON_INCOMPLETE, REASON_GROUP_INCOMPLETE, REASON_TIMEOUT}
-# Verdicts of a gang that was tried (through its representative): each member counts as
-# tried, so a `SchedulingGated` PodScheduled condition left from before its gates were
-# removed becomes Unschedulable, as kube-scheduler's first failed attempt at a pod makes it.
-TRIED_REASONS = {REASON_UNSCHEDULABLE, REASON_TIMEOUT}
-SCHEDULING_GATED = "SchedulingGated"
-GANG_EVENT_REASON_UNSCHEDULABLE = "GangUnschedulable"
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    status: bool
-    reason: str
-    message: str
-
-
-def verdict(st: GangState, manager: GangManager) -> Verdict | None:
-    """What to report for a gang now; None when there is nothing to say (not a gang)."""
-    spec = st.spec
-    if spec is not None and not spec.is_gang:
-        return None
-    if st.once_satisfied:
-        if spec is None:
-            # Its object was deleted after the gang was placed (the owner goes first, the
-            # garbage collector takes the pods later): nothing to write it on, and the
-            # remaining members schedule as ordinary pods.
-            return None
-        return Verdict(True, REASON_SCHEDULED, f"{st.placed}/{spec.min_member} members placed (minMember reached)")
-    blocked = manager.blocked(st)
-    if blocked is not None or spec is None:  # blocked() reports a missing object
-        return None if blocked is None else Verdict(False, blocked.reason, blocked.message)
-    f = st.last_failure
-    if f is not None:
-        tail = f" (attempt {st.resets + 1})" if st.resets else ""
-        return Verdict(False, str(f.reason), f"{f.message}{tail}")
-    return Verdict(False, REASON_PENDING, f"all {st.created} members created (minMember {spec.min_member}); being scheduled")
-
-
-def _stale_gated(pod: Any) -> bool:
-    """PodScheduled still says SchedulingGated (set by the API server at creation) although
-    the pod has no gates left."""
-    if getattr(pod.spec, "scheduling_gates", None):
-        return False
-    cond = pod.get_condition("PodScheduled")
-    return cond is not None and cond.reason == SCHEDULING_GATED
-
 
 class GangStatusController:
     def __init__(
@@ -115,9 +81,11 @@ class GangStatusController:
         settle: float | None = None,
         incomplete_grace: float = 5.0,
         max_events_per_second: float = 1000.0,
+        pending_pods_condition: bool = True,
     ) -> None:
         self.handle = handle
         self.runtime = runtime
+        self.pending_pods_condition = pending_pods_condition
         self.min_interval = min_interval
         self.settle = settle if settle is not None else min(0.5, min_interval)
         self.incomplete_grace = incomplete_grace
@@ -139,8 +107,9 @@ class GangStatusController:
         self._sleeping_until = float("-inf")  # when the asleep drain looks again; -inf: awake
         self._task: asyncio.Task[None] | None = None
         # Counters (tests and bench).
-        self.condition_writes = 0
+        self._writer = ConditionWriter()
         self.events_recorded = 0
+        self.pod_conditions_written = 0
         runtime.cache.add_change_listener(self.mark)
 
     # --- intake -------------------------------------------------------------------------
@@ -305,6 +274,7 @@ class GangStatusController:
         reason = v.reason if v.reason in EVENT_REASONS else GANG_EVENT_REASON_UNSCHEDULABLE
         name = st.spec.display if st.spec is not None else f"gang {st.id.partition(':')[2]}"
         message = f"{name}: {v.message}"
+        tried = st.last_failure.attempted if st.last_failure is not None else frozenset()
         n = 0
         for m in st.pending_members():
             if n >= budget:
@@ -315,54 +285,45 @@ class GangStatusController:
             if info is None:
                 continue
             self.handle.record_event(info.pod, "Warning", reason, message)
-            if v.reason in TRIED_REASONS and _stale_gated(info.pod):
+            if v.reason in TRIED_REASONS and self._needs_condition(info.pod, m.key, tried, message):
                 self.handle.set_unschedulable(info.pod, message)
+                self.pod_conditions_written += 1
             n += 1
         self.events_recorded += n
         return n
 
-    async def _write_condition(self, st: GangState, v: Verdict) -> bool:
-        """Write the condition; False when the API failed and it should be tried again."""
-        from phalanx.api import registry
-        from phalanx.api.base import set_status_condition
+    def _needs_condition(self, pod: Any, key: str, tried: frozenset[str], message: str) -> bool:
+        """Whether a pending member gets PodScheduled=False/Unschedulable with the gang's
+        message: every member that ran no cycle in the failed attempt (the scheduler wrote
+        the others' itself, as Koordinator skips its attempted pods), unless it already says
+        exactly that; a stale SchedulingGated one always."""
+        if stale_gated(pod):
+            return True
+        if not self.pending_pods_condition or key in tried:
+            return False
+        if getattr(pod.spec, "scheduling_gates", None):
+            return False
+        cond = pod.get_condition("PodScheduled")
+        return cond is None or (cond.status, cond.reason, cond.message) != (
+            "False", "Unschedulable", message
+        )
 
+    async def _write_condition(self, st: GangState, v: Verdict) -> bool:
+        """Write the condition (status_write.py); False when it should be tried again."""
         ref = st.spec.object_ref if st.spec is not None else None
         if ref is None:
             return True
-        try:
-            kind = registry.get(ref.api_version, ref.kind)
-        except LookupError:
-            log.debug("no model for %s/%s; condition not written", ref.api_version, ref.kind)
-            return True
-        client = self.handle.client
-        for _ in range(5):
-            try:
-                obj = await client.get(kind, ref.name, ref.namespace)
-            except NotFound:
-                return True
-            except ApiError as exc:
-                log.debug("reading %s failed: %s", ref, exc)
-                return False
-            status = getattr(obj, "status", None)
-            if status is None or not hasattr(status, "conditions"):
-                return True
-            changed = set_status_condition(
-                obj, CONDITION_SCHEDULED, v.status, v.reason, v.message, client.clock.now_dt(), obj.metadata.generation
-            )
-            if not changed:
-                return True
-            try:
-                await client.update_status(obj)
-                self.condition_writes += 1
-                return True
-            except Conflict:
-                continue
-            except NotFound:
-                return True
-            except ApiError as exc:
-                log.debug("condition on %s not written: %s", ref, exc)
-                return False
-        return False
+        return await self._writer.write(self.handle.client, ref, CONDITION_SCHEDULED, v.status,
+                                        v.reason, v.message)
+
+    @property
+    def condition_writes(self) -> int:
+        return self._writer.writes
+
+    @property
+    def condition_refusals(self) -> int:
+        """4xx answers to a condition write (each said once per kind and field)."""
+        return self._writer.refusals
 
     # --- introspection (phalanx explain) ------------------------------------------------
 
@@ -384,6 +345,7 @@ class GangStatusController:
             "resets": st.resets,
             "timeouts": st.timeouts,
             "mode": spec.mode.value if spec is not None else None,
+            "matchPolicy": st.policy.value,
             "representative": self.runtime.manager.representative(gid),
         }
         if v is not None:
@@ -393,3 +355,23 @@ class GangStatusController:
         if spec is not None and spec.warnings:
             out["warnings"] = list(spec.warnings)
         return out
+
+
+__all__ = [
+    "CONDITION_GANG_SCHEDULED",
+    "CONDITION_SCHEDULED",
+    "EVENT_REASONS",
+    "GANG_EVENT_REASON_UNSCHEDULABLE",
+    "REASON_GROUP_INCOMPLETE",
+    "REASON_INCOMPLETE",
+    "REASON_NOT_FOUND",
+    "REASON_PENDING",
+    "REASON_SCHEDULED",
+    "REASON_TIMEOUT",
+    "REASON_UNSCHEDULABLE",
+    "SCHEDULING_GATED",
+    "TRIED_REASONS",
+    "GangStatusController",
+    "Verdict",
+    "verdict",
+]

@@ -9,7 +9,9 @@
 
 The pool is indexed by rejecting plugin, so an event only looks at pods that one of its
 interested plugins rejected: an assigned-pod ADD after every bind costs nothing when no
-plugin registered for it.
+plugin registered for it. Gated pods are filed apart from rejected ones, so events that
+cannot admit a gated pod (`ClusterEventWithHint.gated=False`, e.g. freed room for a gang
+whose members wait behind their representative) never scan them.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ from phalanx.scheduler.framework.types import (
 
 ACTIVE, BACKOFF, UNSCHEDULABLE, IN_FLIGHT = "active", "backoff", "unschedulable", "inFlight"
 _ANY_PLUGIN = ""  # index bucket for pods rejected without a plugin (errors): any event helps
+# Pool bucket: (profile, plugin, gated). Gated pods wait for their gating plugin's events.
+Bucket = tuple[str, str, bool]
 # asyncio runs a timer up to its clock resolution early; treat anything that close as due,
 # or a wait of 1e-12s would spin forever without the (virtual) clock moving.
 _EPSILON = 1e-6
@@ -62,9 +66,9 @@ class SchedulingQueue:
         self._active_entry: dict[str, int] = {}
         self._backoff: list[tuple[float, int, str]] = []
         self._backoff_entry: dict[str, int] = {}
-        self._unsched_by_plugin: dict[str, dict[str, None]] = {}
+        self._unsched_by_plugin: dict[Bucket, dict[str, None]] = {}
         self._unsched_since: dict[str, float] = {}
-        self._unsched_index: dict[str, list[str]] = {}  # key -> buckets it was filed under
+        self._unsched_index: dict[str, list[Bucket]] = {}  # key -> buckets it was filed under
         # Gated pods an event may have freed: PreEnqueue re-runs once before the next pop, so
         # a burst of events (a gang's members arriving) costs one check per pod, not one per event.
         self._recheck: dict[str, None] = {}
@@ -78,6 +82,7 @@ class SchedulingQueue:
             name: fw.events_to_register() for name, fw in frameworks.items()
         }
         self.moves = 0  # pods moved by events (stats)
+        self._failed_since: float | None = None  # set during on_event(failed_since=...)
 
     # --- sizes and introspection --------------------------------------------------------
 
@@ -138,10 +143,10 @@ class SchedulingQueue:
         return sorted(qpi.unschedulable_plugins | qpi.pending_plugins) or [_ANY_PLUGIN]
 
     @staticmethod
-    def _index_keys(qpi: QueuedPodInfo) -> list[str]:
-        """Pool buckets: one per (profile, plugin), so events scan only their own pods."""
+    def _index_keys(qpi: QueuedPodInfo) -> list[Bucket]:
+        """Pool buckets: one per (profile, plugin, gated), so events scan only their own pods."""
         profile = qpi.info.scheduler_name
-        return [f"{profile}\0{p}" for p in SchedulingQueue._plugins_of(qpi)]
+        return [(profile, p, qpi.gated) for p in SchedulingQueue._plugins_of(qpi)]
 
     def _to_active(self, qpi: QueuedPodInfo) -> None:
         self._detach(qpi.key)
@@ -267,10 +272,12 @@ class SchedulingQueue:
                 if qpi is not None and qpi.gated and self._where.get(key) == UNSCHEDULABLE:
                     self._gate_or_activate(qpi)
         while self._active:
-            _, entry, key = heapq.heappop(self._active)
+            filed, entry, key = heapq.heappop(self._active)
             if self._active_entry.get(key) != entry:
                 continue  # stale entry (moved or re-sorted)
             qpi = self._pods[key]
+            if self._key_worse(qpi, filed):
+                continue  # re-filed under its current key (a queue's fair-share order)
             self._detach(key)
             self._where[key] = IN_FLIGHT
             self._in_flight[key] = None
@@ -279,6 +286,21 @@ class SchedulingQueue:
                 qpi.initial_attempt_timestamp = self._now()
             return qpi
         return None
+
+    def _key_worse(self, qpi: QueuedPodInfo, filed: Any) -> bool:
+        """When the QueueSort's keys depend on the cluster (fair share), re-file the head if
+        its key got worse since it was queued: it then pops after those now ahead of it."""
+        sort = getattr(self._fw(qpi.info), "queue_sort", None)
+        changing = getattr(sort, "keys_may_change", None)
+        if changing is None or not changing():
+            return False
+        fresh = sort.sort_key(qpi)
+        if not fresh > filed:
+            return False
+        entry = next(self._entry)
+        heapq.heappush(self._active, (fresh, entry, qpi.key))
+        self._active_entry[qpi.key] = entry
+        return True
 
     async def pop(self) -> QueuedPodInfo | None:
         """Wait for the next pod (virtual time passes while only backoff timers remain).
@@ -335,31 +357,51 @@ class SchedulingQueue:
             moved += self._gate_or_activate(qpi)
         return moved
 
-    def on_event(self, event: ClusterEvent, old: Any = None, new: Any = None) -> int:
-        """Move pods that `event` may help (per their rejecting plugins' registrations)."""
+    def on_event(self, event: ClusterEvent, old: Any = None, new: Any = None, *,
+                 failed_since: float | None = None) -> int:
+        """Move pods that `event` may help (per their rejecting plugins' registrations).
+
+        `failed_since`: only pods whose last attempt failed at or after that time (queue
+        clock) can be helped, e.g. by a reservation released: a pod that failed before the
+        room was taken saw it free, so giving it back changes nothing for that pod."""
         if not self._unsched_index:
             return 0
-        forced = event is EVENT_FORCE_ACTIVATE or event is EVENT_UNSCHEDULABLE_TIMEOUT
-        if forced:
-            keys = list(self._unsched_index)
-            moved = sum(1 for k in keys if self._move_if(k, None, old, new))
-            self.moves += moved
-            return moved
+        self._failed_since = failed_since
+        try:
+            forced = event is EVENT_FORCE_ACTIVATE or event is EVENT_UNSCHEDULABLE_TIMEOUT
+            if forced:
+                keys = list(self._unsched_index)
+                moved = sum(1 for k in keys if self._move_if(k, None, old, new))
+                self.moves += moved
+                return moved
+            return self._on_event(event, old, new)
+        finally:
+            self._failed_since = None
+
+    def _on_event(self, event: ClusterEvent, old: Any, new: Any) -> int:
         moved = 0
+        buckets = self._unsched_by_plugin
         for profile, regs in self._registrations.items():
             for plugin, evs in regs.items():
-                bucket = self._unsched_by_plugin.get(f"{profile}\0{plugin}")
-                if not bucket:
+                rejected = buckets.get((profile, plugin, False))
+                gated = buckets.get((profile, plugin, True))
+                if not rejected and not gated:
                     continue
                 for reg in evs:
                     if not reg.event.matches(event):
                         continue
-                    targets = reg.targets(old, new) if reg.targets is not None else None
-                    pool = list(bucket) if targets is None else [k for k in targets if k in bucket]
-                    for key in pool:
-                        moved += self._move_if(key, reg, old, new)
-        for bucket_key in [k for k in self._unsched_by_plugin if k.endswith("\0")]:
-            for key in list(self._unsched_by_plugin[bucket_key]):  # rejected without a plugin
+                    pools = [b for b in (rejected, reg.gated and gated) if b]
+                    if not pools:
+                        continue
+                    found = reg.targets(old, new) if reg.targets is not None else None
+                    targets = None if found is None else list(found)
+                    for bucket in pools:
+                        pool = list(bucket) if targets is None else [
+                            k for k in targets if k in bucket]
+                        for key in pool:
+                            moved += self._move_if(key, reg, old, new)
+        for bucket_key in [k for k in buckets if k[1] == _ANY_PLUGIN]:
+            for key in list(buckets[bucket_key]):  # rejected without a plugin
                 moved += self._move_if(key, None, old, new)
         self.moves += moved
         return moved
@@ -367,6 +409,8 @@ class SchedulingQueue:
     def _move_if(self, key: str, reg: ClusterEventWithHint | None, old: Any, new: Any) -> bool:
         qpi = self._pods.get(key)
         if qpi is None or self._where.get(key) != UNSCHEDULABLE:
+            return False
+        if self._failed_since is not None and (qpi.gated or qpi.timestamp < self._failed_since):
             return False
         if reg is not None and reg.hint is not None and reg.hint(qpi.info, old, new) != QueueingHint.QUEUE:
             return False

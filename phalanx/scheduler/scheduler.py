@@ -40,6 +40,7 @@ from phalanx.scheduler.framework.types import (
 from phalanx.scheduler.framework.waiting import WaitingPods
 from phalanx.scheduler.handle import SchedulerHandle
 from phalanx.scheduler.nominator import Nominator
+from phalanx.scheduler.resources import pod_requests
 from phalanx.scheduler.queue import SchedulingQueue
 
 if TYPE_CHECKING:
@@ -282,12 +283,19 @@ class Scheduler(SchedulingCycle):
         key = new.key
         if new.spec.node_name:
             self.queue.delete(key)
-            was_counted = self.cache.pod_info(key) is not None
-            if self.cache.add_or_update_pod(new) is None and was_counted:
-                # finished: its room is free again
-                self.queue.on_event(ClusterEvent(ASSIGNED_POD, ActionType.DELETE), old, new)
+            before = self.cache.pod_info(key)
+            after = self.cache.add_or_update_pod(new)
+            if after is None:
+                if before is not None:
+                    # finished (Succeeded/Failed): its room is free again
+                    self.queue.on_event(ClusterEvent(ASSIGNED_POD, ActionType.DELETE), old, new)
             elif not old.spec.node_name:
                 self.queue.on_event(ClusterEvent(ASSIGNED_POD, ActionType.ADD), old, new)
+            elif before is not None and after is not before:
+                # The cache rebuilt the pod's info: its labels or requests changed.
+                action = assigned_pod_change(before, after)
+                if action:
+                    self.queue.on_event(ClusterEvent(ASSIGNED_POD, action), old, new)
             return
         if not self._responsible(new):
             return
@@ -296,14 +304,10 @@ class Scheduler(SchedulingCycle):
             return
         if self.cache.is_assumed(key):
             return  # in its binding cycle; the bind result will tell
-        action = ActionType.UPDATE_OTHER
-        if old.spec.scheduling_gates and not new.spec.scheduling_gates:
-            action = ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED
-        elif old.metadata.labels != new.metadata.labels:
-            action = ActionType.UPDATE_POD_LABEL
         if old.spec != new.spec or old.metadata.labels != new.metadata.labels or old.metadata.annotations != new.metadata.annotations:
-            self.queue.update(PodInfo(new))
-            self.queue.on_event(ClusterEvent(POD, action), old, new)
+            info = PodInfo(new)
+            self.queue.update(info)
+            self.queue.on_event(ClusterEvent(POD, pending_pod_change(old, new, info)), old, new)
 
     def _on_pod_delete(self, pod: Pod) -> None:
         key = pod.key
@@ -355,4 +359,33 @@ class Scheduler(SchedulingCycle):
             await asyncio.sleep(0)
 
 
-__all__ = ["Scheduler", "np"]
+def pending_pod_change(old: Pod, new: Pod, info: PodInfo) -> ActionType:
+    """What changed on an unscheduled pod, as registrations name it (kube's
+    PodSchedulingPropertiesChange; several at once): gates lifted, labels, tolerations,
+    smaller requests; UPDATE_OTHER for anything else."""
+    action = ActionType(0)
+    if old.spec.scheduling_gates and not new.spec.scheduling_gates:
+        action |= ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED
+    if old.metadata.labels != new.metadata.labels:
+        action |= ActionType.UPDATE_POD_LABEL
+    if old.spec.tolerations != new.spec.tolerations:
+        action |= ActionType.UPDATE_POD_TOLERATION
+    if old.spec != new.spec:
+        before = pod_requests(old)
+        if any(info.requests.get(r, 0.0) < v for r, v in before.items()):
+            action |= ActionType.UPDATE_POD_SCALE_DOWN
+    return action or ActionType.UPDATE_OTHER
+
+
+def assigned_pod_change(before: PodInfo, after: PodInfo) -> ActionType:
+    """What changed on a bound pod that other pods' placement may depend on (kube's
+    PodSchedulingPropertiesChange): its labels, or smaller requests (room freed)."""
+    action = ActionType(0)
+    if before.labels != after.labels:
+        action |= ActionType.UPDATE_POD_LABEL
+    if any(after.requests.get(r, 0.0) < v for r, v in before.requests.items()):
+        action |= ActionType.UPDATE_POD_SCALE_DOWN
+    return action
+
+
+__all__ = ["Scheduler", "assigned_pod_change", "np", "pending_pod_change"]

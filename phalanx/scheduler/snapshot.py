@@ -21,6 +21,8 @@ import numpy as np
 
 from phalanx.scheduler.affinity import NO_TERMS, PodLabelIndex
 from phalanx.scheduler.framework.types import PodInfo
+from phalanx.scheduler.hostports import HostPortIndex
+from phalanx.scheduler.volumes import count_claims
 from phalanx.scheduler.resources import CPU, EPHEMERAL_STORAGE, GPU, MEMORY, PODS, node_allocatable
 
 if TYPE_CHECKING:
@@ -78,6 +80,10 @@ class Snapshot:
         self.with_affinity: dict[str, tuple[int, PodInfo]] = {}
         self.with_required_anti: dict[str, tuple[int, PodInfo]] = {}
         self._label_index: PodLabelIndex | None = None
+        # NodePorts: host ports in use per row; VolumeRestrictions: counted pods per claim
+        # ("namespace/claim"). Only pods that have ports / PVC volumes touch them.
+        self.host_ports = HostPortIndex()
+        self.pvc_users: dict[str, int] = {}
 
     # --- reading ------------------------------------------------------------------------
 
@@ -91,6 +97,11 @@ class Snapshot:
             c = (self._node_set_version, np.flatnonzero(self.valid[: self.n]))
             self._valid_rows_cache = c
         return c[1]
+
+    @property
+    def node_set_version(self) -> int:
+        """Bumps whenever a node is added or removed (a row's node may have changed)."""
+        return self._node_set_version
 
     def row(self, node_name: str) -> int | None:
         return self.index.get(node_name)
@@ -302,6 +313,7 @@ class Snapshot:
         for p in pods:
             self._pod_rows.pop(p.key, None)
             self._uncount_affinity(p)
+            self._uncount_ports_and_claims(p, row)
         self.pods[row] = {}
         self.valid[row] = False
         self.nodes[row] = None
@@ -345,6 +357,12 @@ class Snapshot:
         if self._label_index is not None:
             self._label_index.remove(pod)
 
+    def _uncount_ports_and_claims(self, pod: PodInfo, row: int) -> None:
+        if pod.host_ports:
+            self.host_ports.remove(row, pod.host_ports)
+        if pod.claims:
+            count_claims(self.pvc_users, pod.claims.pvc_keys, -1)
+
     def _node_set_version_bump(self) -> None:
         self._node_set_version += 1
 
@@ -363,6 +381,10 @@ class Snapshot:
         # Column indices stay valid: the layout only ever appends columns.
         self._pod_rows[pod.key] = (row, cols, vals, scols, svals)
         self._count_affinity(pod, row)
+        if pod.host_ports:
+            self.host_ports.add(row, pod.host_ports)
+        if pod.claims:
+            count_claims(self.pvc_users, pod.claims.pvc_keys, 1)
         self._bump(row)
         return True
 
@@ -376,6 +398,7 @@ class Snapshot:
         pod = self.pods[row].pop(pod_key, None)
         if pod is not None:
             self._uncount_affinity(pod)
+            self._uncount_ports_and_claims(pod, row)
         self._bump(row)
         return pod
 

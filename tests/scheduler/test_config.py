@@ -18,14 +18,18 @@ def fw_of(profile: dict) -> object:
 
 def test_default_configuration_serves_every_backend_scheduler_name():
     names = [p.scheduler_name for p in default_configuration().profiles]
-    assert names == ["default-scheduler", "kai-scheduler", "volcano", "koord-scheduler", "phalanx-scheduler"]
+    assert names == ["default-scheduler", "kai-scheduler", "volcano", "koord-scheduler",
+                     "scheduler-plugins-scheduler", "phalanx-scheduler"]
 
 
 def test_default_profile_points_and_weights():
     fw = fw_of({})
     points = fw.extension_points()
     assert points["queueSort"] == ["PrioritySort"]
-    assert points["filter"][:4] == ["NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodeResourcesFit"]
+    # kube-scheduler 1.36's order (the volume plugins after NodeResourcesFit)
+    assert points["filter"][:10] == ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
+                                     "NodePorts", "NodeResourcesFit", "VolumeRestrictions",
+                                     "NodeVolumeLimits", "VolumeBinding", "VolumeZone"]
     assert points["bind"] == ["DefaultBinder"]
     assert "SchedulingGates" in points["preEnqueue"]
     weights = dict(zip([p.NAME for p in fw.score_plugins], fw.score_weights, strict=True))

@@ -111,10 +111,7 @@ def test_taints_filter_and_prefer_no_schedule_scores():
     plugin = TaintToleration(HANDLE)
     ok, res = run_filter(plugin, pod("p"), s)
     assert ok == ["plain", "soft"]
-    assert sorted(r.reason for r in res.rejections) == [
-        "node(s) had untolerated taint {broken: }",
-        "node(s) had untolerated taint {nvidia.com/gpu: present}",
-    ]
+    assert sorted(r.reason for r in res.rejections) == ["node(s) had untolerated taint(s)"]  # kube 1.36
     assert all(r.unresolvable for r in res.rejections)
     tol = [Toleration(key="nvidia.com/gpu", operator="Exists", effect="NoSchedule")]
     assert run_filter(plugin, pod("g", tolerations=tol), s)[0] == ["plain", "gpu", "soft"]
@@ -167,7 +164,7 @@ def test_node_selector_and_required_affinity():
         "lt": (aff(term(req("rank", "Lt", "5"))), ["a1"]),
         "terms-are-ored": (aff(term(req("zone", "In", "b")), term(req("rank", "Gt", "5"))), ["a2", "b1"]),
         "exprs-are-anded": (aff(term(req("zone", "In", "a"), req("gpu", "Exists"))), ["a1"]),
-        "match-fields": (aff(term(fields=[req("metadata.name", "In", "b1", "zz")])), ["b1"]),
+        "match-fields": (aff(term(fields=[req("metadata.name", "In", "b1")])), ["b1"]),
         "empty-term-matches-nothing": (aff(NodeSelectorTerm()), []),
     }
     for name, (affinity, expected) in cases.items():
@@ -196,7 +193,8 @@ def test_preferred_affinity_scores_normalised():
     plugin = NodeAffinityPlugin(HANDLE)
     p = PodInfo(pod("p", affinity=affinity))
     raw = plugin.score(CycleState(), p, s, s.valid_rows())
-    np.testing.assert_allclose(plugin.normalize_score(CycleState(), p, raw), [100.0, 100.0 / 3, 0.0])
+    # kube's integer division: 100 * 5 / 15 = 33
+    np.testing.assert_allclose(plugin.normalize_score(CycleState(), p, raw), [100.0, 33.0, 0.0])
 
 
 def test_unschedulable_nodes_only_take_pods_tolerating_it():

@@ -6,7 +6,13 @@ from phalanx.api.core import Pod
 from phalanx.cluster.memory import MemoryCluster
 from phalanx.scheduler import Scheduler
 from phalanx.scheduler.framework import ActionType, ClusterEvent, PodInfo, Status
-from phalanx.scheduler.framework.types import ASSIGNED_POD, EVENT_FORCE_ACTIVATE, NODE
+from phalanx.scheduler.framework.types import (
+    ASSIGNED_POD,
+    EVENT_ASSIGNED_POD_DELETE,
+    EVENT_FORCE_ACTIVATE,
+    NODE,
+    ClusterEventWithHint,
+)
 from phalanx.scheduler.queue import ACTIVE, BACKOFF, UNSCHEDULABLE, SchedulingQueue
 
 from .helpers import node, pod
@@ -101,8 +107,10 @@ def test_assigned_pod_delete_moves_resource_rejections():
     qpi.unschedulable_plugins = {"NodeResourcesFit"}
     q.requeue_failed(qpi, Status.unschedulable("Insufficient cpu"))
     t.t += 60
-    assert q.on_event(ClusterEvent(ASSIGNED_POD, ActionType.ADD), None, pod("x")) == 0
-    assert q.on_event(ClusterEvent(ASSIGNED_POD, ActionType.DELETE), pod("x"), None) == 1
+    bound = pod("x")
+    bound.spec.node_name = "n1"  # an assigned pod: its deletion frees room on n1
+    assert q.on_event(ClusterEvent(ASSIGNED_POD, ActionType.ADD), None, bound) == 0
+    assert q.on_event(ClusterEvent(ASSIGNED_POD, ActionType.DELETE), bound, None) == 1
     assert q.where("default/a") == ACTIVE
 
 
@@ -168,3 +176,77 @@ def test_gate_removal_event_concerns_only_that_pod():
     assert moved == 0  # "a" already moved through update(); b and c are not touched
     assert q.where("default/a") == ACTIVE
     assert q.get("default/b").gated and q.get("default/c").gated
+
+
+def test_a_plugin_that_registers_no_events_is_woken_only_by_the_flush():
+    """A deliberate difference from kube-scheduler (Framework.events_to_register): a plugin
+    without events_to_register (GangReservation) is registered for no event, not for all."""
+    q, t = make_queue(max_in_unschedulable=300)
+    regs = Scheduler(MemoryCluster()).frameworks["phalanx-scheduler"].events_to_register()
+    assert "GangReservation" not in regs
+    q.add(info(pod("a")))
+    qpi = q.pop_nowait()
+    qpi.unschedulable_plugins = {"GangReservation"}
+    q.requeue_failed(qpi, Status.unschedulable("node(s) reserved for a gang"))
+    t.t += 60
+    assert q.on_event(ClusterEvent(ASSIGNED_POD, ActionType.ADD), None, pod("x")) == 0
+    t.t += 240
+    q._flush_unschedulable_timeouts()
+    assert q.where("default/a") == ACTIVE
+
+
+class _Framework:
+    """Just what the queue calls: plugin "P" holds pods labelled held=1 at PreEnqueue."""
+
+    def __init__(self, regs: list[ClusterEventWithHint]) -> None:
+        self.regs = regs
+
+    def events_to_register(self) -> dict[str, list[ClusterEventWithHint]]:
+        return {"P": self.regs}
+
+    def run_pre_enqueue(self, pi: PodInfo) -> Status:
+        return Status.unresolvable("held").with_plugin("P") if pi.labels.get("held") else Status()
+
+    def sort_key(self, qpi) -> tuple[int]:
+        return (qpi.seq,)
+
+
+def _held_and_rejected(gated: bool) -> tuple[SchedulingQueue, int]:
+    t = FakeTime()
+    reg = ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD), gated=gated)
+    q = SchedulingQueue({"phalanx-scheduler": _Framework([reg])}, t)  # type: ignore[dict-item]
+    q.add(info(pod("held", labels={"held": "1"})))
+    q.add(info(pod("tried")))
+    qpi = q.pop_nowait()
+    qpi.unschedulable_plugins = {"P"}
+    q.requeue_failed(qpi, Status.unschedulable("no room"))
+    t.t += 60
+    return q, q.on_event(ClusterEvent(NODE, ActionType.ADD), None, node("n"))
+
+
+def test_events_registered_for_rejections_only_never_touch_gated_pods():
+    q, moved = _held_and_rejected(gated=False)
+    assert moved == 1 and pop_all(q) == ["tried"]
+    assert not q.has_work() and q.get("default/held").gated  # no PreEnqueue re-check queued
+    q, moved = _held_and_rejected(gated=True)  # the default: gated pods are re-checked too
+    assert moved == 2 and pop_all(q) == ["tried"] and q.get("default/held").gated
+
+
+def test_a_released_reservation_moves_only_pods_that_failed_while_it_was_held():
+    """A reservation released (cycle.py's binding failure path) gives back room that was free
+    when pods that failed before it was taken tried: only the later failures may now fit."""
+    q, t = make_queue()
+    for name in ("early", "late"):
+        q.add(info(pod(name)))
+        qpi = q.pop_nowait()
+        qpi.unschedulable_plugins = {"NodeResourcesFit"}
+        q.requeue_failed(qpi, Status.unschedulable("Insufficient cpu"))
+        t.t += 50  # "early" failed at 100; the room was taken at 125; "late" failed at 150
+    released = pod("member")
+    released.spec.node_name = "n1"
+    assert q.on_event(EVENT_ASSIGNED_POD_DELETE, released, None, failed_since=125.0) == 1
+    assert q.where("default/late") in (ACTIVE, BACKOFF)
+    assert q.where("default/early") == UNSCHEDULABLE
+    # Without `failed_since` (a bound pod really deleted) every such rejection may fit.
+    assert q.on_event(EVENT_ASSIGNED_POD_DELETE, released, None) == 1
+    assert q.where("default/early") in (ACTIVE, BACKOFF)

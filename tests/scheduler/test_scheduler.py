@@ -22,12 +22,12 @@ def test_failed_scheduling_event_and_condition_carry_per_filter_counts():
     async def body(client, sched):
         assert await sched.wait_idle(timeout=30)
         expected = (
-            "0/5 nodes are available: 3 Insufficient nvidia.com/gpu, 1 node(s) had untolerated taint "
-            "{nvidia.com/gpu: present}, 1 node(s) were unschedulable."
+            "0/5 nodes are available: 3 Insufficient nvidia.com/gpu, 1 node(s) had untolerated "
+            "taint(s), 1 node(s) were unschedulable."
         )
         d = sched.diagnosis("default/train")
         # The preemption plugin adds why evicting would not help.
-        assert d.message().startswith(expected + " preemption: ")
+        assert d.message().startswith(expected + " no new claims to deallocate, preemption: ")
         expected = d.message()
         assert d.plugin_counts == {"NodeResourcesFit": 3, "TaintToleration": 1, "NodeUnschedulable": 1}
         assert d.to_dict()["reasons"]["Insufficient nvidia.com/gpu"] == 3
@@ -95,7 +95,8 @@ def test_gated_pod_waits_for_gate_removal():
 
 
 def test_each_backend_scheduler_name_has_a_profile_and_others_are_ignored():
-    names = ["default-scheduler", "kai-scheduler", "volcano", "koord-scheduler", "phalanx-scheduler"]
+    names = ["default-scheduler", "kai-scheduler", "volcano", "koord-scheduler",
+             "scheduler-plugins-scheduler", "phalanx-scheduler"]
     pods = [pod(f"p-{n}", scheduler=n) for n in names] + [pod("foreign", scheduler="someone-else")]
 
     async def body(client, sched):
@@ -198,3 +199,37 @@ def test_nominated_room_is_reported_when_it_blocks_a_pod():
         assert d.message() == "0/1 nodes are available: 1 node(s) had room reserved for nominated pods of higher priority."
 
     run_scheduler(body, nodes=[node("n1", cpu=4)], scheduler_factory=lambda c: Scheduler(c, [no_preemption]))
+
+
+def test_a_bound_pod_change_is_named_by_what_placement_depends_on():
+    from phalanx.scheduler.framework import ActionType, PodInfo
+    from phalanx.scheduler.scheduler import assigned_pod_change
+
+    def change(cpu: str, app: str) -> ActionType:
+        return assigned_pod_change(before, PodInfo(pod("a", cpu=cpu, labels={"app": app})))
+
+    before = PodInfo(pod("a", cpu="2", labels={"app": "x"}))
+    assert change("2", "x") == 0
+    assert change("2", "y") == ActionType.UPDATE_POD_LABEL
+    assert change("1", "x") == ActionType.UPDATE_POD_SCALE_DOWN
+    assert change("4", "x") == 0  # more requests free nothing
+    assert change("1", "y") == ActionType.UPDATE_POD_LABEL | ActionType.UPDATE_POD_SCALE_DOWN
+
+
+def test_an_unscheduled_pod_change_names_every_property_that_changed():
+    from phalanx.api.core import Toleration
+    from phalanx.scheduler.framework import ActionType, PodInfo
+    from phalanx.scheduler.scheduler import pending_pod_change
+
+    def change(old: Pod, new: Pod) -> ActionType:
+        return pending_pod_change(old, new, PodInfo(new))
+
+    base = pod("a", cpu="2", gates=["g"], labels={"app": "x"})
+    assert change(base, pod("a", cpu="2", gates=["g"], labels={"app": "x"},
+                            node_selector={"z": "1"})) == ActionType.UPDATE_OTHER
+    assert change(base, pod("a", cpu="2", labels={"app": "y"})) == (
+        ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED | ActionType.UPDATE_POD_LABEL)
+    tolerant = pod("a", cpu="1", gates=["g"], labels={"app": "x"},
+                   tolerations=[Toleration(key="k", operator="Exists")])
+    assert change(base, tolerant) == (
+        ActionType.UPDATE_POD_TOLERATION | ActionType.UPDATE_POD_SCALE_DOWN)

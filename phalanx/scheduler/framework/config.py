@@ -41,12 +41,26 @@ NODE_UNSCHEDULABLE = "NodeUnschedulable"
 TAINT_TOLERATION = "TaintToleration"
 NODE_AFFINITY = "NodeAffinity"
 NODE_RESOURCES_FIT = "NodeResourcesFit"
+NODE_RESOURCES_BALANCED_ALLOCATION = "NodeResourcesBalancedAllocation"
+NODE_NAME = "NodeName"
+NODE_PORTS = "NodePorts"
+VOLUME_RESTRICTIONS = "VolumeRestrictions"
+NODE_VOLUME_LIMITS = "NodeVolumeLimits"
+VOLUME_BINDING = "VolumeBinding"
+VOLUME_ZONE = "VolumeZone"
+POD_TOPOLOGY_SPREAD = "PodTopologySpread"
 INTER_POD_AFFINITY = "InterPodAffinity"
+DYNAMIC_RESOURCES = "DynamicResources"  # DRA claims (structured parameters)
 DEFAULT_BINDER = "DefaultBinder"
 COSCHEDULING = "Coscheduling"  # gang slot: PreEnqueue/PreFilter/BeforePostFilter/Permit/Reserve...
 TOPOLOGY_PACKING = "TopologyPacking"  # gang slot: pack constraints (Filter + Score)
 DEFAULT_PREEMPTION = "DefaultPreemption"  # gang slot: priority preemption, gang-aware (PostFilter)
 GANG_RESERVATION = "GangReservation"  # the longest-waiting gang reserves room; others backfill
+# KAI's queues (phalanx/scheduler/queues): limits and quotas at PreFilter, the fair-share
+# order (through PrioritySort), and reclaim between queues (a PostFilter before preemption,
+# as KAI runs reclaim before preempt). Both skip at once while no Queue exists.
+QUEUE_CAPACITY = "QueueCapacity"
+QUEUE_RECLAIM = "QueueReclaim"
 
 # Scheduler names served in embedded mode (contracts.md), one profile each.
 PROFILE_NAMES: tuple[str, ...] = (
@@ -54,6 +68,7 @@ PROFILE_NAMES: tuple[str, ...] = (
     "kai-scheduler",
     "volcano",
     "koord-scheduler",
+    "scheduler-plugins-scheduler",
     "phalanx-scheduler",
 )
 DEFAULT_PROFILE_NAME = "phalanx-scheduler"
@@ -151,12 +166,25 @@ DEFAULT_PLUGINS: list[tuple[str, int | None]] = [
     (SCHEDULING_GATES, None),
     (UNSUPPORTED_POD_FIELDS, None),
     (NODE_UNSCHEDULABLE, None),
+    (NODE_NAME, None),
     (TAINT_TOLERATION, 3),
     (NODE_AFFINITY, 2),
+    (NODE_PORTS, None),
     (NODE_RESOURCES_FIT, 1),
+    (NODE_RESOURCES_BALANCED_ALLOCATION, 1),
+    (VOLUME_RESTRICTIONS, None),  # kube's order: the volume plugins after NodeResourcesFit
+    (NODE_VOLUME_LIMITS, None),
+    (VOLUME_BINDING, 1),
+    (VOLUME_ZONE, None),
+    (POD_TOPOLOGY_SPREAD, 2),  # kube's order: before InterPodAffinity
     (INTER_POD_AFFINITY, 2),
+    # kube's order: after InterPodAffinity, before DefaultPreemption (deallocating an idle
+    # claim beats evicting a pod); before the gang plugins, whose checks count its verdict.
+    (DYNAMIC_RESOURCES, 2),
+    (QUEUE_CAPACITY, None),
     (COSCHEDULING, None),
     (TOPOLOGY_PACKING, 2),
+    (QUEUE_RECLAIM, None),
     (DEFAULT_PREEMPTION, None),
     (GANG_RESERVATION, None),
     (DEFAULT_BINDER, None),

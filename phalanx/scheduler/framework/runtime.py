@@ -119,7 +119,15 @@ class Framework:
         return out
 
     def events_to_register(self) -> dict[str, list[ClusterEventWithHint]]:
-        """Plugin name -> the cluster events that may help pods it rejected."""
+        """Plugin name -> the cluster events that may help pods it rejected.
+
+        A deliberate difference from kube-scheduler, which registers a plugin without
+        `events_to_register` for every event: here it is registered for none, so a pod only
+        it rejected waits for the other rejecting plugins' events or the periodic flush.
+        Every plugin that can reject a pod must say which events help (GangReservation does
+        not yet). Registering it for every event retried such pods on every bind: replaying
+        bench/traces/odd-gpus.csv then took 1.5x the scheduling attempts (19,183 against
+        12,576) for no more GPU utilisation (issue 21)."""
         out: dict[str, list[ClusterEventWithHint]] = {}
         for name, p in self.plugins.items():
             fn = getattr(p, "events_to_register", None)

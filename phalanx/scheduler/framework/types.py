@@ -10,7 +10,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from pydantic import BaseModel
 
+from phalanx.scheduler.csitranslation import pod_attachable
+from phalanx.scheduler.hostports import pod_host_ports
 from phalanx.scheduler.resources import non_zero_requests, pod_requests
+from phalanx.scheduler.volumes import pod_claims
 
 from .status import Code
 
@@ -55,6 +58,10 @@ class PodInfo:
         "_signature",
         "_vector_cache",
         "_terms",
+        "_spread",  # PodTopologySpread (lazy)
+        "_host_ports",  # NodePorts (lazy)
+        "_claims",  # VolumeBinding and friends (lazy)
+        "_attachable",  # NodeVolumeLimits (lazy)
     )
 
     def __init__(self, pod: Pod) -> None:
@@ -70,11 +77,15 @@ class PodInfo:
         # Canonical units (see phalanx.scheduler.resources); `pods` not included.
         self.requests: dict[str, float] = pod_requests(pod)
         # Requests as scoring sees them (cpu/memory defaults for best-effort pods).
-        self.score_requests: dict[str, float] = non_zero_requests(self.requests)
+        self.score_requests: dict[str, float] = non_zero_requests(self.requests, pod)
         self._signature: Hashable | None = None
         # Snapshot-owned cache: (resource-layout version, request vector).
         self._vector_cache: tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
         self._terms: Any = None  # parsed inter-pod (anti-)affinity terms (lazy)
+        self._spread: Any = None
+        self._host_ports: Any = None
+        self._claims: Any = None
+        self._attachable: Any = None
 
     @property
     def labels(self) -> dict[str, str]:
@@ -88,6 +99,36 @@ class PodInfo:
 
             self._terms = parse_pod_terms(self.pod)
         return self._terms
+
+    @property
+    def host_ports(self) -> Any:
+        """((hostIP, protocol, port), ...) the pod takes on its node (hostports.py), once."""
+        if self._host_ports is None:
+            self._host_ports = pod_host_ports(self.pod)
+        return self._host_ports
+
+    @property
+    def claims(self) -> Any:
+        """The pod's PVC-backed volumes (phalanx.scheduler.volumes.PodClaims), parsed once."""
+        if self._claims is None:
+            self._claims = pod_claims(self.pod)
+        return self._claims
+
+    @property
+    def attachable(self) -> Any:
+        """Volumes NodeVolumeLimits counts (csitranslation.PodVolume tuple), parsed once."""
+        if self._attachable is None:
+            self._attachable = pod_attachable(self.pod)
+        return self._attachable
+
+    @property
+    def spread(self) -> Any:
+        """The pod's own topology spread constraints (phalanx.scheduler.spread.PodSpread)."""
+        if self._spread is None:
+            from phalanx.scheduler.spread import parse_pod_spread
+
+            self._spread = parse_pod_spread(self.pod)
+        return self._spread
 
     @property
     def scheduler_name(self) -> str:
@@ -106,7 +147,9 @@ class PodInfo:
             node_affinity = spec.affinity.node_affinity if spec.affinity else None
             self._signature = (
                 self.scheduler_name,
-                tuple(sorted(self.requests.items())),
+                # requests, and the cpu/memory scoring counts (they differ per container layout)
+                (tuple(sorted(self.requests.items())), self.score_requests.get("cpu"),
+                 self.score_requests.get("memory")),
                 _freeze(spec.node_selector),
                 _freeze(node_affinity),
                 _freeze(spec.tolerations),
@@ -237,11 +280,16 @@ class ClusterEventWithHint:
     event can concern (e.g. the members of the gang a created pod belongs to), so the queue
     looks at those instead of every pod the plugin rejected: use it for high-volume events
     such as pod ADD, where a scan per event would cost O(pending pods).
+
+    `gated`: whether the event may also admit pods this plugin holds at PreEnqueue. False
+    for events that can only help pods it rejected in a cycle (freed room cannot ungate a
+    gang member queued behind its representative), so the queue never scans the gated ones.
     """
 
     event: ClusterEvent
     hint: QueueingHintFn | None = None
     targets: EventTargetsFn | None = None
+    gated: bool = True
 
 
 # Events every plugin-less failure (Error, unknown) reacts to.

@@ -2,12 +2,17 @@
 scheduling rules the gang plugins apply.
 
 - model.py    Gang (id "<source>:<ns>/<name>", minMember, sub-groups, Strict/NonStrict,
-              gang group, schedule timeout, pack scopes), MemberRef
+              gang group, schedule timeout, pack scopes, match policy), MemberRef
+- defaults.py per-schedulerName defaults: Permit wait, match policy, satisfied scope
 - sources/    PodGang, Workload (+ standalone PodGroups), KAI, Volcano and scheduler-plugins
               PodGroup (+ Koordinator annotations) -> Gang; `default_sources()` per schedulerName
 - state.py    GangState: incremental counts, representative order
 - cache.py    GangCache: gangs and members from informer events
+- declared.py gangs their pods declare (Koordinator annotations), and why a pod declares none
+- satisfied.py when a gang counts as satisfied once, and when it stops
 - manager.py  GangManager: PreEnqueue holding, representatives, Permit, failure, timeout
+- units.py    each gang group's shared state (representative, Permit deadline)
+- verdict.py  what the status controller reports for a gang
 - runtime.py  GangRuntime: one cache+manager per Scheduler, shared by Coscheduling,
               TopologyPacking and DefaultPreemption; `find`/`explain` for `phalanx explain`
 - fit.py      vectorised "does this set of pods fit" for the pre-check and preemption
@@ -20,7 +25,20 @@ from __future__ import annotations
 
 from .cache import GangCache
 from .manager import Admission, GangManager, PermitDecision
-from .model import Gang, GangId, GangMode, MemberGroup, MemberRef, ObjectRef, PackConstraint, Source, gang_id
+from .defaults import GangDefaults
+from .model import (
+    Gang,
+    GangId,
+    GangMode,
+    MatchPolicy,
+    MemberGroup,
+    MemberRef,
+    ObjectRef,
+    PackConstraint,
+    SatisfiedScope,
+    Source,
+    gang_id,
+)
 from .state import Failure, GangState, Member, Phase
 
 __all__ = [
@@ -28,10 +46,12 @@ __all__ = [
     "Failure",
     "Gang",
     "GangCache",
+    "GangDefaults",
     "GangId",
     "GangManager",
     "GangMode",
     "GangState",
+    "MatchPolicy",
     "Member",
     "MemberGroup",
     "MemberRef",
@@ -39,6 +59,7 @@ __all__ = [
     "PackConstraint",
     "PermitDecision",
     "Phase",
+    "SatisfiedScope",
     "Source",
     "gang_id",
 ]

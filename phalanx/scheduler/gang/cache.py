@@ -20,6 +20,9 @@ from typing import Any
 
 from phalanx.scheduler.resources import CPU, GPU, MEMORY, pod_requests
 
+from . import satisfied
+from .declared import Declarations
+from .defaults import FALLBACK, PEER_DEFAULTS, GangDefaults, defaults_for
 from .model import Gang, GangId, MemberRef, Source
 from .sources.base import GangSource
 from .state import GangState, Member
@@ -70,15 +73,21 @@ class GangCache:
         # object (source, key) -> gang ids it produced, to notice gangs removed from an object
         self._from_object: dict[tuple[Source, str], tuple[GangId, ...]] = {}
         self._object_gangs: set[GangId] = set()  # gang ids some object currently describes
-        # annotation gangs: gang id -> the pods declaring it (spec from the oldest one)
-        self._declared: dict[GangId, dict[str, Gang]] = {}
+        # Gangs their pods declare (Koordinator annotations; the oldest pod's declaration).
+        self._declarations = Declarations(self._sources_by_scheduler)
         self._change_listeners: list[ChangeListener] = []
         self._activate_listeners: list[ActivateListener] = []
         # Manager hooks: representative hand-over when a member goes away / a gang completes.
         self._member_removed: list[Callable[[GangState, str], None]] = []
         self._became_complete: list[Callable[[GangState], None]] = []
+        # Manager hook: a gang's spec changed or the gang was forgotten (its group's shared
+        # state may have to go with it).
+        self._gang_changed: list[Callable[[GangId], None]] = []
         # Gang id -> ids of the gangs whose spec follows it (gang/family.py).
         self._followers: dict[GangId, set[GangId]] = {}
+        # schedulerName -> its profile's defaults (set by the Coscheduling plugin of each
+        # profile; the peer's defaults, gang/defaults.py, until then).
+        self._defaults: dict[str, GangDefaults] = {}
 
     # --- listeners ---------------------------------------------------------------------------
 
@@ -131,6 +140,37 @@ class GangCache:
             return ref
         return self._member_of(pod)
 
+    def set_defaults(self, scheduler_name: str, defaults: GangDefaults) -> None:
+        """A profile's defaults for its gangs (its Coscheduling args)."""
+        self._defaults[scheduler_name] = defaults
+        for st in self._gangs.values():
+            if st.scheduler == scheduler_name:
+                self._resolve(st)
+
+    def defaults_of(self, st: GangState) -> GangDefaults:
+        name = st.scheduler
+        if name is None:
+            return FALLBACK
+        d = self._defaults.get(name)
+        return d if d is not None else defaults_for(name)
+
+    def known_defaults(self, scheduler_name: str | None) -> GangDefaults | None:
+        """The profile's defaults, else its peer's; None for a name neither knows."""
+        if scheduler_name is None:
+            return None
+        return self._defaults.get(scheduler_name) or PEER_DEFAULTS.get(scheduler_name)
+
+    def _resolve(self, st: GangState) -> None:
+        """The gang's match policy (its spec's, else the profile's) and satisfied scope."""
+        d = self.defaults_of(st)
+        spec = st.spec
+        st.policy = spec.match_policy if spec is not None and spec.match_policy else d.match_policy
+        st.scope = d.satisfied_scope
+
+    def problems(self, gid: GangId) -> list[str]:
+        """Why the pods naming this gang declare none (sorted by pod)."""
+        return self._declarations.problems(gid)
+
     def followers(self, gid: GangId) -> set[GangId]:
         """Ids of the gangs that follow `gid` (a base PodGang's scaled gangs). Read-only."""
         return self._followers.get(gid, _EMPTY)
@@ -148,6 +188,9 @@ class GangCache:
             if new is not None:
                 self._followers.setdefault(new, set()).add(st.id)
         st.spec = spec
+        self._resolve(st)
+        for fn in self._gang_changed:
+            fn(st.id)
 
     def group_states(self, st: GangState) -> list[GangState | None]:
         """The states of every gang in `st`'s gang group (None for gangs not seen yet)."""
@@ -174,6 +217,8 @@ class GangCache:
         st = self._gangs.get(gid)
         if st is not None and st.spec is None and not st.members and not st.assumed:
             del self._gangs[gid]
+            for fn in self._gang_changed:
+                fn(gid)
 
     # --- gang objects ------------------------------------------------------------------------
 
@@ -213,14 +258,10 @@ class GangCache:
         st = self._gangs.get(gid)
         if st is None:
             return
-        declared = self._declared.get(gid)
-        self._set_spec(st, self._oldest_declared(declared) if declared else None)
+        satisfied.on_object_deleted(st)
+        self._set_spec(st, self._declarations.oldest(gid))
         self.changed(gid)
         self._gc(gid)
-
-    @staticmethod
-    def _oldest_declared(declared: dict[str, Gang]) -> Gang | None:
-        return declared[min(declared)] if declared else None
 
     # --- pods --------------------------------------------------------------------------------
 
@@ -231,6 +272,9 @@ class GangCache:
         key = _pod_key(pod)
         prev = self._pods.get(key)
         if not _is_live(pod):
+            st = self.gang_of(key) if getattr(pod.status, "phase", None) == "Succeeded" else None
+            if st is not None and key in st.members:
+                st.succeeded += 1  # a finished gang is not an incomplete one (verdict.py)
             self.delete_pod(pod)
             return
         ref = prev if prev is not None else self._member_of(pod)
@@ -238,6 +282,9 @@ class GangCache:
             return
         st = self._state(ref.gang_id)
         was_complete = st.complete
+        if st.scheduler is None:
+            st.scheduler = getattr(pod.spec, "scheduler_name", None) or "default-scheduler"
+            self._resolve(st)
         changed = self._declare(key, pod, ref)
         gated = bool(getattr(pod.spec, "scheduling_gates", None))
         m = st.members.get(key)
@@ -266,19 +313,26 @@ class GangCache:
         ref = self._pods.pop(key, None)
         if ref is None:
             return
-        self._undeclare(key, ref.gang_id)
+        self._declarations.forget(key, ref.gang_id)
         st = self._gangs.get(ref.gang_id)
         if st is None:
             return
         st.remove_member(key)
-        if not st.assumed and not st.bound:
-            # Every placed member is gone (e.g. the gang was preempted): a new set of pods
-            # must be gang-scheduled again.
-            st.once_satisfied = False
+        satisfied.on_member_removed(st, ref.gang_id in self._object_gangs)
+        if (
+            not st.members
+            and st.spec is not None
+            and ref.gang_id not in self._object_gangs
+            and not self._declarations.has(ref.gang_id)
+        ):
+            self._set_spec(st, None)  # declared by pods, and the last of them is gone
         self.changed(ref.gang_id)
         for fn in self._member_removed:
             fn(st, key)
         self._gc(ref.gang_id)
+
+    def add_gang_changed_hook(self, fn: Callable[[GangId], None]) -> None:
+        self._gang_changed.append(fn)
 
     def add_member_removed_hook(self, fn: Callable[[GangState, str], None]) -> None:
         self._member_removed.append(fn)
@@ -291,51 +345,21 @@ class GangCache:
             fn(st)
 
     def _recover_satisfied(self, st: GangState) -> None:
-        """A gang found with minMember already bound (by an earlier scheduler process, before
-        a restart) was satisfied once: later members schedule freely and its status says so.
-        A gang group counts only as a whole (as Permit sets it): when one of its gangs is not
-        bound yet (e.g. its bind failed before the restart) none is, so the group's pending
-        members are still woken and gang-scheduled. Cheap in the steady state, where Permit
-        has set the flag before the binds arrive."""
-        if st.spec is None or st.once_satisfied or not _bound_satisfied(st):
-            return
-        group = self.group_states(st)
-        if all(g is not None and (g.once_satisfied or _bound_satisfied(g)) for g in group):
-            for g in group:
-                g.once_satisfied = True  # type: ignore[union-attr]
+        for g in satisfied.on_bound(st, self.group_states(st)):
+            self.request_activation(m.key for m in g.pending_members())
 
     def _declare(self, key: str, pod: Any, ref: MemberRef) -> bool:
-        """Annotation gangs: the pods themselves carry the spec. True when the spec changed."""
-        sched = getattr(pod.spec, "scheduler_name", None) or "default-scheduler"
-        for src in self._sources_by_scheduler.get(sched, ()):
-            g = src.gang_from_pod(pod)
-            if g is None or g.id != ref.gang_id:
-                continue
-            declared = self._declared.setdefault(g.id, {})
-            ts = pod.metadata.creation_timestamp
-            # Keyed by (creation time, key) so the oldest pod's declaration wins deterministically.
-            dkey = f"{ts.timestamp() if ts else 0.0:020.6f}/{key}"
-            if declared.get(dkey) != g:
-                for k in [k for k in declared if k.endswith("/" + key)]:
-                    del declared[k]
-                declared[dkey] = g
-            st = self._state(g.id)
-            if g.id not in self._object_gangs:
-                spec = self._oldest_declared(declared)
-                if st.spec != spec:
-                    self._set_spec(st, spec)
-                    return True
-            return False
-        return False
-
-    def _undeclare(self, key: str, gid: GangId) -> None:
-        declared = self._declared.get(gid)
-        if not declared:
-            return
-        for k in [k for k in declared if k.endswith("/" + key)]:
-            del declared[k]
-        if not declared:
-            del self._declared[gid]
+        """Gangs their pods declare: the oldest declaration is the spec unless an object
+        describes the gang. True when the spec, or what is wrong with the pod's
+        declaration, changed."""
+        touched, problem = self._declarations.note(key, pod, ref)
+        if touched and ref.gang_id not in self._object_gangs:
+            st = self._state(ref.gang_id)
+            spec = self._declarations.oldest(ref.gang_id)
+            if st.spec != spec:
+                self._set_spec(st, spec)
+                return True
+        return problem
 
     # --- scheduler-side bookkeeping (the coscheduling plugin calls these) ----------------------
 
@@ -360,19 +384,7 @@ class GangCache:
         if st is None:
             return None
         st.bind(pod_key, node)
+        self._recover_satisfied(st)
         self.changed(st.id)
         return st
 
-
-def _bound_satisfied(st: GangState) -> bool:
-    """minMember (in total and per group) bound, by informer-confirmed binds alone."""
-    spec = st.spec
-    if spec is None or len(st.bound) < spec.min_member:
-        return False
-    per_group: dict[str | None, int] = {}
-    for key in st.bound:
-        m = st.members.get(key)
-        if m is not None:
-            per_group[m.group] = per_group.get(m.group, 0) + 1
-    return sum(per_group.values()) >= spec.min_member and all(
-        per_group.get(g.name, 0) >= g.min_member for g in spec.groups)

@@ -18,6 +18,10 @@ to test exhaustively and to read in one place:
   gang afterwards.
 - unreserve: a released member in Strict mode releases the whole group (a timeout or a
   failed bind of one member must not leave the others holding nodes).
+
+Which members count towards minMember follows the gang's match policy (model.MatchPolicy);
+the wait, the policy and how long "satisfied once" lasts default per schedulerName
+(gang/defaults.py), settable per profile with the Coscheduling plugin's args.
 """
 
 from __future__ import annotations
@@ -27,13 +31,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .cache import GangCache
+from .defaults import SCHEDULER_PLUGINS_DEFAULT_TIMEOUT
 from .family import blocking_minimum, family_of, in_a_family
 from .model import GangId, GangMode
 from .state import Failure, GangState, Phase
+from .units import Units, UnitState, unit_key
 
-# kube-scheduler's coscheduling default (scheduler-plugins: 60s; Koordinator: 600s). The
-# plugin's `defaultTimeoutSeconds` arg overrides it.
-DEFAULT_SCHEDULE_TIMEOUT = 60.0
+# The wait of gangs whose schedulerName has no default of its own (scheduler-plugins'
+# Coscheduling: 60 s). Each profile's default is in gang/defaults.py (koord-scheduler: 600 s,
+# as Koordinator; default-scheduler: 300 s, as kube-scheduler's GangScheduling).
+DEFAULT_SCHEDULE_TIMEOUT = SCHEDULER_PLUGINS_DEFAULT_TIMEOUT
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,25 +68,11 @@ class PermitDecision:
     message: str = ""
 
 
-@dataclass(slots=True)
-class UnitState:
-    """A gang group's shared queue state: its representative and Permit deadline."""
-
-    representative: str | None = None
-    deadline: float | None = None
-    # NonStrict: members that failed since the gang last made progress. The role skips
-    # them, so two failing members never hand it back and forth without a backoff.
-    failed: set[str] = field(default_factory=set)
-    # Whole-gang placement of the minimum (pod key -> node), set when the unit starts and
-    # its needed members differ in shape; dropped when the attempt ends (see gang/plan.py).
-    plan: dict[str, str] | None = None
-
-
 class GangManager:
     def __init__(self, cache: GangCache, *, default_timeout: float = DEFAULT_SCHEDULE_TIMEOUT) -> None:
         self.cache = cache
         self.default_timeout = default_timeout
-        self._units: dict[str, UnitState] = {}
+        self.units = Units(cache)  # each gang group's shared state (units.py)
         cache.add_member_removed_hook(self._on_member_removed)
         cache.add_became_complete_hook(self._on_became_complete)
 
@@ -87,14 +80,10 @@ class GangManager:
 
     @staticmethod
     def unit_key(st: GangState) -> str:
-        return "|".join(st.spec.gang_group) if st.spec is not None else st.id
+        return unit_key(st)
 
     def unit(self, st: GangState) -> UnitState:
-        key = self.unit_key(st)
-        u = self._units.get(key)
-        if u is None:
-            u = self._units[key] = UnitState()
-        return u
+        return self.units.of(st)
 
     def representative(self, gid: GangId) -> str | None:
         st = self.cache.get(gid)
@@ -127,9 +116,9 @@ class GangManager:
 
     @staticmethod
     def free(st: GangState) -> bool:
-        """Members schedule like ordinary pods: the gang was satisfied once, or its group has
-        no gang policy."""
-        return st.once_satisfied or (st.spec is not None and not st.spec.is_gang)
+        """Members schedule like ordinary pods: the gang was satisfied once (under the
+        `once-satisfied` match policy), or its group has no gang policy."""
+        return st.free
 
     # --- PreEnqueue --------------------------------------------------------------------------
 
@@ -137,7 +126,12 @@ class GangManager:
         """Why the gang cannot be scheduled at all yet (object missing, members missing)."""
         if st.spec is None:
             _, _, name = st.id.partition(":")
-            return Admission(False, Phase.NOT_FOUND, f"gang {name} not found: waiting for its scheduling object")
+            message = f"gang {name} not found: waiting for its scheduling object"
+            problems = self.cache.problems(st.id)
+            if problems:
+                more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+                message += f"; no pod declares it: {'; '.join(problems[:3])}{more}"
+            return Admission(False, Phase.NOT_FOUND, message)
         missing = st.missing_members()
         if missing:
             need = st.spec.min_member - st.created
@@ -246,8 +240,16 @@ class GangManager:
 
     def permit(self, pod_key: str, now: float) -> PermitDecision:
         st = self.cache.gang_of(pod_key)
-        if st is None or st.spec is None or self.free(st):
+        if st is None or self.free(st):
             return PermitDecision(False)
+        if st.spec is None:
+            # Its object went away after PreFilter: wait for it as for a missing gang of the
+            # group (Koordinator: an uninitialised gang never passes Permit).
+            st.waiting.add(pod_key)
+            u = self.unit(st)
+            if u.deadline is None:
+                u.deadline = now + self.default_timeout_of(st)
+            return PermitDecision(True, max(u.deadline - now, 1e-3), message="gang object missing")
         st.waiting.add(pod_key)
         group = self.cache.group_states(st)
         short: list[str] = []
@@ -255,7 +257,7 @@ class GangManager:
             if g is None or g.spec is None:
                 short.append("a gang of the group is missing")
             elif not g.min_satisfied():
-                short.append(f"{g.spec.display}: {g.placed}/{g.spec.min_member} placed")
+                short.append(f"{g.spec.display}: {g.counted}/{g.spec.min_member} placed")
         u = self.unit(st)
         if short:
             if u.deadline is None:
@@ -289,11 +291,18 @@ class GangManager:
             self.cache.request_activation(wake)
         return PermitDecision(False, allow=[k for k in allow if k != pod_key])
 
+    def default_timeout_of(self, st: GangState) -> float:
+        """The wait of a gang whose object sets none: its profile's (or its peer's) default,
+        else this manager's."""
+        d = self.cache.known_defaults(st.scheduler)
+        return d.timeout if d is not None else self.default_timeout
+
     def _timeout_of(self, group: list[GangState | None]) -> float:
+        """The shortest wait of the group's gangs (each its own, else its default)."""
         timeouts = [
-            g.spec.schedule_timeout
+            g.spec.schedule_timeout or self.default_timeout_of(g)
             for g in group
-            if g is not None and g.spec is not None and g.spec.schedule_timeout
+            if g is not None and g.spec is not None
         ]
         return min(timeouts) if timeouts else self.default_timeout
 
@@ -321,7 +330,7 @@ class GangManager:
         if st is None or self.free(st):
             return []
         u = self.unit(st)
-        st.last_failure = Failure(reason, message, pod_key, now, diagnosis)
+        st.last_failure = Failure(reason, message, pod_key, now, diagnosis, frozenset((pod_key,)))
         self.cache.changed(st.id)
         if not self.is_strict(st):
             u.failed.add(pod_key)
@@ -332,7 +341,9 @@ class GangManager:
                 self.cache.request_activation([nxt])
             return []
         u.representative = pod_key
-        return self._release_group(st)
+        reject = self._release_group(st)
+        st.last_failure.attempted = frozenset((pod_key, *reject))
+        return reject
 
     def unreserved(self, pod_key: str, now: float) -> tuple[list[str], bool]:
         """Unreserve of an assumed member. Returns (waiting pods to reject, whether it was the
@@ -346,7 +357,7 @@ class GangManager:
         timed_out = u.deadline is not None and now >= u.deadline - 0.05
         # Counted before this member is forgotten: what the gang had reached at the timeout.
         short = [
-            f"{g.spec.display}: {g.placed}/{g.spec.min_member} placed"
+            f"{g.spec.display}: {g.counted}/{g.spec.min_member} placed"
             for g in self._group(st)
             if timed_out and g.spec is not None and not g.min_satisfied()
         ]
@@ -369,7 +380,10 @@ class GangManager:
         # The released member must be retried: if nobody else is queued for the unit, it is.
         if u.representative is None or not self._is_pending(u.representative):
             u.representative = pod_key
-        return self._release_group(st), timed_out
+        reject = self._release_group(st)
+        if timed_out and st.last_failure is not None:
+            st.last_failure.attempted = frozenset((pod_key, *reject))
+        return reject, timed_out
 
     def _release_group(self, st: GangState) -> list[str]:
         """Every waiting member of the gang group, for the plugin to reject. The waiting sets

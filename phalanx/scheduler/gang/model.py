@@ -32,17 +32,45 @@ class GangMode(StrEnum):
     STRICT = "Strict"
     NON_STRICT = "NonStrict"
 
+
+class MatchPolicy(StrEnum):
+    """Which members count towards minMember at Permit (Koordinator's match policy, the
+    `gang.scheduling.koordinator.sh/match-policy` annotation).
+
+    ONCE_SATISFIED: members waiting at Permit or bound; once the gang was allowed to bind,
+    later members (a replacement for a crashed pod) schedule like ordinary pods.
+    WAITING_AND_RUNNING: members waiting at Permit or bound, every time: a new member passes
+    Permit only while the bound ones and the waiting ones reach minMember together.
+    ONLY_WAITING: members waiting at Permit only: every new set of members must reach
+    minMember by itself, however many are running.
+    """
+
+    ONCE_SATISFIED = "once-satisfied"
+    WAITING_AND_RUNNING = "waiting-and-running"
+    ONLY_WAITING = "only-waiting"
+
     @classmethod
-    def parse(cls, value: str | None, default: GangMode | None = None) -> GangMode:
-        """Case-insensitive ("strict", "Non-Strict", "nonstrict" all work); unknown -> default."""
-        fallback = default or cls.STRICT
-        if not value:
-            return fallback
-        norm = value.replace("-", "").replace("_", "").lower()
-        for mode in cls:
-            if mode.value.lower() == norm:
-                return mode
-        return fallback
+    def parse(cls, value: str | None) -> MatchPolicy | None:
+        """The policy spelled exactly as Koordinator spells it; None for anything else."""
+        for policy in cls:
+            if policy.value == value:
+                return policy
+        return None
+
+
+class SatisfiedScope(StrEnum):
+    """How long a gang stays "satisfied once" (its later members scheduled freely).
+
+    OBJECT (Koordinator): for as long as the gang's object exists (a PodGroup), or, for a
+    gang its pods declare, as long as any of its pods exists; a bound member marks it, as
+    a member only binds once its gang passed Permit.
+    PLACEMENT (Phalanx's default): while some member holds a node; once every placed member
+    is gone (the gang was preempted, its pods replaced) the new pods are gang-scheduled
+    again. A gang found with minMember bound (after a restart) is marked.
+    """
+
+    OBJECT = "object"
+    PLACEMENT = "placement"
 
 
 class Source(StrEnum):
@@ -53,6 +81,7 @@ class Source(StrEnum):
     KAI = "kai"  # scheduling.run.ai PodGroup (kai-scheduler)
     VOLCANO = "volcano"  # scheduling.volcano.sh PodGroup (volcano)
     COSCHEDULING = "coscheduling"  # scheduling.sigs.k8s.io PodGroup (+ Koordinator annotations)
+    SCHEDULER_PLUGINS = "schedulerplugins"  # scheduling.x-k8s.io PodGroup (scheduler-plugins)
     ANNOTATION = "annotation"  # Koordinator's annotation-only gangs (no object)
 
 
@@ -163,6 +192,8 @@ class Gang:
     object_ref: ObjectRef | None = None
     # The object's metadata.generation when read (conditions carry it as observedGeneration).
     generation: int | None = None
+    # Which members count towards minMember (None: the profile's default policy).
+    match_policy: MatchPolicy | None = None
     # Reasons the object could not be read completely (surfaced in conditions and events).
     warnings: tuple[str, ...] = field(default=(), compare=False)
 

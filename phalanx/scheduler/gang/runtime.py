@@ -54,7 +54,7 @@ class GangRuntime:
         sources: dict[str, list[GangSource]] | None = None,
     ) -> None:
         self._levels: Levels | None = None
-        self._topologies: dict[str, Any] = {}
+        self._topologies: dict[tuple[int, str], Any] = {}
         all_sources = sources if sources is not None else default_sources(lambda: self._levels)
         served = set(scheduler_names)
         self.cache = GangCache({k: v for k, v in all_sources.items() if k in served})
@@ -130,9 +130,10 @@ class GangRuntime:
         serves = getattr(client, "serves", None)
         skip: set[type] = set()
         if serves is not None:
-            from phalanx.api.grove import ClusterTopology
+            from phalanx.api.grove import ClusterTopology, ClusterTopologyBinding
 
-            for kind in {*(getattr(s, "kind", None) for s in self.cache.sources), ClusterTopology} - {None}:
+            topology_kinds = {ClusterTopology, ClusterTopologyBinding}
+            for kind in {*(getattr(s, "kind", None) for s in self.cache.sources), *topology_kinds} - {None}:
                 try:
                     ok = await serves(kind)
                 except Exception:  # discovery failed: try to watch it anyway
@@ -144,7 +145,7 @@ class GangRuntime:
 
     def attach_informers(self, informers: InformerFactory, *, skip: set[type] | frozenset[type] = frozenset()) -> None:
         from phalanx.api.core import Pod
-        from phalanx.api.grove import ClusterTopology
+        from phalanx.api.grove import ClusterTopology, ClusterTopologyBinding
 
         if self._attached:
             return
@@ -162,14 +163,15 @@ class GangRuntime:
                 self._guard(lambda _old, obj, s=src: self.cache.set_object(s, obj)),
                 self._guard(lambda obj, s=src: self.cache.delete_object(s, obj)),
             )
-        if ClusterTopology in skip:
-            return
-        topo = informers.informer(ClusterTopology)
-        topo.add_handler(
-            self._guard(self._on_topology),
-            self._guard(lambda _old, obj: self._on_topology(obj)),
-            self._guard(lambda obj: self._on_topology(obj, deleted=True)),
-        )
+        for topo_kind in (ClusterTopologyBinding, ClusterTopology):  # Grove's current, legacy
+            if topo_kind in skip:
+                continue
+            topo = informers.informer(topo_kind)
+            topo.add_handler(
+                self._guard(self._on_topology),
+                self._guard(lambda _old, obj: self._on_topology(obj)),
+                self._guard(lambda obj: self._on_topology(obj, deleted=True)),
+            )
 
     @staticmethod
     def _guard(fn: Callable[..., None]) -> Callable[..., None]:
@@ -183,7 +185,8 @@ class GangRuntime:
 
     def _on_topology(self, ct: Any, deleted: bool = False) -> None:
         """Keep the levels of the (first, by name) ClusterTopology for tier/layer lookups."""
-        name = ct.metadata.name or ""
+        # ClusterTopologyBindings first, then legacy ClusterTopologies, each by name.
+        name = (0 if ct.KIND == "ClusterTopologyBinding" else 1, ct.metadata.name or "")
         if deleted:
             self._topologies.pop(name, None)
         else:

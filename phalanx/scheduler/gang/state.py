@@ -11,7 +11,7 @@ from collections.abc import Container
 from dataclasses import dataclass
 from enum import StrEnum
 
-from .model import Gang, GangId
+from .model import Gang, GangId, MatchPolicy, SatisfiedScope
 
 
 class Phase(StrEnum):
@@ -56,6 +56,9 @@ class Failure:
     pod: str  # the member whose failure it was
     at: float  # clock.now()
     diagnosis: dict[str, object] | None = None  # Diagnosis.to_dict() of that member
+    # Members that ran a cycle in this attempt (the failed one and those released from
+    # Permit): the scheduler wrote their PodScheduled condition itself.
+    attempted: frozenset[str] = frozenset()
 
 
 class GangState:
@@ -66,7 +69,7 @@ class GangState:
     __slots__ = (
         "id", "spec", "members", "assumed", "waiting", "bound", "once_satisfied", "resets", "timeouts",
         "last_failure", "version", "_created_in", "_placed", "_placed_in", "_gated", "_order", "_cursor",
-        "_moves", "_quota",
+        "_moves", "_quota", "scheduler", "policy", "scope", "_bound_in", "succeeded",
     )
 
     def __init__(self, gid: GangId, spec: Gang | None = None) -> None:
@@ -86,6 +89,8 @@ class GangState:
         # Attempts that ended in releasing the gang's reservations (strict failure or timeout).
         self.resets = 0
         self.timeouts = 0
+        # Members that left because they ran to completion (phase Succeeded).
+        self.succeeded = 0
         self.last_failure: Failure | None = None
         # Bumped on every change the status controller may report.
         self.version = 0
@@ -99,6 +104,12 @@ class GangState:
         self._quota: tuple[tuple[object, ...], tuple[dict[str | None, int], int] | None] | None = (
             None
         )
+        self._bound_in: dict[str | None, int] = {}
+        # The schedulerName of its members (the profile whose defaults apply), and what the
+        # cache resolved from the spec and those defaults (see gang/defaults.py).
+        self.scheduler: str | None = None
+        self.policy = MatchPolicy.ONCE_SATISFIED
+        self.scope = SatisfiedScope.PLACEMENT
 
     def __repr__(self) -> str:
         return f"GangState({self.id}, created={self.created}, placed={self.placed}, once_satisfied={self.once_satisfied})"
@@ -119,7 +130,8 @@ class GangState:
         self._gated -= m.gated
         self.waiting.discard(key)
         self.assumed.pop(key, None)
-        self.bound.pop(key, None)
+        if self.bound.pop(key, None) is not None:
+            self._bound_in[m.group] -= 1
         self._unplace(key, m.group)
         self._order = None
         return m
@@ -147,8 +159,11 @@ class GangState:
     def bind(self, key: str, node: str) -> None:
         self.assumed.pop(key, None)
         self.waiting.discard(key)
-        self.bound[key] = node
         m = self.members.get(key)
+        if key not in self.bound and m is not None:
+            self._bound_in[m.group] = self._bound_in.get(m.group, 0) + 1
+            self._moves += 1
+        self.bound[key] = node
         if m is not None:
             m.node = node
         self._place(key)
@@ -183,6 +198,40 @@ class GangState:
 
     def placed_in(self, group: str) -> int:
         return self._placed_in.get(group, 0)
+
+    @property
+    def counted(self) -> int:
+        """Members that count towards minMember under the gang's match policy: placed ones
+        (waiting at Permit or bound), or only those waiting for `only-waiting`."""
+        if self.policy is MatchPolicy.ONLY_WAITING:
+            return len(self._placed) - len(self.bound)
+        return len(self._placed)
+
+    def counted_in(self, group: str | None) -> int:
+        n = self._placed_in.get(group, 0)
+        if self.policy is MatchPolicy.ONLY_WAITING:
+            n -= self._bound_in.get(group, 0)
+        return n
+
+    @property
+    def free(self) -> bool:
+        """Members schedule like ordinary pods: satisfied once under `once-satisfied`, or a
+        pod group without gang semantics."""
+        spec = self.spec
+        if spec is not None and not spec.is_gang:
+            return True
+        return self.once_satisfied and self.policy is MatchPolicy.ONCE_SATISFIED
+
+    def _met_after_satisfied(self) -> bool:
+        """Under `waiting-and-running` / `only-waiting`, a gang satisfied once whose placed
+        members still reach every minimum: a new member (a replacement, an extra) is
+        admitted, and Permit counts it under the policy."""
+        spec = self.spec
+        if spec is None or not self.once_satisfied or self.policy is MatchPolicy.ONCE_SATISFIED:
+            return False
+        if len(self._placed) < spec.min_member:
+            return False
+        return all(self._placed_in.get(g.name, 0) >= g.min_member for g in spec.groups)
 
     def is_pending(self, key: str) -> bool:
         """Created, not gated, not placed: could be scheduled now."""
@@ -221,14 +270,19 @@ class GangState:
         """(members still needed per group, members needed beyond every group's own
         minimum), or None when any member counts (satisfied once, or no spec)."""
         spec = self.spec
-        if spec is None or self.once_satisfied or not spec.is_gang:
+        if spec is None or self.free or not spec.is_gang or self._met_after_satisfied():
             return None
         cached = self._quota
-        if cached is not None and cached[0][0] == self._moves and cached[0][1] is spec:
+        if (
+            cached is not None
+            and cached[0][0] == self._moves
+            and cached[0][1] is spec
+            and cached[0][2] is self.policy
+        ):
             return cached[1]
-        stamp = (self._moves, spec)
-        per_group = {g.name: max(0, g.min_member - self.placed_in(g.name)) for g in spec.groups}
-        beyond = max(0, spec.min_member - self.placed - sum(per_group.values()))
+        stamp = (self._moves, spec, self.policy)
+        per_group = {g.name: max(0, g.min_member - self.counted_in(g.name)) for g in spec.groups}
+        beyond = max(0, spec.min_member - self.counted - sum(per_group.values()))
         quota = (per_group, beyond)
         self._quota = (stamp, quota)
         return quota
@@ -257,9 +311,9 @@ class GangState:
         if spec is None or m is None or not spec.is_gang or key in self._placed:
             return False
         g = spec.group(m.group)
-        if g is not None and self.placed_in(g.name) < g.min_member:
+        if g is not None and self.counted_in(g.name) < g.min_member:
             return False
-        return self.placed >= spec.min_member
+        return self.counted >= spec.min_member
 
     def needed_members(self, first: str | None = None) -> list[Member]:
         """The pending (ungated) members that bring the gang to its minimum, per group, in
@@ -321,19 +375,19 @@ class GangState:
         spec = self.spec
         if spec is None:
             return False
-        if self.once_satisfied:
+        if self.free:
             return True
-        if self.placed < spec.min_member:
+        if self.counted < spec.min_member:
             return False
-        return all(self.placed_in(g.name) >= g.min_member for g in spec.groups)
+        return all(self.counted_in(g.name) >= g.min_member for g in spec.groups)
 
     def still_needed(self) -> int:
         """Members that must still be placed to reach minMember (at least one per short group)."""
         spec = self.spec
-        if spec is None or self.once_satisfied:
+        if spec is None or self.free:
             return 0
-        need_total = max(0, spec.min_member - self.placed)
-        need_groups = sum(max(0, g.min_member - self.placed_in(g.name)) for g in spec.groups)
+        need_total = max(0, spec.min_member - self.counted)
+        need_groups = sum(max(0, g.min_member - self.counted_in(g.name)) for g in spec.groups)
         return max(need_total, need_groups)
 
     def touch(self) -> None:

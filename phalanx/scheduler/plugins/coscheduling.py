@@ -16,6 +16,12 @@ Extension points (the rules themselves live in phalanx.scheduler.gang.manager):
 - PostBind: count the member as bound.
 
 Pods that belong to no gang pass every point untouched.
+
+Args (the profile's pluginConfig): `defaultTimeoutSeconds`, `defaultMatchPolicy` and
+`onceSatisfiedScope` default per schedulerName (koord-scheduler: 600 s, once-satisfied,
+object, as Koordinator; default-scheduler: 300 s as kube-scheduler's GangScheduling; the
+others 60 s; gang/defaults.py, docs/koordinator.md); `pendingPodsCondition` writes
+PodScheduled=False on every pending member after a failed attempt.
 """
 
 from __future__ import annotations
@@ -28,7 +34,9 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from phalanx.scheduler.framework.config import COSCHEDULING
+from phalanx.api.core import Node
+from phalanx.scheduler.framework.config import COSCHEDULING, POD_TOPOLOGY_SPREAD
+from phalanx.scheduler.framework.hints import NODE_GREW, ROOM_FREED, node_change_may_help
 from phalanx.scheduler.framework.cycle_state import CycleState
 from phalanx.scheduler.framework.interface import Handle, Plugin
 from phalanx.scheduler.framework.registry import register_plugin
@@ -45,11 +53,14 @@ from phalanx.scheduler.framework.types import (
     QueueingHint,
 )
 from phalanx.scheduler.affinity import self_spread_key
+from phalanx.scheduler.spread import has_hard_spread
 from phalanx.scheduler.plugins.prioritysort import queue_tiers
 from phalanx.scheduler.gang.fit import Need, max_placeable
-from phalanx.scheduler.gang.manager import DEFAULT_SCHEDULE_TIMEOUT, GangManager
-from phalanx.scheduler.gang.model import GangMode
+from phalanx.scheduler.gang.defaults import profile_defaults
+from phalanx.scheduler.gang.manager import GangManager
+from phalanx.scheduler.gang.model import GangMode, MatchPolicy, SatisfiedScope
 from phalanx.scheduler.gang.plan import Item, plan
+from phalanx.scheduler.dra import gangplan
 from phalanx.scheduler.gang.runtime import GangRuntime, member_info
 from phalanx.scheduler.gang.state import GangState
 
@@ -66,8 +77,18 @@ STATE_PER_POD_ONLY = "Coscheduling/perPodOnly"
 class CoschedulingArgs(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
-    # Permit wait for gangs whose object sets none (scheduler-plugins' default is 60s).
-    default_timeout_seconds: float = Field(default=DEFAULT_SCHEDULE_TIMEOUT, gt=0)
+    # Permit wait for gangs whose object sets none; None: the profile's schedulerName default
+    # (koord-scheduler 600 s as Koordinator, default-scheduler 300 s as kube-scheduler's
+    # GangScheduling, others 60 s as scheduler-plugins; see gang/defaults.py).
+    default_timeout_seconds: float | None = Field(default=None, gt=0)
+    # Match policy of gangs whose object sets none (Koordinator's `defaultMatchPolicy`).
+    default_match_policy: MatchPolicy | None = None
+    # How long a gang stays satisfied once: `object` (while its PodGroup exists, Koordinator;
+    # koord-scheduler's default) or `placement` (while a member holds a node; the others').
+    once_satisfied_scope: SatisfiedScope | None = None
+    # After a failed gang attempt, PodScheduled=False/Unschedulable on every pending member
+    # (Koordinator's GangPendingPodsConditionPatch feature, on by default).
+    pending_pods_condition: bool = True
     # Write GangIncomplete / Unschedulable conditions and per-pod Events (gang_status.py).
     status_controller: bool = True
     # Seconds between two status writes for the same gang (coalesces bursts of members).
@@ -85,9 +106,12 @@ class Coscheduling(Plugin):
     def __init__(self, handle: Handle, args: Any = None) -> None:
         args = args if isinstance(args, CoschedulingArgs) else CoschedulingArgs.model_validate(args or {})
         super().__init__(handle, args)
-        self.runtime = GangRuntime.for_handle(handle, args.default_timeout_seconds)
+        self.runtime = GangRuntime.for_handle(handle)
         self.manager: GangManager = self.runtime.manager
         self.cache = self.runtime.cache
+        self.cache.set_defaults(handle.profile_name, profile_defaults(
+            handle.profile_name, args.default_timeout_seconds, args.default_match_policy,
+            args.once_satisfied_scope))
         tiers = queue_tiers(handle)
         # One per scheduler: every profile's Coscheduling shares the same gang runtime.
         if not any(
@@ -98,7 +122,10 @@ class Coscheduling(Plugin):
             from phalanx.scheduler.gang_status import GangStatusController
 
             self.runtime.status = GangStatusController(
-                handle, self.runtime, min_interval=args.status_min_interval_seconds
+                handle,
+                self.runtime,
+                min_interval=args.status_min_interval_seconds,
+                pending_pods_condition=args.pending_pods_condition,
             )
 
     def _tier(self, pod: PodInfo) -> int:
@@ -123,13 +150,42 @@ class Coscheduling(Plugin):
         # (its gang had lost a member or its object). Only the gang's representative can be
         # such a pod: the others wait gated and the gang cache activates them itself, so the
         # event targets the representative alone (a pod ADD costs O(1), not O(gang)).
+        # Room freed (a pod gone or finished, a released reservation, a node added, grown,
+        # uncordoned, untainted or relabelled) may let a gang the whole-gang check rejected
+        # fit. Its gated members cannot be helped by that (they follow the representative).
         return [
             ClusterEventWithHint(
                 ClusterEvent(POD, ActionType.ADD | ActionType.DELETE, "GangMemberChange"),
                 self._unblocked,
                 targets=self._representative_of,
-            )
+            ),
+            ClusterEventWithHint(ROOM_FREED, self._room_may_help, gated=False),
+            ClusterEventWithHint(NODE_GREW, self._room_may_help, gated=False),
         ]
+
+    def _room_may_help(self, pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+        """Only a complete gang's member that counts towards its minimum can have been
+        rejected for room (the others were held in PreFilter: member events wake them)."""
+        st = self.cache.gang_of(pod.key)
+        if (
+            st is None
+            or st.spec is None
+            or GangManager.free(st)
+            or self.manager.blocked(st) is not None
+            or not st.counts_towards_minimum(pod.key)
+        ):
+            return QueueingHint.QUEUE_SKIP
+        if not isinstance(old if new is None else new, Node):
+            return QueueingHint.QUEUE  # an assigned pod's room (or a reservation) freed
+        shapes = {tuple(sorted(pod.requests.items())): pod.requests}
+        for g in self.manager.group(st):
+            for m in g.needed_members(first=pod.key):
+                if m.pod is not None and m.key != pod.key:
+                    req = member_info(self.handle, m).requests
+                    shapes.setdefault(tuple(sorted(req.items())), req)
+        if node_change_may_help(shapes.values(), old, new):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
 
     def _representative_of(self, old: Any, new: Any) -> list[str]:
         other = new if new is not None else old
@@ -183,12 +239,27 @@ class Coscheduling(Plugin):
         unit.plan = None
         needed = [(g, m) for g in group for m in g.needed_members(first=pod.key)]
         shapes = {self._signature(m, pod) for _, m in needed}
-        if len(shapes) > 1 and self.args.whole_gang_placement and self._plannable(group):
+        # DoNotSchedule spread: where a member may go depends on where the members before it
+        # went (PodTopologySpread counts the assumed ones), which neither the plan nor the
+        # room count models. Such gangs are placed member by member, and their room is
+        # counted on the nodes that pass every filter but the spread (spread.py).
+        spread = any(has_hard_spread(self.handle, self._info(m, pod)) for _, m in needed)
+        if self.args.whole_gang_placement and not spread and self._plannable(group):
+            # Members with DRA claims: their nodes and devices are planned together.
+            gangplan.forget(self.handle, [m.key for _, m in needed])
+            infos = [self._info(m, pod) for _, m in needed]
+            claims = gangplan.device_members(self.handle, infos)
+            if claims is not None and not gangplan.interchangeable(self.handle, infos, claims):
+                return self._plan_devices(unit, needed, claims, pod, snap, idx)
+        if (len(shapes) > 1 and self.args.whole_gang_placement and not spread
+                and self._plannable(group)):
             return self._plan(unit, needed, pod, snap, idx)
-        needs = self._needs(group, pod, snap, idx)
+        rows = self._rows_but_spread(pod, snap) if has_hard_spread(self.handle, pod) else idx
+        needs = self._needs(group, pod, snap, rows)
         if not needs:
             return FilterResult.all_pass(idx.size)
-        room = max_placeable(snap.free(idx), needs)
+        free, needs = gangplan.with_devices(self.handle, pod, snap, rows, needs)
+        room = max_placeable(free, needs)
         total = sum(n.count for n in needs)
         if room >= total:
             return FilterResult.all_pass(idx.size)
@@ -196,6 +267,17 @@ class Coscheduling(Plugin):
             idx.size,
             f"node(s) without room for the whole gang ({st.spec.display} needs {total} pods like this one, these nodes fit {room})",
         )
+
+    def _info(self, m: Any, pod: PodInfo) -> PodInfo:
+        return pod if m.key == pod.key or m.pod is None else member_info(self.handle, m)
+
+    def _rows_but_spread(self, pod: PodInfo, snap: Any) -> np.ndarray:
+        """The nodes that pass every filter except PodTopologySpread (a what-if)."""
+        ps = CycleState()
+        ps.write(STATE_PER_POD_ONLY, True)
+        ps.skip_filter_plugins.add(POD_TOPOLOGY_SPREAD)
+        rows = snap.valid_rows()
+        return rows[self.handle.run_filter_plugins(ps, pod, rows).feasible]
 
     def _signature(self, m: Any, pod: PodInfo) -> Any:
         return pod.signature if m.key == pod.key or m.pod is None else member_info(self.handle, m).signature
@@ -271,6 +353,26 @@ class Coscheduling(Plugin):
                 f"node(s) without room for the whole gang (no placement of {name}'s {len(items)} needed members fits every group's minimum)",
             )
         return FilterResult.all_pass(idx.size)  # search budget spent: place member by member
+
+    def _plan_devices(self, unit: Any, needed: list[tuple[GangState, Any]],
+                      claims: list[Any], pod: PodInfo, snap: Any,
+                      idx: np.ndarray) -> FilterResult:
+        """Like `_plan`, with each member's DRA claims allocated jointly per node
+        (dra/gangplan.py): alternative device assignments are tried across the gang."""
+        infos = [self._info(m, pod) for _, m in needed]
+        result = gangplan.plan_members(self.handle, infos, claims, pod, snap, idx,
+                                       self._domains(needed[0][0], snap), STATE_PER_POD_ONLY)
+        if isinstance(result, dict):
+            unit.plan = {k: snap.names[r] for k, (r, _) in result.items()}
+            return self._steer(unit.plan, pod, snap, idx)
+        if result is None:
+            st = needed[0][0]
+            name = st.spec.display if st.spec is not None else st.id
+            return FilterResult.reject_all(
+                idx.size,
+                f"node(s) without room for the whole gang (no placement of {name}'s "
+                f"{len(infos)} needed members fits them and their devices)")
+        return FilterResult.all_pass(idx.size)  # search budget spent: member by member
 
     @staticmethod
     def _domains(st: GangState, snap: Any) -> list[np.ndarray | None]:

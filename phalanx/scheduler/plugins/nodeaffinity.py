@@ -1,21 +1,42 @@
 """NodeAffinity: spec.nodeSelector and required node affinity filter; preferred terms score.
 
-Selectors compile once per distinct (nodeSelector, nodeAffinity) into vectorised checks on
-the snapshot's interned label columns: `In` is `np.isin` on int32 value ids, `Exists` a
-comparison with 0, `Gt`/`Lt` a float comparison on a numeric column.
+As kube-scheduler 1.36's plugin: PreFilter narrows the nodes to those a `metadata.name`
+matchField names (or rejects a pod whose terms name no node in common) and is skipped for
+pods without a node selector or required affinity; Filter checks the plugin's
+`addedAffinity` first ("scheduler-enforced"), then the pod's; Score sums the weights of the
+matched preferred terms (the pod's and `addedAffinity`'s), normalised so the best node
+gets 100. Term semantics (and parse errors) are in phalanx.scheduler.nodeselector.
+
+```yaml
+pluginConfig:
+- name: NodeAffinity
+  args:
+    addedAffinity:                      # applied to every pod of this profile
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms: [{matchExpressions: [{key: pool, operator: In, values: [a]}]}]
+```
+
+Selectors are compiled once per distinct (nodeSelector, nodeAffinity) into vectorised
+checks on the snapshot's interned label columns.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from pydantic import model_validator
 
-from phalanx.api.core import NodeSelectorRequirement, NodeSelectorTerm
+from phalanx.api.base import KubeModel
+from phalanx.api.core import Node
+from phalanx.api.core import NodeAffinity as NodeAffinitySpec
 from phalanx.scheduler.framework.config import NODE_AFFINITY
 from phalanx.scheduler.framework.cycle_state import CycleState
-from phalanx.scheduler.framework.interface import MAX_NODE_SCORE, Plugin
+from phalanx.scheduler.framework.interface import Plugin
 from phalanx.scheduler.framework.registry import register_plugin
+from phalanx.scheduler.framework.status import Status
 from phalanx.scheduler.framework.types import (
     NODE,
     ActionType,
@@ -23,145 +44,201 @@ from phalanx.scheduler.framework.types import (
     ClusterEventWithHint,
     FilterResult,
     PodInfo,
+    PreFilterResult,
+    QueueingHint,
+    Rejection,
 )
+from phalanx.scheduler.nodeselector import (
+    OBJECT_NAME_FIELD,
+    Preferred,
+    RequiredAffinity,
+    Selector,
+    format_errors,
+    parse_preferred,
+    parse_selector,
+    required_affinity,
+)
+from phalanx.scheduler.scoring import default_normalize
 from phalanx.scheduler.snapshot import Snapshot
 
 REASON = "node(s) didn't match Pod's node affinity/selector"
+REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
+REASON_CONFLICT = "pod affinity terms conflict"
+# Why nodes outside PreFilter's node names were not tried (kube's framework wording).
+REASON_NOT_NAMED = f"node(s) didn't satisfy plugin(s) [{NODE_AFFINITY}]"
 
-Matcher = Callable[[Snapshot, np.ndarray], np.ndarray]  # rows -> bool mask
-
-
-def _requirement(req: NodeSelectorRequirement, *, field: bool = False) -> Matcher:
-    key, op, values = req.key, req.operator, list(req.values or ())
-    if field:
-        # matchFields supports metadata.name only (as in Kubernetes).
-        names = set(values) if key == "metadata.name" else set()
-
-        def by_name(snap: Snapshot, idx: np.ndarray) -> np.ndarray:
-            rows = np.fromiter((snap.index[n] for n in names if n in snap.index), dtype=np.int64)
-            hit = np.isin(idx, rows)
-            return hit if op == "In" else ~hit
-
-        return by_name
-    if op in ("In", "NotIn"):
-
-        def isin(snap: Snapshot, idx: np.ndarray) -> np.ndarray:
-            ids = [snap.label_value_id(key, v) for v in values]
-            hit = np.isin(snap.label_column(key)[idx], ids)
-            return hit if op == "In" else ~hit
-
-        return isin
-    if op in ("Exists", "DoesNotExist"):
-
-        def exists(snap: Snapshot, idx: np.ndarray) -> np.ndarray:
-            present = snap.label_column(key)[idx] != 0
-            return present if op == "Exists" else ~present
-
-        return exists
-    if op in ("Gt", "Lt"):
-        try:
-            bound = float(int(values[0]))
-        except (IndexError, ValueError):
-            return lambda snap, idx: np.zeros(idx.size, dtype=bool)
-
-        def compare(snap: Snapshot, idx: np.ndarray) -> np.ndarray:
-            col = snap.numeric_label_column(key)[idx]
-            with np.errstate(invalid="ignore"):
-                return col > bound if op == "Gt" else col < bound
-
-        return compare
-    return lambda snap, idx: np.zeros(idx.size, dtype=bool)
+_ADDED = "addedAffinity"
+_ADDED_REQUIRED = f"{_ADDED}.requiredDuringSchedulingIgnoredDuringExecution"
+_ADDED_PREFERRED = f"{_ADDED}.preferredDuringSchedulingIgnoredDuringExecution"
 
 
-def compile_term(term: NodeSelectorTerm) -> Matcher:
-    """All requirements of a term must hold; an empty term matches nothing."""
-    parts = [_requirement(r) for r in term.match_expressions or ()]
-    parts += [_requirement(r, field=True) for r in term.match_fields or ()]
-    if not parts:
-        return lambda snap, idx: np.zeros(idx.size, dtype=bool)
+class NodeAffinityArgs(KubeModel):
+    """kube-scheduler's NodeAffinityArgs: node affinity added to every pod of the profile."""
 
-    def match(snap: Snapshot, idx: np.ndarray) -> np.ndarray:
-        out = parts[0](snap, idx)
-        for p in parts[1:]:
-            out &= p(snap, idx)
-        return out
+    added_affinity: NodeAffinitySpec | None = None
 
-    return match
-
-
-def compile_selector(selector: dict[str, str]) -> Matcher:
-    items = sorted(selector.items())
-
-    def match(snap: Snapshot, idx: np.ndarray) -> np.ndarray:
-        out = np.ones(idx.size, dtype=bool)
-        for k, v in items:
-            out &= snap.label_column(k)[idx] == snap.label_value_id(k, v)
-        return out
-
-    return match
+    @model_validator(mode="after")
+    def _parses(self) -> NodeAffinityArgs:
+        added = self.added_affinity
+        if added is None:
+            return self
+        errors: list[str] = []
+        if added.required_during_scheduling_ignored_during_execution is not None:
+            sel = added.required_during_scheduling_ignored_during_execution
+            errors += parse_selector(sel, _ADDED_REQUIRED).errors
+        prefs = added.preferred_during_scheduling_ignored_during_execution
+        errors += parse_preferred(prefs, _ADDED_PREFERRED).errors
+        if errors:
+            raise ValueError(format_errors(errors))
+        return self
 
 
-class _Compiled:
-    __slots__ = ("required", "preferred")
+@dataclass(slots=True)
+class _PodAffinity:
+    """A pod's node affinity, parsed once per distinct (nodeSelector, nodeAffinity)."""
 
-    def __init__(self, pod: PodInfo) -> None:
-        spec = pod.pod.spec
-        checks: list[Matcher] = []
-        if spec.node_selector:
-            checks.append(compile_selector(spec.node_selector))
-        na = spec.affinity.node_affinity if spec.affinity else None
-        req = na.required_during_scheduling_ignored_during_execution if na else None
-        if req is not None:
-            terms = [compile_term(t) for t in req.node_selector_terms]
+    required: RequiredAffinity
+    has_required: bool  # a nodeSelector or required terms (else Filter passes every node)
+    skip_pre_filter: bool  # nothing for PreFilter/Filter to do (kube's nil checks)
+    node_names: frozenset[str] | None  # matchFields metadata.name narrowing (None: all)
+    conflict: bool  # every term names nodes, none in common
+    preferred: Preferred | None  # None: the pod has no preferred terms field
 
-            def any_term(snap: Snapshot, idx: np.ndarray) -> np.ndarray:
-                out = np.zeros(idx.size, dtype=bool)
-                for t in terms:
-                    out |= t(snap, idx)
-                return out
 
-            checks.append(any_term)
-        self.required = checks
-        prefs = na.preferred_during_scheduling_ignored_during_execution if na else None
-        self.preferred = [(float(p.weight), compile_term(p.preference)) for p in prefs or () if p.weight]
+def _node_names(spec: Any) -> tuple[frozenset[str] | None, bool]:
+    """The nodes a pod's required terms name by metadata.name In (all of them, when some
+    term names none), and whether they conflict (no node is named by every requirement)."""
+    na = spec.affinity.node_affinity if spec.affinity else None
+    req = na.required_during_scheduling_ignored_during_execution if na else None
+    if req is None or not req.node_selector_terms:
+        return None, False
+    names: set[str] = set()
+    for term in req.node_selector_terms:
+        term_names: set[str] | None = None
+        for r in term.match_fields or ():
+            if r.key == OBJECT_NAME_FIELD and r.operator == "In":
+                values = set(r.values or ())
+                term_names = values if term_names is None else term_names & values
+        if term_names is None:
+            return None, False  # terms are ORed: this one allows every node
+        names |= term_names
+    return (None, True) if not names else (frozenset(names), False)
+
+
+def _parse_pod(pod: PodInfo) -> _PodAffinity:
+    spec = pod.pod.spec
+    na = spec.affinity.node_affinity if spec.affinity else None
+    required = required_affinity(spec)
+    has_required_terms = required.selector is not None
+    names, conflict = _node_names(spec)
+    prefs = na.preferred_during_scheduling_ignored_during_execution if na else None
+    return _PodAffinity(
+        required=required,
+        has_required=bool(required.node_selector) or has_required_terms,
+        skip_pre_filter=not has_required_terms and spec.node_selector is None,
+        node_names=names,
+        conflict=conflict,
+        preferred=parse_preferred(prefs) if prefs is not None else None,
+    )
 
 
 @register_plugin
 class NodeAffinity(Plugin):
     NAME = NODE_AFFINITY
     NODE_LOCAL = True
+    Args = NodeAffinityArgs
 
-    def __init__(self, handle, args=None) -> None:  # type: ignore[no-untyped-def]
-        super().__init__(handle, args)
-        self._compiled: dict[Hashable, _Compiled] = {}
+    def __init__(self, handle: Any, args: NodeAffinityArgs | None = None) -> None:
+        super().__init__(handle, args or NodeAffinityArgs())
+        added = self.args.added_affinity
+        req = added.required_during_scheduling_ignored_during_execution if added else None
+        self.added_required: Selector | None = parse_selector(req) if req is not None else None
+        prefs = added.preferred_during_scheduling_ignored_during_execution if added else None
+        preferred = parse_preferred(prefs)
+        self.added_preferred: Preferred | None = preferred if preferred.terms else None
+        self._pods: dict[Hashable, _PodAffinity] = {}
 
-    def _get(self, pod: PodInfo) -> _Compiled:
+    def _get(self, pod: PodInfo) -> _PodAffinity:
         key = (pod.signature[2], pod.signature[3])  # frozen nodeSelector, nodeAffinity
-        c = self._compiled.get(key)
-        if c is None:
-            if len(self._compiled) > 4096:
-                self._compiled.clear()
-            c = self._compiled[key] = _Compiled(pod)
-        return c
+        parsed = self._pods.get(key)
+        if parsed is None:
+            if len(self._pods) > 4096:
+                self._pods.clear()
+            parsed = self._pods[key] = _parse_pod(pod)
+        return parsed
 
-    def filter(self, state: CycleState, pod: PodInfo, snap: Snapshot, idx: np.ndarray) -> FilterResult:
-        checks = self._get(pod).required
-        if not checks:
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, snap: Snapshot
+    ) -> tuple[PreFilterResult | None, Status]:
+        parsed = self._get(pod)
+        if parsed.skip_pre_filter and self.added_required is None:
+            return None, Status.skip()
+        if parsed.conflict:
+            return None, Status.unresolvable(REASON_CONFLICT)
+        if parsed.node_names is None:
+            return None, Status()
+        rows = sorted(snap.index[n] for n in parsed.node_names if n in snap.index)
+        return PreFilterResult(np.asarray(rows, dtype=np.int64), REASON_NOT_NAMED), Status()
+
+    def filter(
+        self, state: CycleState, pod: PodInfo, snap: Snapshot, idx: np.ndarray
+    ) -> FilterResult:
+        parsed = self._get(pod)
+        if self.added_required is None and not parsed.has_required:
             return FilterResult.all_pass(idx.size)
-        ok = checks[0](snap, idx)
-        for c in checks[1:]:
-            ok &= c(snap, idx)
-        return FilterResult.from_mask(ok, REASON, unresolvable=True)
+        if self.added_required is None:
+            return FilterResult.from_mask(
+                parsed.required.mask(snap, idx), REASON, unresolvable=True
+            )
+        rejections: list[Rejection] = []
+        ok = np.ones(idx.size, dtype=bool)
+        if self.added_required is not None:
+            ok = self.added_required.mask(snap, idx)
+            rejections.append(Rejection(REASON_ENFORCED, ~ok, True))
+        if parsed.has_required:
+            own = parsed.required.mask(snap, idx)
+            rejections.append(Rejection(REASON, ok & ~own, True))
+            ok &= own
+        return FilterResult(ok, rejections)
+
+    def pre_score(self, state: CycleState, pod: PodInfo, snap: Snapshot, idx: np.ndarray) -> Status:
+        preferred = self._get(pod).preferred
+        if preferred is not None and preferred.errors:
+            return Status.error(format_errors(preferred.errors))
+        if preferred is None and self.added_preferred is None:
+            return Status.skip()
+        return Status()
 
     def score(self, state: CycleState, pod: PodInfo, snap: Snapshot, idx: np.ndarray) -> np.ndarray:
         total = np.zeros(idx.size, dtype=np.float64)
-        for weight, term in self._get(pod).preferred:
-            total += weight * term(snap, idx)
+        if self.added_preferred is not None:
+            total += self.added_preferred.scores(snap, idx)
+        preferred = self._get(pod).preferred
+        if preferred is not None:
+            total += preferred.scores(snap, idx)
         return total
 
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: np.ndarray) -> np.ndarray:
-        top = scores.max() if scores.size else 0.0
-        return scores * (MAX_NODE_SCORE / top) if top > 0 else scores
+        return default_normalize(scores)
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        return [ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL))]
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+                self.node_change_hint,
+            )
+        ]
+
+    def node_change_hint(self, pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+        """A node added, or updated from not matching to matching the pod's (and the
+        profile's added) required affinity, may help; other node changes cannot."""
+        if not isinstance(new, Node) or (old is not None and not isinstance(old, Node)):
+            return QueueingHint.QUEUE  # not a node: be safe, as kube is on a decode error
+        if self.added_required is not None and not self.added_required.matches_node(new):
+            return QueueingHint.QUEUE_SKIP
+        required = self._get(pod).required
+        if not required.matches_node(new):
+            return QueueingHint.QUEUE_SKIP
+        if old is None:
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP if required.matches_node(old) else QueueingHint.QUEUE

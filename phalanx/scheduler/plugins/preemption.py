@@ -56,8 +56,29 @@ from phalanx.scheduler.gang.runtime import GangRuntime
 from phalanx.scheduler.gang.state import GangState
 from phalanx.scheduler.snapshot import Snapshot
 
+from phalanx.scheduler.dra.tracker import devices_released
+
 from .coscheduling import STATE_PER_POD_ONLY
 
+
+
+# Scheduler-wide list of `fn(preemptor, victim) -> bool`: a victim any of them refuses is
+# never evicted (with its gang). The queue plugins keep preemption within a queue (KAI).
+VICTIM_FILTERS_KEY = "phalanx.scheduler.preemption.victim_filters"
+
+
+def victim_filters(handle: Any) -> list[Callable[[PodInfo, PodInfo], bool]]:
+    shared = getattr(handle, "shared", None)
+    return shared(VICTIM_FILTERS_KEY, list) if callable(shared) else []
+
+
+# Scheduler-wide list of `fn(victim keys)`, told of every eviction (queue accounting).
+EVICTION_LISTENERS_KEY = "phalanx.scheduler.preemption.eviction_listeners"
+
+
+def eviction_listeners(handle: Any) -> list[Callable[[list[str]], None]]:
+    shared = getattr(handle, "shared", None)
+    return shared(EVICTION_LISTENERS_KEY, list) if callable(shared) else []
 
 
 class DefaultPreemptionArgs(BaseModel):
@@ -84,6 +105,7 @@ class Unit:
 class DefaultPreemption(Plugin):
     NAME = DEFAULT_PREEMPTION
     Args = DefaultPreemptionArgs
+    NO_VICTIMS = "no lower-priority pods to preempt for {what}"
 
     def __init__(self, handle: Handle, args: Any = None) -> None:
         args = args if isinstance(args, DefaultPreemptionArgs) else DefaultPreemptionArgs.model_validate(args or {})
@@ -92,6 +114,9 @@ class DefaultPreemption(Plugin):
         # preemptor unit -> (victim keys still terminating, when evicted)
         self._pending: dict[str, tuple[set[str], float]] = {}
         self.evictions = 0  # pods evicted (tests and bench)
+        self._victim_filters = victim_filters(handle)
+        self._eviction_listeners = eviction_listeners(handle)
+        self._preemptor_pod: PodInfo | None = None  # the failed pod, for the victim filters
 
     async def start(self) -> None:
         """Watch the gang kinds the server serves (shared with the other gang plugins)."""
@@ -100,6 +125,14 @@ class DefaultPreemption(Plugin):
     # --- PostFilter ---------------------------------------------------------------------
 
     def post_filter(self, state: CycleState, pod: PodInfo, fit: FitError) -> tuple[PostFilterResult | None, Status]:
+        result, st = self._preempt(state, pod, fit)
+        # As kube's DefaultPreemption: its own answer carries the "preemption: " prefix, so
+        # other PostFilter plugins' reasons (DynamicResources') read before it, unprefixed.
+        if not st.is_success and st.message:
+            st = Status(st.code, [f"preemption: {st.message}"], plugin=st.plugin)
+        return result, st
+
+    def _preempt(self, state: CycleState, pod: PodInfo, fit: FitError) -> tuple[PostFilterResult | None, Status]:
         if getattr(pod.pod.spec, "preemption_policy", None) == "Never":
             return None, Status.unschedulable("preemptionPolicy is Never")
         snap = self.handle.snapshot()
@@ -112,13 +145,14 @@ class DefaultPreemption(Plugin):
             return None, Status.unschedulable(f"waiting for {waiting} preempted pod(s) to terminate")
 
         shapes, own = self._preemptor(pod, gang)
+        self._preemptor_pod = pod
         if not shapes:
             return None, Status.unschedulable("nothing to place")
         rows = snap.valid_rows()
         units = self._victim_units(snap, rows, pod.priority, own)
         what = f"{gang.spec.display} ({sum(n for _, n in shapes)} members)" if gang is not None and gang.spec else pod.key
         if not units:
-            return None, Status.unschedulable(f"no lower-priority pods to preempt for {what}")
+            return None, Status.unschedulable(self.NO_VICTIMS.format(what=what))
         masks = self._feasible_without(snap, rows, units, [info for info, _ in shapes])
         candidate = np.zeros(rows.size, dtype=bool)
         for m in masks:
@@ -216,7 +250,11 @@ class DefaultPreemption(Plugin):
         state = CycleState()
         state.write(STATE_PER_POD_ONLY, True)
         try:
-            return [self.handle.run_filter_plugins(state, info, rows).feasible for info in shapes]
+            # The victims' DRA claims count as deallocated too (the resourceclaim controller
+            # frees them once the victims are gone).
+            with devices_released(self.handle, [i for u in units for i, _ in u.pods]):
+                return [self.handle.run_filter_plugins(state, info, rows).feasible
+                        for info in shapes]
         finally:
             for info, node in removed:
                 snap.add_pod(info, node)
@@ -266,7 +304,7 @@ class DefaultPreemption(Plugin):
         cache = self.runtime.cache
         for row in rows.tolist():
             for key, info in snap.pods_on(row).items():
-                if key in own or info.priority >= priority:
+                if key in own or info.priority >= priority or not self._may_evict(info):
                     continue
                 st = cache.gang_of(key)
                 if st is not None and st.spec is not None and st.spec.is_gang:
@@ -290,7 +328,7 @@ class DefaultPreemption(Plugin):
                 info = snap.pods_on(row).get(key) if row is not None else None
                 if info is None:
                     continue
-                if key in own or info.priority >= priority:
+                if key in own or info.priority >= priority or not self._may_evict(info):
                     unit.pods = []  # a member outranks the preemptor: the gang cannot be broken up
                     units[name] = unit
                     return
@@ -300,7 +338,16 @@ class DefaultPreemption(Plugin):
         unit.priority = top if top is not None else priority
         units[name] = unit
 
+    def _may_evict(self, victim: PodInfo) -> bool:
+        pod = self._preemptor_pod
+        return pod is None or all(fn(pod, victim) for fn in self._victim_filters)
+
     # --- planning ------------------------------------------------------------------------
+
+    def _accept(self, chosen: Sequence[Unit]) -> str | None:
+        """Why a set of victims that makes room may still not be taken (None: it may).
+        Subclasses add rules (reclaim: the queues' fair shares)."""
+        return None
 
     def _scope_of(self, gang: GangState | None, info: PodInfo) -> PackScope | None:
         """The required pack scope over some groups (not the whole gang: `_domains` plans
@@ -366,17 +413,20 @@ class DefaultPreemption(Plugin):
         chosen = list(units[:lo])
         for u in sorted(chosen, key=Unit.order, reverse=True):  # reprieve
             trial = [x for x in chosen if x is not u]
-            if check(trial) is not None:
+            if check(trial) is not None and (not trial or self._accept(trial) is None):
                 chosen = trial
         placement = check(chosen)
         assert placement is not None
+        refused = self._accept(chosen) if chosen else None
+        if refused is not None:
+            return refused
         return chosen, int(rows[placement])
 
     # --- eviction --------------------------------------------------------------------------
 
     def _evict(self, pod: PodInfo, what: str, chosen: list[Unit], unit_key: str) -> None:
         victims: set[str] = set()
-        msg = f"preempted by {what} (priority {pod.priority})"
+        msg = self._eviction_message(pod, what)
         cache = self.runtime.cache
         for u in chosen:
             for info, _row in u.pods:
@@ -390,6 +440,11 @@ class DefaultPreemption(Plugin):
                 self.handle.evict(info, preemptor=pod, message=msg)
                 self.evictions += 1
         self._pending[unit_key] = (victims, self.handle.clock.now())
+        for fn in self._eviction_listeners:
+            fn(sorted(victims))
+
+    def _eviction_message(self, pod: PodInfo, what: str) -> str:
+        return f"preempted by {what} (priority {pod.priority})"
 
     def _still_terminating(self, unit_key: str, snap: Snapshot) -> int:
         entry = self._pending.get(unit_key)

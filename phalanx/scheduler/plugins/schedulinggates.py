@@ -5,11 +5,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from phalanx.api.core import Pod
 from phalanx.scheduler.framework.config import SCHEDULING_GATES
 from phalanx.scheduler.framework.interface import Plugin
 from phalanx.scheduler.framework.registry import register_plugin
 from phalanx.scheduler.framework.status import Status
-from phalanx.scheduler.framework.types import POD, ActionType, ClusterEvent, ClusterEventWithHint, PodInfo
+from phalanx.scheduler.framework.types import (
+    POD,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    PodInfo,
+    QueueingHint,
+)
 
 
 @register_plugin
@@ -20,15 +28,29 @@ class SchedulingGates(Plugin):
         gates = pod.pod.spec.scheduling_gates
         if not gates:
             return Status()
-        names = ", ".join(g.name for g in gates)
+        # kube prints the names as Go prints a []string: "[foo bar]".
+        names = " ".join(g.name for g in gates)
         return Status.unresolvable(f"waiting for scheduling gates: [{names}]")
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         # Only the pod whose gates went away can be helped (as kube-scheduler's hint says):
         # naming it keeps one gate removal O(1) instead of a scan of every gated pod, which
         # made lifting the gates of N pods O(N^2).
-        return [ClusterEventWithHint(ClusterEvent(POD, ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED),
-                                     targets=_the_pod_itself)]
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(POD, ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED),
+                gates_removed_hint,
+                _the_pod_itself,
+            )
+        ]
+
+
+def gates_removed_hint(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+    if not isinstance(new, Pod) or (old is not None and not isinstance(old, Pod)):
+        return QueueingHint.QUEUE
+    return (
+        QueueingHint.QUEUE if (new.metadata.uid or new.key) == pod.uid else QueueingHint.QUEUE_SKIP
+    )
 
 
 def _the_pod_itself(old: Any, new: Any) -> list[str]:

@@ -295,7 +295,7 @@ class TopologyPacking(Plugin):
                 )
                 feasible &= ~missing
             # Nobody placed yet: keep only domains with room for the scope's remaining members.
-            if not sp.needs or not feasible.any():
+            if not sp.needs or not feasible.any() or self._planned(pod):
                 continue
             free = snap.free(idx)
             ok_domain = np.ones(int(col.max()) + 1, dtype=bool)
@@ -314,6 +314,13 @@ class TopologyPacking(Plugin):
                 )
                 feasible &= ~small
         return FilterResult(feasible, rejections)
+
+    def _planned(self, pod: PodInfo) -> bool:
+        """Coscheduling planned the whole gang into one domain (and steers this member to
+        its planned node): the domain's room is already accounted for."""
+        st = self.runtime.cache.gang_of(pod.key)
+        plan = self.runtime.manager.unit(st).plan if st is not None else None
+        return bool(plan) and pod.key in plan  # type: ignore[operator]
 
     # --- Score -----------------------------------------------------------------------------
 

@@ -143,7 +143,8 @@ def test_coscheduling_podgroup_with_koordinator_annotations() -> None:
     )
     src = default_sources(lambda: LEVELS)[labels.SCHEDULER_KOORDINATOR][0]
     (g,) = src.gangs(pg)
-    assert g.min_member == 3 and g.mode is GangMode.NON_STRICT and g.schedule_timeout == 90.0
+    # As Koordinator: a PodGroup's wait is spec.scheduleTimeoutSeconds, never the annotation.
+    assert g.min_member == 3 and g.mode is GangMode.NON_STRICT and g.schedule_timeout == 30.0
     assert g.gang_group == ("coscheduling:ns/pcs-0-decode", "coscheduling:ns/pcs-0-prefill") and g.in_group
     assert g.packs[0].constraints == (PackConstraint("example.com/rack", True),)
     pod = make_pod("p", labels.SCHEDULER_KOORDINATOR, labels_={labels.LABEL_POD_GROUP: "pcs-0-decode"})

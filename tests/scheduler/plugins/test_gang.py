@@ -91,7 +91,7 @@ def test_incomplete_gang_is_held_with_condition_and_events_then_scheduled() -> N
 def test_schedule_timeout_releases_the_gang_and_records_why() -> None:
     """A NonStrict gang keeps its assumed members when one fails (here: a member whose node
     selector matches no node), so it waits at Permit until the schedule timeout releases every
-    reservation; the PodGroup says why."""
+    reservation; the pods say why (Koordinator's PodGroup schema has no conditions)."""
     pg = CoschedulingPodGroup.model_validate(
         {
             "metadata": {"name": "g", "namespace": "default", "annotations": {labels.ANNOTATION_KOORD_GANG_MODE: "NonStrict"}},
@@ -103,24 +103,24 @@ def test_schedule_timeout_releases_the_gang_and_records_why() -> None:
 
     async def body(client: MemoryCluster, sched: Scheduler):
         async def timed_out() -> bool:
-            c = (await client.get(CoschedulingPodGroup, "g", "default")).status.conditions
-            return any(x.type == CONDITION_GANG_SCHEDULED and x.reason == "GangScheduleTimeout" for x in c)
+            return bool(await _events(client, "GangScheduleTimeout"))
 
         assert await wait_for_condition(timed_out, timeout=120)
-        cond = next(c for c in (await client.get(CoschedulingPodGroup, "g", "default")).status.conditions if c.type == CONDITION_GANG_SCHEDULED)
         waited = sched.client.clock.now() - VIRTUAL_EPOCH
-        return await bound_nodes(client), cond, waited, await _events(client, "GangScheduleTimeout")
+        return await bound_nodes(client), waited, await _events(client, "GangScheduleTimeout")
 
-    bound, cond, waited, events = run_scheduler(body, nodes=[node("n1", gpu=3)], pods=[pg, *pods])
+    bound, waited, events = run_scheduler(body, nodes=[node("n1", gpu=3)], pods=[pg, *pods])
     assert set(bound.values()) == {None}
-    assert cond.status == "False" and "2/3 placed" in cond.message
     assert waited >= 30
+    assert events and all("2/3 placed" in e.message for e in events)
     assert events and all("schedule timeout" in e.message for e in events)
 
 
 def test_members_arriving_one_by_one_cause_no_event_storm() -> None:
-    """64 members created one every 0.1s: one Event object per pod (its count bumped), a
-    handful of condition writes, and the counts in the latest message are current."""
+    """64 members created one every 0.1s: one Event object per pod, a handful of condition
+    writes, and the counts in the latest message are current. The recorder aggregates
+    repeats into one Event, so the storm shows in the Events' `count`: each pod's is bumped
+    at most once per status write (once per verdict), not once per member that arrived."""
     n = 64
 
     async def body(client: MemoryCluster, sched: Scheduler):
@@ -129,14 +129,21 @@ def test_members_arriving_one_by_one_cause_no_event_storm() -> None:
             await client.create(p)
             await asyncio.sleep(0.1)
         assert await sched.wait_idle(timeout=60)
+        # Updates held back by the recorder's interval land with its trailing writes.
+        await asyncio.sleep(sched.events.min_interval + 1)
         status = sched.handles["phalanx-scheduler"].framework.plugins["Coscheduling"].runtime.status
         events = await _events(client, "GangIncomplete")
         return events, status.condition_writes, await _condition(client, "g")
 
     events, writes, cond = run_scheduler(body, nodes=[node("n1", cpu="64")])
-    assert len(events) <= n and len({e.involved_object.name for e in events}) == len(events)
-    assert writes <= 8
-    assert cond is not None and cond.reason == "GangIncomplete" and f"{n}/{n + 1} members created" in cond.message
+    assert len(events) == n and len({e.involved_object.name for e in events}) == n
+    assert 1 <= writes <= 8
+    counts = [e.count or 1 for e in events]
+    assert max(counts) <= writes, counts
+    assert sum(counts) <= n * writes
+    latest = f"{n}/{n + 1} members created"
+    assert all(latest in e.message for e in events), {e.message for e in events}
+    assert cond is not None and cond.reason == "GangIncomplete" and latest in cond.message
 
 
 def test_pods_of_a_missing_gang_object_get_gang_not_found_events() -> None:
@@ -177,13 +184,17 @@ def test_gang_plugins_sit_at_their_extension_points_in_every_default_profile() -
 
     profiles = run_virtual(main)
     assert set(profiles) == {labels.SCHEDULER_DEFAULT, labels.SCHEDULER_KAI, labels.SCHEDULER_VOLCANO,
-                             labels.SCHEDULER_KOORDINATOR, labels.SCHEDULER_PHALANX}
+                             labels.SCHEDULER_KOORDINATOR, labels.SCHEDULER_PHALANX,
+                             "scheduler-plugins-scheduler"}
     for points in profiles.values():
         for point in ("preEnqueue", "preFilter", "filter", "beforePostFilter", "reserve", "permit", "postBind"):
             assert "Coscheduling" in points[point], point
         assert "TopologyPacking" in points["filter"] and "TopologyPacking" in points["score"]
-        # Preemption first; a gang it cannot help reserves room (GangReservation) after it.
-        assert points["postFilter"] == ["DefaultPreemption", "GangReservation"]
+        # An idle DRA claim is deallocated before anyone is evicted (kube's order); then
+        # reclaim between KAI queues (KAI runs reclaim before preempt), then preemption; a
+        # gang neither can help reserves room (GangReservation) after them.
+        assert points["postFilter"] == ["DynamicResources", "QueueReclaim", "DefaultPreemption",
+                                        "GangReservation"]
         assert "InterPodAffinity" in points["filter"] and "InterPodAffinity" in points["score"]
         # The gang check runs after the node filters it counts room on.
         assert points["filter"].index("Coscheduling") > points["filter"].index("NodeResourcesFit")

@@ -188,12 +188,14 @@ def test_preferred_terms_score_and_normalise_like_kube() -> None:
     assert not plugin.pre_score(state, p, s, rows).is_skip
     raw = plugin.score(state, p, s, rows)
     np.testing.assert_allclose(raw, [-5, -5, 10, 0])  # a1, a2: zone a; b1: zone b; c1: no zone
-    np.testing.assert_allclose(plugin.normalize_score(state, p, raw), [0, 0, 100, 100 * 5 / 15])
+    # kube's scores are int64: 100 * 5/15 truncates to 33.
+    np.testing.assert_allclose(plugin.normalize_score(state, p, raw), [0, 0, 100, 33])
 
 
 def test_existing_pods_terms_score_the_incoming_pod() -> None:
     """Existing pods' required affinity counts hardPodAffinityWeight (1); preferred terms
-    their weight."""
+    their weight. ignorePreferredTermsOfExistingPods skips scoring for a pod without preferred
+    terms of its own (kube's only use of it)."""
     s = zoned()
     s.add_pod(PodInfo(pod("a", affinity=affinity(req=[term(ZONE, {"app": "web"})]))), "a1")
     s.add_pod(
@@ -206,9 +208,7 @@ def test_existing_pods_terms_score_the_incoming_pod() -> None:
     plugin.pre_score(state, p, s, rows)
     np.testing.assert_allclose(plugin.score(state, p, s, rows), [1, 1, -3, 0])
     ignoring = InterPodAffinity(_Handle(), {"ignorePreferredTermsOfExistingPods": True})
-    state = CycleState()
-    ignoring.pre_score(state, p, s, rows)
-    np.testing.assert_allclose(ignoring.score(state, p, s, rows), [1, 1, 0, 0])
+    assert ignoring.pre_score(CycleState(), p, s, rows).is_skip
 
 
 def test_nothing_to_do_without_terms_skips() -> None:
@@ -245,3 +245,68 @@ def test_a_gangs_members_keep_apart_from_each_other_while_being_placed() -> None
     assert any(
         "needs 4 pods like this one, these nodes fit 3" in d.message() for d in diags.values()
     )
+
+
+def _exists(key: str, topology_key: str) -> dict[str, Any]:
+    return {"topologyKey": topology_key,
+            "labelSelector": {"matchExpressions": [{"key": key, "operator": "Exists"}]}}
+
+
+def test_scheduler_needs_one_pod_matching_all_required_affinity_terms() -> None:
+    """Issue 20: one pod must match every required affinity term. `foo` runs in zone z1 and
+    `bar` in zone z2 of one region; a pod wanting foo in its region and bar in its zone stays
+    Pending, both nodes counted under the affinity reason (term by term, n2 would pass)."""
+    want = affinity(req=[_exists("foo", "region"), _exists("bar", "zone")])
+
+    async def body(client: MemoryCluster, sched: Scheduler):
+        assert await sched.wait_idle(timeout=30)
+        await client.create(pod("wants", affinity=want))
+        assert await sched.wait_idle(timeout=30)
+        return await bound_nodes(client), sched.diagnosis("default/wants")
+
+    nodes = [node(n, labels={"region": "r1", "zone": z, HOST: n}) for n, z in
+             (("n1", "z1"), ("n2", "z2"))]
+    existing = [pod("foo", labels={"foo": ""}, node_selector={HOST: "n1"}),
+                pod("bar", labels={"bar": ""}, node_selector={HOST: "n2"})]
+    bound, diag = run_scheduler(body, nodes=nodes, pods=existing)
+    assert bound == {"foo": "n1", "bar": "n2", "wants": None}
+    assert diag is not None and diag.reason_counts == {REASON_AFFINITY: 2}
+
+
+def test_scheduler_places_the_first_of_its_kind_when_no_pod_matches_all_terms() -> None:
+    """A pod matching only one of the terms does not count: the pod (which matches all of
+    them itself) is the first of its kind and goes anywhere with the keys."""
+    want = affinity(req=[term(ZONE, {"foo": "bar"}), term(ZONE, {"service": "scan"})])
+
+    async def body(client: MemoryCluster, sched: Scheduler):
+        assert await sched.wait_idle(timeout=30)
+        await client.create(pod("first", labels={"foo": "bar", "service": "scan"}, affinity=want,
+                                node_selector={ZONE: "b"}))
+        assert await sched.wait_idle(timeout=30)
+        return await bound_nodes(client)
+
+    nodes = [node(n, labels={ZONE: n[0], HOST: n}) for n in ("a1", "b1")]
+    only_foo = [pod("p1", labels={"foo": "bar"}, node_selector={HOST: "a1"})]
+    assert run_scheduler(body, nodes=nodes, pods=only_foo)["first"] == "b1"
+
+
+def test_match_label_keys_are_merged_at_creation_and_honoured() -> None:
+    """A rolling update: one pod per node among pods of the same revision
+    (matchLabelKeys: pod-template-hash). The new revision may join the old one's node; a
+    second pod of the same revision may not."""
+    per_node = affinity(anti=[term(HOST, {"app": "web"}, matchLabelKeys=["pod-template-hash"])])
+
+    def web(name: str, rev: str) -> Any:
+        return pod(name, labels={"app": "web", "pod-template-hash": rev}, affinity=per_node,
+                   node_selector={HOST: "n1"})
+
+    async def body(client: MemoryCluster, sched: Scheduler):
+        await client.create(web("old", "v1"))
+        assert await sched.wait_idle(timeout=30)
+        await client.create(web("new", "v2"))
+        await client.create(web("new-twin", "v2"))
+        assert await sched.wait_idle(timeout=30)
+        return await bound_nodes(client)
+
+    bound = run_scheduler(body, nodes=[node("n1", labels={HOST: "n1"})])
+    assert bound["old"] == "n1" and {bound["new"], bound["new-twin"]} == {"n1", None}

@@ -240,3 +240,27 @@ def test_preemption_honours_a_groups_required_pack_domain() -> None:
     by_gang, bound, evictions = run_scheduler(body, nodes=nodes)
     assert evictions == 1
     assert all(by_gang["g"]) and len(set(by_gang["g"])) == 1
+
+
+def test_a_victim_gang_with_a_member_above_the_preemptor_is_not_evicted_in_part() -> None:
+    """Issue 21, "Gang invariants": the victim gang's members have different priorities, one
+    above the preemptor's. Evicting only the lower ones would leave the gang partly running;
+    the gang cannot be broken up, so nothing is evicted and the preemptor waits."""
+    from ..gang.builders import member
+
+    async def body(client: MemoryCluster, sched: Scheduler):
+        await client.create(podgang("mixed", {"w": 2}))
+        await client.create(member("mixed", "w", 0, gpu=1, cpu="100m", priority=0))
+        await client.create(member("mixed", "w", 1, gpu=1, cpu="100m", priority=200))
+        assert await sched.wait_idle(timeout=60)
+        before = await bound_by_gang(client)
+        await client.create(pod("urgent", gpu=1, cpu="100m", priority=100))
+        assert await sched.wait_idle(timeout=120)
+        return before, await bound_nodes(client), _preemption(sched).evictions, \
+            sched.diagnosis("default/urgent")
+
+    before, nodes, evictions, diag = run_scheduler(body, nodes=[node("n1", gpu=2)])
+    assert before == {"mixed": ["n1", "n1"]}
+    assert evictions == 0
+    assert nodes == {"w-0": "n1", "w-1": "n1", "urgent": None}
+    assert diag is not None and "no lower-priority pods to preempt" in diag.message()

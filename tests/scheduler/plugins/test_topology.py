@@ -133,3 +133,22 @@ def test_a_scaled_podgang_tries_its_base_podgangs_preferred_domain_first() -> No
     bound = _scaled_follows_base(required=False)
     assert _racks(bound["b"]) == {"r1"}
     assert _racks(bound["s"]) == {"r1"} and all(bound["s"])
+
+
+def test_placed_members_pin_the_required_domain_even_when_another_looks_better() -> None:
+    """Issue 21, "Gang invariants": once a member is placed, the rest of a required scope go to
+    its domain. Here r2 cannot hold the gang of 2 (a stranger holds 3 of its 4 GPUs), so the
+    first member goes to r1; for the second alone r2-n0 then looks better (bin-packing
+    prefers the fuller node), and only the pin keeps it in r1."""
+    from ..helpers import pod
+
+    async def body(client: MemoryCluster, sched: Scheduler):
+        await client.create(pod("stranger", gpu=3, cpu="100m", node_selector={HOST: "r2-n0"}))
+        assert await sched.wait_idle(timeout=60)
+        for o in [podgang("g", {"w": 2}, required=RACK), *members("g", "w", 2, gpu=1, cpu="100m")]:
+            await client.create(o)
+        assert await sched.wait_idle(timeout=60)
+        return await bound_by_gang(client)
+
+    bound = run_scheduler(body, nodes=rack_nodes({"r1": [2], "r2": [4]}))
+    assert bound["g"] == ["r1-n0", "r1-n0"]

@@ -7,12 +7,14 @@ sources its pods are read with, so one scheduler serves every backend's pods.
 from __future__ import annotations
 
 from phalanx.api import labels
+from phalanx.api.schedulerplugins import SCHEDULER_PLUGINS
 from phalanx.api.workloads import WORKLOAD_KINDS
 
 from .base import GangSource, Levels, LevelsProvider
 from .coscheduling import CoschedulingSource
 from .kai import KaiSource
 from .podgang import PodGangSource
+from .schedulerplugins import SchedulerPluginsSource
 from .volcano import VolcanoSource
 from .workload import PodGroupSource, WorkloadSource
 
@@ -31,6 +33,7 @@ def default_sources(levels: LevelsProvider | None = None) -> dict[str, list[Gang
         labels.SCHEDULER_KAI: [KaiSource()],
         labels.SCHEDULER_VOLCANO: [VolcanoSource(levels)],
         labels.SCHEDULER_KOORDINATOR: [CoschedulingSource(levels)],
+        SCHEDULER_PLUGINS: [SchedulerPluginsSource()],
     }
 
 
@@ -42,6 +45,7 @@ __all__ = [
     "LevelsProvider",
     "PodGangSource",
     "PodGroupSource",
+    "SchedulerPluginsSource",
     "VolcanoSource",
     "WorkloadSource",
     "default_sources",

@@ -30,7 +30,7 @@ class VolcanoSource:
         groups = tuple(MemberGroup(t, n) for t, n in sorted((spec.min_task_member or {}).items()) if n > 0)
         warnings: list[str] = []
         packs: tuple[PackScope, ...] = ()
-        nt = spec.network_topology or {}
+        nt = spec.network_topology.to_dict() if spec.network_topology is not None else {}
         if nt:
             tier = positive_int(nt.get("highestTierAllowed"))
             levels: Levels | None = self._levels() if self._levels else None

@@ -1,0 +1,184 @@
+"""QueueReclaim: a queue below its fair share takes room back from queues above theirs, by
+evicting whole gangs (KAI's reclaim action, with the proportion plugin's rules).
+
+A PostFilter, run before DefaultPreemption as KAI runs reclaim before preempt: fairness
+between queues first, then priority within a queue. For a pod whose job (its gang's pending
+minimum) does not fit:
+
+1. The job's queue may reclaim only if, with the job, it stays within its fair share (a
+   non-preemptible job also within its deserved quota); otherwise the failure says so.
+2. Victims are the running jobs of other leaf queues, whole gangs only (a gang with one
+   member that may not go stays whole), that are preemptible (KAI: priority below 100,
+   whatever the reclaimer's priority) and past their queues' reclaimMinRuntime. They are
+   tried from the queue most over its share, lowest priority first within a queue.
+3. DefaultPreemption's planning then finds the fewest of them that make the whole job fit
+   (its filters, topology, gang packing all count); that set must pass KAI's reclaim rules:
+   each victim queue over its fair share (or over its quota, for a reclaimer within its
+   own), and the reclaimer not ending above an affected sibling's saturation.
+4. The victims are evicted (a "Preempted" Event naming the reclaiming queue) and the pod is
+   nominated; while they terminate, the job waits for them instead of evicting more.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from phalanx.scheduler.framework.cycle_state import CycleState
+from phalanx.scheduler.framework.interface import Handle
+from phalanx.scheduler.framework.registry import register_plugin
+from phalanx.scheduler.framework.status import Code, Status
+from phalanx.scheduler.framework.types import FitError, PodInfo, PostFilterResult
+from phalanx.scheduler.queues.jobs import JobNeeds
+from phalanx.scheduler.queues.minruntime import reclaim_min_runtime
+from phalanx.scheduler.queues.rules import Reclaimer, can_reclaim, describe, reclaimable
+from phalanx.scheduler.queues.runtime import QueueRuntime, request_vec
+from phalanx.scheduler.queues.settings import QueueArgs, parse_args
+from phalanx.scheduler.queues.share import QueueShare, add
+from phalanx.scheduler.snapshot import Snapshot
+
+from .preemption import DefaultPreemption, Unit
+from .queuecapacity import _protected, _seconds, hook_releases
+
+QUEUE_RECLAIM = "QueueReclaim"
+
+
+@register_plugin
+class QueueReclaim(DefaultPreemption):
+    NAME = QUEUE_RECLAIM
+    Args = QueueArgs  # type: ignore[assignment]
+    NO_VICTIMS = "no job of a queue over its fair share to reclaim for {what}"
+
+    def __init__(self, handle: Handle, args: Any = None) -> None:
+        qargs = parse_args(args)
+        super().__init__(handle, {"victimGraceSeconds": qargs.victim_grace_seconds})
+        self.qargs = qargs
+        self.queues = QueueRuntime.for_handle(handle, qargs)
+        self.jobs = JobNeeds(handle)
+        hook_releases(handle, self.queues)
+        self._victim_filters = [self._reclaimable_victim]  # not preemption's (same queue)
+        self._reclaimer: Reclaimer | None = None
+        self._shares: dict[str, QueueShare] = {}
+        self.reclaims = 0  # successful reclaims (tests and bench)
+
+    async def start(self) -> None:
+        await super().start()
+        await self.queues.start(self.handle.client, self.handle.informers)
+
+    # --- PostFilter ---------------------------------------------------------------------
+
+    def post_filter(self, state: CycleState, pod: PodInfo, fit: FitError
+                    ) -> tuple[PostFilterResult | None, Status]:
+        rt = self.queues
+        silent = None, Status(Code.UNSCHEDULABLE)
+        if not rt.active:
+            return silent
+        queue = rt.pod_queue(pod.pod)
+        shares = rt.shares()
+        if queue is None or queue not in shares or shares[queue].children:
+            return silent
+        reclaimer = Reclaimer(queue, list(self.jobs.need(pod)), rt.is_preemptible(pod.pod))
+        if not can_reclaim(shares, reclaimer):
+            q = shares[queue]
+            held = add(q.allocated(), reclaimer.required)
+            return None, Status.unschedulable(
+                f"queue {q.label} reclaims nothing: with this job it would hold "
+                f"{describe(held)}, beyond its fair share of {describe(q.fair_share())}")
+        waiting = self._still_terminating(self.jobs.unit_key(pod), self.handle.snapshot())
+        if waiting:
+            # Unresolvable stops the PostFilter chain: preemption must not add evictions
+            # while the room reclaimed for this job is still being freed.
+            return None, Status.unresolvable(
+                f"waiting for {waiting} reclaimed pod(s) to terminate")
+        self._reclaimer, self._shares = reclaimer, shares
+        try:
+            result, st = super().post_filter(state, pod, fit)
+        finally:
+            self._reclaimer, self._shares = None, {}
+        if st.is_success:
+            self.reclaims += 1
+        elif st.message:
+            st = Status(st.code, [f"reclaim for queue {shares[queue].label}: {st.message}"])
+        return result, st
+
+    # --- victims --------------------------------------------------------------------------
+
+    def _reclaimable_victim(self, preemptor: PodInfo, victim: PodInfo) -> bool:
+        rt, reclaimer = self.queues, self._reclaimer
+        if reclaimer is None:
+            return False
+        vq = rt.pod_queue(victim.pod)
+        q = self._shares.get(vq) if vq is not None else None
+        if q is None or q.children or vq == reclaimer.queue:
+            return False
+        if not rt.is_preemptible(victim.pod) or rt.ledger.is_releasing(victim.key):
+            return False
+        need = reclaim_min_runtime(rt.objects, reclaimer.queue, q.name,
+                                   _seconds(self.qargs.default_reclaim_min_runtime),
+                                   self.qargs.reclaim_resolve_method)
+        return not _protected(victim, need, self.handle.clock.now())
+
+    def _victim_units(self, snap: Snapshot, rows: Any, priority: int, own: set[str]
+                      ) -> list[Unit]:
+        # Priority does not protect a job from another queue's reclaim (KAI); preemptibility
+        # and the minimum runtime do (the victim filter).
+        units = super()._victim_units(snap, rows, math.inf, own)  # type: ignore[arg-type]
+        return self._victim_order(units)
+
+    def _victim_order(self, units: list[Unit]) -> list[Unit]:
+        """KAI's victim order: the queue most over its share gives first; as it gives, it
+        is ranked again (so victims alternate between queues over their share), and within
+        a queue the lowest priority, smallest, newest job goes first."""
+        total = self.queues.total_now()
+        by_queue: dict[str, list[Unit]] = {}
+        for u in units:
+            by_queue.setdefault(self._unit_queue(u) or "", []).append(u)
+        left = {q: self._shares[q].allocated() for q in by_queue if q in self._shares}
+        out: list[Unit] = []
+        while by_queue:
+            def rank(q: str) -> tuple[Any, ...]:
+                share = self._shares.get(q)
+                if share is None:
+                    return (1, 0.0, q)
+                held = left[q]
+                over = all(share.fair_share()[r] < held[r] for r in range(3))
+                return (not over, -share.dominant_share(total, held), q)
+
+            q = min(by_queue, key=rank)
+            u = by_queue[q].pop(0)
+            if not by_queue[q]:
+                del by_queue[q]
+            if q in left:
+                for info, _row in u.pods:
+                    v = request_vec(info.requests)
+                    left[q] = [left[q][r] - v[r] for r in range(3)]
+            out.append(u)
+        return out
+
+    def _unit_queue(self, u: Unit) -> str | None:
+        return self.queues.pod_queue(u.pods[0][0].pod) if u.pods else None
+
+    def _accept(self, chosen: Sequence[Unit]) -> str | None:
+        reclaimer = self._reclaimer
+        if reclaimer is None:
+            return "no reclaimer"
+        by_queue: dict[str, list[list[float]]] = {}
+        for u in chosen:
+            queue = self._unit_queue(u)
+            if queue is None:
+                return "a victim has no queue"
+            vec = [0.0, 0.0, 0.0]
+            for info, _row in u.pods:
+                v = request_vec(info.requests)
+                vec = [vec[r] + v[r] for r in range(3)]
+            by_queue.setdefault(queue, []).append(vec)
+        if reclaimable(self._shares, reclaimer, by_queue, self.qargs.reclaimer_saturation_multiplier):
+            return None
+        names = ", ".join(sorted(by_queue))
+        return (f"taking {len(chosen)} job(s) of queue(s) {names} would leave them below "
+                f"their fair share or queue {reclaimer.queue} above theirs; nothing evicted")
+
+    def _eviction_message(self, pod: PodInfo, what: str) -> str:
+        queue = self._reclaimer.queue if self._reclaimer is not None else "?"
+        return f"reclaimed by {what} of queue {queue} (fair share)"

@@ -1,0 +1,165 @@
+"""PodTopologySpread's profile arguments and its default constraints' selector.
+
+`PodTopologySpreadArgs` is kube-scheduler's (`defaultConstraints`, `defaultingType`), validated
+as kube validates it. `System` (the default) applies kube's system defaults (hostname maxSkew 3,
+zone maxSkew 5, both ScheduleAnyway) to every pod that declares no constraints of its own;
+`List` applies `defaultConstraints`.
+
+A default constraint has no selector of its own: kube derives one per pod
+(helper.DefaultSelector) from the Services that select the pod (their selectors merged) and the
+pod's controller when it is a ReplicationController, ReplicaSet or StatefulSet (its selector
+added). When that selector is empty, kube applies no default constraint at all. The embedded
+cluster serves Services but none of those controller kinds, so there only Services contribute;
+a kind the API registry learns later is looked up the same way (an informer per kind).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from phalanx.api.base import KubeModel
+from phalanx.cluster.selectors import (
+    EVERYTHING,
+    LabelSelector,
+    Requirement,
+    SelectorError,
+    check_labels,
+    parse_label_selector,
+)
+from phalanx.scheduler.spread import DO_NOT_SCHEDULE, SCHEDULE_ANYWAY
+
+SYSTEM = "System"
+LIST = "List"
+# kube's helper.DefaultSelector reads these controller kinds (exact apiVersion and kind).
+RC = ("v1", "ReplicationController")
+CONTROLLER_KINDS = (RC, ("apps/v1", "ReplicaSet"), ("apps/v1", "StatefulSet"))
+
+
+class PodTopologySpreadArgs(KubeModel):
+    default_constraints: list[dict[str, Any]] = Field(default_factory=list)
+    defaulting_type: Literal["System", "List"] = SYSTEM
+
+    @model_validator(mode="after")
+    def _valid(self) -> PodTopologySpreadArgs:
+        errors: list[str] = []
+        if self.defaulting_type == SYSTEM and self.default_constraints:
+            errors.append(
+                'defaultingType: Invalid value: "System": when .defaultConstraints are not empty'
+            )
+        seen: set[tuple[Any, Any]] = set()
+        for i, c in enumerate(self.default_constraints):
+            where = f"defaultConstraints[{i}]"
+            skew = c.get("maxSkew")
+            if not isinstance(skew, int) or skew <= 0:
+                errors.append(
+                    f"{where}.maxSkew: Invalid value: {skew!r}: not in valid range (0, inf)"
+                )
+            key = c.get("topologyKey")
+            if not key:
+                errors.append(f"{where}.topologyKey: Required value: can not be empty")
+            elif (why := check_labels({str(key): ""})) is not None:
+                errors.append(f"{where}.topologyKey: Invalid value: {key!r}: {why}")
+            when = c.get("whenUnsatisfiable")
+            if not when:
+                errors.append(f"{where}.whenUnsatisfiable: Required value: can not be empty")
+            elif when not in (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY):
+                errors.append(f"{where}.whenUnsatisfiable: Unsupported value: {when!r}: "
+                              f"supported values: {DO_NOT_SCHEDULE!r}, {SCHEDULE_ANYWAY!r}")
+            if c.get("labelSelector") is not None:
+                errors.append(f"{where}.labelSelector: Forbidden: constraint must not define a "
+                              "selector, as they deduced for each pod")
+            if (key, when) in seen:
+                errors.append(f"defaultConstraints[{i}]: Duplicate value: {{{key}, {when}}}")
+            seen.add((key, when))
+        if errors:
+            raise ValueError("; ".join(errors))
+        return self
+
+
+# (apiVersion, kind, namespace, name) -> (found, the controller's spec.selector)
+ControllerLookup = Callable[[str, str, str, str], tuple[bool, Any]]
+# namespace -> the spec.selector of each Service there (None: a Service without selector)
+ServiceLookup = Callable[[str], Iterable[Mapping[str, str] | None]]
+
+
+def _no_services(namespace: str) -> list[Mapping[str, str] | None]:
+    return []
+
+
+def _no_controller(api_version: str, kind: str, namespace: str, name: str) -> tuple[bool, Any]:
+    return False, None
+
+
+class DefaultSelectors:
+    """kube-scheduler's helper.DefaultSelector over the cluster's objects."""
+
+    def __init__(
+        self, services: ServiceLookup = _no_services, controllers: ControllerLookup = _no_controller
+    ) -> None:
+        self.services = services
+        self.controllers = controllers
+
+    @classmethod
+    def from_informers(cls, informers: Any) -> DefaultSelectors:
+        """Services through the scheduler's informers, and every controller kind the API
+        registry serves (none on the embedded cluster today)."""
+        from phalanx.api import registry
+        from phalanx.api.core import Service
+
+        svc = informers.informer(Service)
+
+        def services(namespace: str) -> list[Mapping[str, str] | None]:
+            return [s.spec.selector for s in svc.list(namespace)]
+
+        kinds: dict[tuple[str, str], Any] = {}
+        for api_version, kind in CONTROLLER_KINDS:
+            try:
+                kinds[(api_version, kind)] = informers.informer(registry.get(api_version, kind))
+            except LookupError:
+                continue
+
+        def controllers(api_version: str, kind: str, namespace: str, name: str) -> tuple[bool, Any]:
+            inf = kinds.get((api_version, kind))
+            obj = inf.get(name, namespace) if inf is not None else None
+            if obj is None:
+                return False, None
+            return True, getattr(getattr(obj, "spec", None), "selector", None)
+
+        return cls(services, controllers)
+
+    def for_pod(self, pod: Any) -> LabelSelector:
+        """The selector of the pod's Services and controller (empty: nothing selects it)."""
+        labels = pod.labels
+        merged: dict[str, str] = {}
+        for sel in self.services(pod.namespace):
+            if sel is None:
+                continue  # a Service without selector matches nothing
+            if all(labels.get(k) == v for k, v in sel.items()):
+                merged.update(sel)
+        owner = next((r for r in pod.pod.metadata.owner_references if r.controller), None)
+        if owner is None or (owner.api_version, owner.kind) not in CONTROLLER_KINDS:
+            return LabelSelector(_equalities(merged)) if merged else EVERYTHING
+        reqs = _equalities(merged)
+        found, selector = self.controllers(owner.api_version, owner.kind, pod.namespace, owner.name)
+        if not found:
+            return LabelSelector(reqs)
+        if (owner.api_version, owner.kind) == RC:
+            merged.update(selector or {})
+            return LabelSelector(_equalities(merged))
+        if selector is None:
+            return LabelSelector(reqs)  # a nil selector selects nothing: no requirements added
+        try:
+            parsed = parse_label_selector(selector)
+        except SelectorError:
+            return LabelSelector(reqs)
+        return LabelSelector(reqs + parsed.requirements)
+
+
+def _equalities(labels: Mapping[str, str]) -> tuple[Requirement, ...]:
+    return tuple(Requirement(k, "In", (v,)) for k, v in sorted(labels.items()))
+
+
+__all__ = ["DefaultSelectors", "LIST", "PodTopologySpreadArgs", "SYSTEM"]

@@ -1,0 +1,124 @@
+"""The gang verdict written as each gang object's schema allows (issue 22 items 6 and 7):
+with the object where the kind has no status subresource (Volcano), not at all where it has
+no conditions (Koordinator's PodGroup: said once), never with observedGeneration where the
+peer's conditions have none (KAI), and a refusal said once at warning level, not retried in a
+loop and not counted as written."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+
+from phalanx.api.scheduling import CoschedulingPodGroup, KaiPodGroup, VolcanoPodGroup
+from phalanx.cluster.client import Invalid, ServerError
+from phalanx.cluster.clock import run_virtual
+from phalanx.cluster.memory import MemoryCluster
+from phalanx.scheduler.gang.model import ObjectRef
+from phalanx.scheduler.gang.status_write import ConditionWriter
+
+TYPE = "GangScheduled"
+
+
+def _ref(kind: type) -> ObjectRef:
+    return ObjectRef(kind.API_VERSION, kind.KIND, "default", "g")
+
+
+async def _cluster(kind: type) -> MemoryCluster:
+    client = MemoryCluster()
+    await client.create(kind.model_validate({"metadata": {"name": "g", "namespace": "default"},
+                                             "spec": {"minMember": 2}}))
+    return client
+
+
+def test_a_kind_without_status_subresource_gets_the_condition_with_the_object() -> None:
+    async def main() -> None:
+        client = await _cluster(VolcanoPodGroup)
+        writer = ConditionWriter()
+        assert await writer.write(client, _ref(VolcanoPodGroup), TYPE, False, "Unschedulable",
+                                  "no room")
+        live = await client.get(VolcanoPodGroup, "g", "default")
+        assert [(c.type, c.reason) for c in live.status.conditions] == [(TYPE, "Unschedulable")]
+        assert writer.writes == 1
+
+    run_virtual(main)
+
+
+def test_kai_conditions_carry_no_observed_generation() -> None:
+    async def main() -> None:
+        client = await _cluster(KaiPodGroup)
+        live = await client.get(KaiPodGroup, "g", "default")
+        live.spec.min_member = 3
+        await client.update(live)  # generation 2
+        writer = ConditionWriter()
+        assert await writer.write(client, _ref(KaiPodGroup), TYPE, True, "Scheduled", "placed")
+        stored = (await client.get(KaiPodGroup, "g", "default")).to_dict()["status"]
+        assert "observedGeneration" not in stored["conditions"][0]
+        # Written once: the same verdict again is no write (no generation to chase).
+        assert await writer.write(client, _ref(KaiPodGroup), TYPE, True, "Scheduled", "placed")
+        assert writer.writes == 1
+
+    run_virtual(main)
+
+
+def test_a_kind_without_conditions_is_said_once_and_not_written(
+        caplog: pytest.LogCaptureFixture) -> None:
+    async def main() -> None:
+        client = await _cluster(CoschedulingPodGroup)
+        writer = ConditionWriter()
+        with caplog.at_level(logging.WARNING):
+            for reason in ("Unschedulable", "GangIncomplete"):
+                assert await writer.write(client, _ref(CoschedulingPodGroup), TYPE, False,
+                                          reason, "why")
+        assert writer.writes == 0
+        assert (await client.get(CoschedulingPodGroup, "g", "default")).to_dict().get(
+            "status", {}) == {}
+
+    run_virtual(main)
+    said = [r.getMessage() for r in caplog.records]
+    assert said == ["scheduling.sigs.k8s.io/v1alpha1 PodGroup has no status.conditions in its "
+                    "schema: verdicts of its gangs go to their pods only"]
+
+
+def test_a_refused_write_is_said_once_with_the_field_and_not_retried(
+        caplog: pytest.LogCaptureFixture) -> None:
+    attempts: list[str] = []
+
+    async def main() -> None:
+        client = await _cluster(KaiPodGroup)
+
+        def refuse(verb: str, kind: str, key: str) -> Any:
+            if verb == "update_status":
+                attempts.append(key)
+                return Invalid('PodGroup.scheduling.run.ai "g" is invalid: strict decoding '
+                               'error: unknown field "status.conditions[0].observedGeneration"',
+                               kind=kind, name=key,
+                               field="status.conditions[0].observedGeneration")
+            return None
+
+        client.faults.add_hook(refuse)
+        writer = ConditionWriter()
+        with caplog.at_level(logging.WARNING):
+            for reason in ("Unschedulable", "GangIncomplete"):
+                assert await writer.write(client, _ref(KaiPodGroup), TYPE, False, reason, "m")
+        assert (writer.writes, writer.refusals) == (0, 2)
+
+    run_virtual(main)
+    assert len(attempts) == 2  # one attempt per verdict, no retry loop
+    said = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(said) == 1, said
+    assert "field status.conditions[0].observedGeneration" in said[0] and "Invalid" in said[0]
+
+
+def test_a_transient_failure_asks_to_be_tried_again() -> None:
+    async def main() -> None:
+        client = await _cluster(KaiPodGroup)
+        client.faults.add_hook(lambda verb, kind, key: ServerError("injected", kind=kind)
+                               if verb == "update_status" else None)
+        writer = ConditionWriter()
+        assert not await writer.write(client, _ref(KaiPodGroup), TYPE, False, "Unschedulable",
+                                      "m")
+        assert (writer.writes, writer.refusals) == (0, 0)
+
+    run_virtual(main)
