@@ -1,7 +1,7 @@
 """Scheduler backends (GREP-375). Importing this package registers every backend."""
 
 # Each backend module registers itself on import; adding a scheduler = adding a line here.
-from . import kai, koordinator, kube, phalanx_scheduler, volcano  # noqa: F401
+from . import kai, koordinator, kube, phalanx_scheduler, schedulerplugins, volcano  # noqa: F401
 from .admission import BackendCheck, check_podcliqueset
 from .base import (
     Backend,

@@ -14,9 +14,10 @@ One `scheduling.run.ai/v2alpha2` PodGroup per PodGang, named like the PodGang an
       - {name: <PodGang group>, minMember: <minReplicas>, parent?, topologyConstraint?}
 
 Every ClusterTopology is mirrored into KAI's cluster-scoped `kai.scheduler/v1alpha1` Topology
-of the same name, owned by it (see `topology.py`): as soon as it exists, with topology-aware
-scheduling on (`sync_cluster_topology`), and again when a PodGang packs into it. The
-PodGroup's `topologyConstraint.topology` names it.
+of the same name, owned by it: `levels: [{nodeLabel: <key>}]` broadest first, as soon as it
+exists, with topology-aware scheduling on (`sync_cluster_topology`), and again when a PodGang
+packs into it. KAI's levels are immutable, so a changed ClusterTopology replaces the Topology
+(deleted and created again). The PodGroup's `topologyConstraint.topology` names it.
 
 Pods get `schedulerName: kai-scheduler`, the `pod-group-name` annotation and the
 `kai.scheduler/subgroup-name` label. Only the fields above are written on update; what KAI
@@ -27,6 +28,7 @@ PodCliqueSet without one is rejected unless the profile sets `defaultQueue`.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING, ClassVar
 
@@ -34,8 +36,9 @@ from pydantic import Field
 
 from phalanx.api import labels
 from phalanx.api.base import ObjectMeta
-from phalanx.api.kai_topology import KaiTopology, KaiTopologySpec
+from phalanx.api.kai_topology import KaiTopology, KaiTopologyLevel, KaiTopologySpec
 from phalanx.api.scheduling import KaiPodGroup, KaiPodGroupSpec, KaiSubGroup, KaiTopologyConstraint
+from phalanx.cluster.client import NotFound
 
 from . import features, topology
 from .base import (
@@ -54,8 +57,9 @@ from .objects import (
     merge_spec_fields,
     owned_meta,
     podgang_queue,
-    replace_spec,
+    recreate_on_spec_change,
     required_pod_labels,
+    served,
 )
 
 if TYPE_CHECKING:
@@ -63,6 +67,9 @@ if TYPE_CHECKING:
     from phalanx.api.pod import Pod
 
 log = logging.getLogger(__name__)
+_TOPOLOGY_NOT_SERVED = (f"{KaiTopology.API_VERSION} {KaiTopology.KIND} is not served (KAI's "
+                        "topology CRD is not installed): PodGroups name Topologies that "
+                        "cannot be written")
 
 # The PodGroup fields this backend owns; everything else on the object is left alone.
 _merge_managed = merge_spec_fields(
@@ -109,7 +116,7 @@ def kai_podgroup(podgang: PodGang, queue: str | None, topology_name: str | None)
         sub_groups.append(
             KaiSubGroup(
                 name=g.name,
-                min_member=g.min_replicas,
+                min_member=g.min_replicas or None,  # KAI's schema: at least 1 when set
                 parent=parent_of.get(g.name),
                 topology_constraint=_kai_constraint(g.topology_constraint, topology_name),
             )
@@ -117,7 +124,7 @@ def kai_podgroup(podgang: PodGang, queue: str | None, topology_name: str | None)
     return KaiPodGroup(
         metadata=owned_meta(podgang, podgang.name),
         spec=KaiPodGroupSpec(
-            min_member=podgang.min_member(),
+            min_member=podgang.min_member() or None,
             queue=queue,
             priority_class_name=spec.priority_class_name,
             topology_constraint=_kai_constraint(spec.topology_constraint, topology_name),
@@ -127,11 +134,13 @@ def kai_podgroup(podgang: PodGang, queue: str | None, topology_name: str | None)
 
 
 def kai_topology(levels: topology.TopologyLevels) -> KaiTopology:
-    """KAI's Topology mirroring a ClusterTopology (same name, owned by it)."""
+    """KAI's Topology mirroring a ClusterTopology (same name, owned by it): its node-label
+    keys, broadest first. KAI's levels have no name of their own (no domain)."""
     meta = ObjectMeta(name=levels.name, labels={labels.LABEL_MANAGED_BY: labels.MANAGED_BY_VALUE})
     if levels.source is not None and levels.source.metadata.uid:
         meta.owner_references = [levels.source.owner_reference(controller=True, block=False)]
-    return KaiTopology(metadata=meta, spec=KaiTopologySpec.model_validate(levels.kai_topology_spec()))
+    spec = KaiTopologySpec(levels=[KaiTopologyLevel(node_label=lv.key) for lv in levels.levels])
+    return KaiTopology(metadata=meta, spec=spec)
 
 
 def _has_constraints(podgang: PodGang) -> bool:
@@ -147,6 +156,41 @@ class KaiBackend(ConfiguredBackend[KaiBackendConfig]):
     name: ClassVar[str] = "kai-scheduler"
     scheduler_name: ClassVar[str] = labels.SCHEDULER_KAI
     capabilities: frozenset[Capability] = frozenset(Capability)
+    _topology_served: bool | None = None
+
+    def __init__(self, config: KaiBackendConfig) -> None:
+        super().__init__(config)
+        self._topology_lock = asyncio.Lock()
+        self._foreign_topologies: set[str] = set()
+
+    async def _ensure_topology(self, levels: topology.TopologyLevels) -> bool:
+        """KAI's Topology for these levels; False when the server does not serve the kind
+        (said once: the PodGroups then name a Topology KAI cannot find). One writer at a
+        time: the topology controller and PodGang syncs would race to create it."""
+        async with self._topology_lock:
+            return await self._ensure_topology_locked(levels)
+
+    async def _ensure_topology_locked(self, levels: topology.TopologyLevels) -> bool:
+        if self._topology_served is None:
+            self._topology_served = await served(self.client, KaiTopology)
+            if not self._topology_served:
+                log.warning("%s", _TOPOLOGY_NOT_SERVED)
+        if not self._topology_served:
+            return False
+        desired = kai_topology(levels)
+        try:
+            live = await self.client.get(KaiTopology, desired.name)
+        except NotFound:
+            live = None
+        if live is not None and \
+                live.metadata.labels.get(labels.LABEL_MANAGED_BY) != labels.MANAGED_BY_VALUE:
+            if desired.name not in self._foreign_topologies:  # an admin's: never replaced
+                self._foreign_topologies.add(desired.name)
+                log.warning("KAI Topology %s is not the operator's; left as it is",
+                            desired.name)
+            return True
+        await ensure(self.client, desired, recreate_on_spec_change)
+        return True
 
     async def sync_podgang(self, podgang: PodGang) -> None:
         client = self.client
@@ -161,12 +205,12 @@ class KaiBackend(ConfiguredBackend[KaiBackendConfig]):
                 log.warning("PodGang %s: no ClusterTopology for its pack constraints", podgang.key)
             else:
                 topology_name = levels.name
-                await ensure(client, kai_topology(levels), replace_spec)
+                await self._ensure_topology(levels)
         await ensure(client, kai_podgroup(podgang, queue, topology_name), _merge_managed)
 
     async def sync_cluster_topology(self, ct: ClusterTopology) -> None:
-        await ensure(self.client, kai_topology(topology.TopologyLevels.from_cluster_topology(ct)),
-                     replace_spec)
+        if not await self._ensure_topology(topology.TopologyLevels.from_cluster_topology(ct)):
+            raise RuntimeError(_TOPOLOGY_NOT_SERVED)  # the topology controller reports it
 
     async def on_podgang_delete(self, podgang: PodGang) -> None:
         await ensure_deleted(self.client, KaiPodGroup, podgang.name, podgang)

@@ -7,7 +7,9 @@
 - `ensure_deleted`: idempotent delete of an object this PodGang owns;
 - `dns_label`: a name that fits where Kubernetes wants a DNS label (63 characters);
 - `ConfiguredBackend`, `required_pod_labels`, `podgang_queue`: what backends share around
-  their config, `prepare_pod` and queues.
+  their config, `prepare_pod` and queues;
+- `served`: whether the server serves a kind (a peer's optional CRD, e.g. Volcano's
+  HyperNode), from API discovery.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from phalanx.api import labels
 from phalanx.api.base import ObjectMeta, Resource
-from phalanx.cluster.client import AlreadyExists, Conflict, NotFound
+from phalanx.cluster.client import AlreadyExists, ApiError, Conflict, NotFound
 
 from . import features
 from .base import BackendConfig, SyncPending
@@ -67,8 +69,8 @@ def owned_meta(podgang: PodGang, name: str) -> ObjectMeta:
     )
 
 
-def owned_by(obj: Resource, podgang: PodGang) -> bool:
-    return any(ref.uid == podgang.metadata.uid for ref in obj.metadata.owner_references)
+def owned_by(obj: Resource, owner: Resource) -> bool:
+    return any(ref.uid == owner.metadata.uid for ref in obj.metadata.owner_references)
 
 
 def _adopt_metadata(existing: Resource, desired: Resource) -> bool:
@@ -207,6 +209,11 @@ async def ensure(client: Client, desired: T, merge: Merge[T]) -> T:
     raise SyncPending(f"{kind.KIND} {desired.key}: too many conflicting writers; retrying")
 
 
+async def delete_object(client: Client, obj: Resource) -> None:
+    """Delete this very object (uid precondition); gone already or replaced is fine."""
+    await _delete(client, obj)
+
+
 async def _delete(client: Client, obj: Resource) -> None:
     try:
         await client.delete(type(obj), obj.name, obj.namespace, uid=obj.metadata.uid)
@@ -312,3 +319,16 @@ async def owning_podcliqueset(client: Client, podgang: PodGang) -> PodCliqueSet 
         return await client.get(PodCliqueSet, name, podgang.namespace)
     except NotFound:
         return None
+
+
+async def served(client: Client, kind: type[Resource]) -> bool:
+    """Whether the server serves `kind` (its CRD is installed), from API discovery; True
+    when the client cannot tell (the embedded cluster serves every kind) or discovery fails
+    (the write then says what is wrong)."""
+    serves = getattr(client, "serves", None)
+    if serves is None:
+        return True
+    try:
+        return bool(await serves(kind))
+    except ApiError:
+        return True

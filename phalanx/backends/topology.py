@@ -1,8 +1,9 @@
-"""From Grove's ClusterTopology to each scheduler's topology vocabulary.
+"""From Grove's ClusterTopologyBinding to each scheduler's topology vocabulary.
 
 Answers the GREP-375 reviewer concern "ClusterTopology needs a mapping to each backend's
-topology object". A ClusterTopology lists levels broadest first, each a domain name and the
-node-label key that identifies it:
+topology object". A ClusterTopologyBinding (or a legacy ClusterTopology, read where no binding
+of that name exists) lists levels broadest first, each a domain name and the node-label key
+that identifies it:
 
     levels: [{domain: zone, key: topology.kubernetes.io/zone},
              {domain: block, key: example.com/block},
@@ -15,7 +16,7 @@ PodCliqueSet's domain names). Each scheduler wants something different:
 | scheduler          | topology object                          | a required / preferred pack key becomes                       |
 |--------------------|------------------------------------------|---------------------------------------------------------------|
 | kai-scheduler      | kai.scheduler/v1alpha1 Topology, named   | PodGroup `topologyConstraint: {topology: <name>,              |
-|                    | like the ClusterTopology (written by the | requiredTopologyLevel: <key>, preferredTopologyLevel: <key>}` |
+|                    | like the binding, owned by it (by the    | requiredTopologyLevel: <key>, preferredTopologyLevel: <key>}` |
 |                    | backend), levels = `[{nodeLabel: <key>,  | (and the same on each subGroup)                               |
 |                    | alias: <domain>}]` broadest first        |                                                               |
 | volcano            | HyperNodes; tier 1 = the narrowest level | PodGroup `networkTopology: {mode: hard, highestTierAllowed:   |
@@ -28,7 +29,10 @@ PodCliqueSet's domain names). Each scheduler wants something different:
 |                    |                                          | per-PodGroup, feature-gated topologyKey, so a constraint over |
 |                    |                                          | the whole PodGang cannot be written; rejected or ignored per  |
 |                    |                                          | the mismatch policy                                           |
-| phalanx-scheduler  | reads the PodGang and ClusterTopology    | used as is                                                    |
+| phalanx-scheduler  | reads the PodGang and the binding        | used as is                                                    |
+
+A binding's `schedulerTopologyBindings` entry for a backend means an admin manages that
+backend's object: the operator then only compares it with the levels (`kai_topology_drift`).
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from phalanx.api import labels
 from phalanx.cluster.client import NotFound
 
 if TYPE_CHECKING:
-    from phalanx.api.grove import ClusterTopology, PodGang, PodGangTopologyConstraint
+    from phalanx.api.grove import AnyTopology, PodGang, PodGangTopologyConstraint
     from phalanx.cluster.client import Client
 
 HOST_DOMAIN = "host"
@@ -56,18 +60,21 @@ class Level:
 
 
 class TopologyLevels:
-    """A ClusterTopology's levels, broadest first, with lookups both ways."""
+    """A topology's levels, broadest first, with lookups both ways."""
 
     def __init__(
-        self, levels: list[Level], name: str = "", source: ClusterTopology | None = None
+        self, levels: list[Level], name: str = "", source: AnyTopology | None = None
     ) -> None:
         self.levels = tuple(levels)
         self.name = name
-        self.source = source  # the ClusterTopology read, when there is one (owner references)
+        # The ClusterTopologyBinding (or legacy ClusterTopology) read, when there is one: the
+        # owner of what a backend creates from it.
+        self.source = source
         self._by_key = {lv.key: lv for lv in self.levels}
 
     @classmethod
-    def from_cluster_topology(cls, ct: ClusterTopology) -> TopologyLevels:
+    def from_cluster_topology(cls, ct: AnyTopology) -> TopologyLevels:
+        """From a ClusterTopologyBinding or a legacy ClusterTopology (same levels)."""
         return cls([Level(lv.domain, lv.key) for lv in ct.spec.levels], ct.name, ct)
 
     def level_of_key(self, key: str) -> Level | None:
@@ -79,7 +86,7 @@ class TopologyLevels:
     # --- KAI ----------------------------------------------------------------------------
 
     def kai_topology_spec(self) -> dict[str, Any]:
-        """spec of the kai.scheduler/v1alpha1 Topology mirroring this ClusterTopology
+        """spec of the kai.scheduler/v1alpha1 Topology mirroring this topology
         (the domain name becomes the level's alias)."""
         return {"levels": [{"nodeLabel": lv.key, "alias": lv.domain} for lv in self.levels]}
 
@@ -170,22 +177,41 @@ def koordinator_network_topology_annotation(
     return json.dumps({"gatherStrategy": rules}, separators=(",", ":"))
 
 
-async def podgang_topology(client: Client, podgang: PodGang) -> TopologyLevels | None:
-    """The ClusterTopology a PodGang's constraints refer to: the one named by the PodGang's
-    `grove.io/topology-name` annotation, else the cluster's only ClusterTopology. None when
-    there is none (or several and no name)."""
-    from phalanx.api.grove import ClusterTopology
+async def get_topology(client: Client, name: str) -> AnyTopology | None:
+    """The ClusterTopologyBinding `name`, else the legacy ClusterTopology `name`; None when
+    neither exists (or the server serves neither kind)."""
+    from phalanx.api.grove import ClusterTopology, ClusterTopologyBinding
 
-    name = podgang.metadata.annotations.get(labels.ANNOTATION_TOPOLOGY_NAME)
-    if name:
+    for kind in (ClusterTopologyBinding, ClusterTopology):
         try:
-            return TopologyLevels.from_cluster_topology(await client.get(ClusterTopology, name))
+            return await client.get(kind, name)  # type: ignore[no-any-return]
         except NotFound:
-            return None
-    found = (await client.list(ClusterTopology)).items
-    if len(found) == 1:
-        return TopologyLevels.from_cluster_topology(found[0])
+            continue
     return None
+
+
+async def podgang_topology(client: Client, podgang: PodGang) -> TopologyLevels | None:
+    """The topology a PodGang's constraints refer to: the one its `grove.io/topology-name`
+    annotation names (as Grove's backends read it; the operator writes it whenever it
+    translates a constraint). None without the annotation or when it names nothing."""
+    name = podgang.metadata.annotations.get(labels.ANNOTATION_TOPOLOGY_NAME)
+    if not name:
+        return None
+    found = await get_topology(client, name)
+    return TopologyLevels.from_cluster_topology(found) if found is not None else None
+
+
+def kai_topology_drift(levels: TopologyLevels, live: Any | None, name: str
+                       ) -> tuple[bool, str, int]:
+    """(in sync, why not, generation compared) of an admin-managed KAI Topology against the
+    binding's levels: the same node-label keys in the same order (KAI compares keys only)."""
+    if live is None:
+        return False, f"KAI Topology {name!r} not found", 0
+    generation = live.metadata.generation or 0
+    have = [lv.node_label for lv in live.spec.levels]
+    if have != [lv.key for lv in levels.levels]:
+        return False, "KAI Topology levels differ from ClusterTopologyBinding levels", generation
+    return True, "", generation
 
 
 def pack_keys(tc: PodGangTopologyConstraint | None) -> tuple[str | None, str | None]:
@@ -194,3 +220,35 @@ def pack_keys(tc: PodGangTopologyConstraint | None) -> tuple[str | None, str | N
     if pack is None:
         return None, None
     return pack.required, pack.preferred
+
+
+async def check_topology_drift(client: Client, backend: Any, ct: AnyTopology, reference: str
+                               ) -> tuple[bool, str, int]:
+    """Whether the admin-managed topology object `reference` of `backend` matches `ct`'s
+    levels: (in sync, why not, its generation; 0 when not found). A backend may bring its
+    own `check_topology_drift(ct, reference)`; KAI's Topology is compared here."""
+    own = getattr(backend, "check_topology_drift", None)
+    if own is not None:
+        return await own(ct, reference)  # type: ignore[no-any-return]
+    if getattr(backend, "name", None) != "kai-scheduler":
+        return False, f"{getattr(backend, 'name', backend)} cannot check its topology object", 0
+    from phalanx.api.kai_topology import KaiTopology
+
+    try:
+        live = await client.get(KaiTopology, reference)
+    except NotFound:
+        live = None
+    return kai_topology_drift(TopologyLevels.from_cluster_topology(ct), live, reference)
+
+
+def topology_kind(backend: Any) -> type | None:
+    """The kind of the topology object a backend keeps (KAI's Topology), to watch for drift;
+    a backend may name its own with a `topology_kind` attribute."""
+    own = getattr(backend, "topology_kind", None)
+    if own is not None:
+        return own  # type: ignore[no-any-return]
+    if getattr(backend, "name", None) == "kai-scheduler":
+        from phalanx.api.kai_topology import KaiTopology
+
+        return KaiTopology
+    return None

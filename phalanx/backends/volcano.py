@@ -13,17 +13,28 @@ Pods get `schedulerName: volcano` and the annotations `scheduling.k8s.io/group-n
 PodGroup) and `volcano.sh/task-spec` (the task, i.e. the PodGang group, that minTaskMember
 counts). Volcano packs a whole PodGroup into one HyperNode tier; it has no per-group
 (clique) or nested constraint, and no tier for a single host (see `topology.py`).
+
+The tiers name `topology.volcano.sh/v1alpha1` HyperNodes, which this backend writes for each
+ClusterTopology (`volcano_hypernodes.py`): when the ClusterTopology appears or changes
+(`sync_cluster_topology`), and when a PodGang packs into it, at most every
+`HYPERNODE_REFRESH` seconds (nodes come and go; one node list per refresh, and only the
+HyperNodes that changed are written). A cluster without the HyperNode CRD gets none; the
+backend says so once. Volcano's PodGroup CRD has no status subresource: its status is
+Volcano's, written with the object.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import Field
 
 from phalanx.api import labels
-from phalanx.api.scheduling import VolcanoPodGroup, VolcanoPodGroupSpec
+from phalanx.api.core import Node
+from phalanx.api.scheduling import VolcanoNetworkTopology, VolcanoPodGroup, VolcanoPodGroupSpec
+from phalanx.api.volcano_topology import HyperNode
 
 from . import features, topology
 from .base import (
@@ -37,21 +48,31 @@ from .base import (
 )
 from .objects import (
     ConfiguredBackend,
+    delete_object,
     ensure,
     ensure_deleted,
     merge_spec_fields,
+    owned_by,
     owned_meta,
     podgang_queue,
+    replace_spec,
     required_pod_labels,
+    served,
 )
+from .volcano_hypernodes import hypernode_tree
 
 if TYPE_CHECKING:
-    from phalanx.api.grove import PodCliqueSet, PodGang
+    from phalanx.api.grove import ClusterTopology, PodCliqueSet, PodGang
     from phalanx.api.pod import Pod
 
 log = logging.getLogger(__name__)
 
 VOLCANO_DEFAULT_QUEUE = "default"  # the queue Volcano creates at install
+# Seconds between two HyperNode refreshes of one topology driven by PodGang syncs.
+HYPERNODE_REFRESH = 30.0
+_NOT_SERVED = (f"{HyperNode.API_VERSION} {HyperNode.KIND} is not served (Volcano's network "
+               "topology CRD is not installed): pack constraints name HyperNode tiers that "
+               "cannot be written")
 # The PodGroup fields this backend owns; Volcano's own (minResources, ...) are kept.
 _merge_managed = merge_spec_fields(
     "min_member", "min_task_member", "queue", "priority_class_name", "network_topology"
@@ -74,6 +95,7 @@ def volcano_podgroup(
 ) -> VolcanoPodGroup:
     """The Volcano PodGroup for `podgang` (pure: unit-tested field by field)."""
     required, preferred = topology.pack_keys(podgang.spec.topology_constraint)
+    network = topology.volcano_network_topology(levels, required, preferred)
     return VolcanoPodGroup(
         metadata=owned_meta(podgang, podgang.name),
         spec=VolcanoPodGroupSpec(
@@ -81,7 +103,7 @@ def volcano_podgroup(
             min_task_member={g.name: g.min_replicas for g in podgang.spec.pod_groups} or None,
             queue=queue,
             priority_class_name=podgang.spec.priority_class_name,
-            network_topology=topology.volcano_network_topology(levels, required, preferred),
+            network_topology=VolcanoNetworkTopology.model_validate(network) if network else None,
         ),
     )
 
@@ -96,6 +118,13 @@ class VolcanoBackend(ConfiguredBackend[VolcanoBackendConfig]):
          Capability.POD_PLACEMENT_FIELDS}
     )
 
+    def __init__(self, config: VolcanoBackendConfig) -> None:
+        super().__init__(config)
+        self._hypernodes_served: bool | None = None
+        # topology name -> (when its HyperNodes were last synced, name -> spec written).
+        self._hypernodes: dict[str, tuple[float, dict[str, Any]]] = {}
+        self._hypernodes_lock = asyncio.Lock()
+
     async def sync_podgang(self, podgang: PodGang) -> None:
         client = self.client
         queue = await podgang_queue(client, podgang, labels.LABEL_VOLCANO_QUEUE)
@@ -103,9 +132,62 @@ class VolcanoBackend(ConfiguredBackend[VolcanoBackendConfig]):
         if podgang.spec.topology_constraint is not None:
             levels = await topology.podgang_topology(client, podgang)
             if levels is None:
-                log.warning("PodGang %s: no ClusterTopology to map its pack constraint", podgang.key)
+                log.warning("PodGang %s: no ClusterTopology to map its pack constraint",
+                            podgang.key)
+            else:
+                last = self._hypernodes.get(levels.name)
+                if last is None or client.clock.now() - last[0] >= HYPERNODE_REFRESH:
+                    await self._sync_hypernodes(levels)
         desired = volcano_podgroup(podgang, queue or self.config.default_queue, levels)
         await ensure(client, desired, _merge_managed)
+
+    async def sync_cluster_topology(self, ct: ClusterTopology) -> None:
+        """The topology's HyperNodes (the topology controller reports a failure, e.g. the
+        HyperNode CRD not installed, in the topology's status)."""
+        if not await self._sync_hypernodes(topology.TopologyLevels.from_cluster_topology(ct),
+                                           look=True):
+            raise RuntimeError(_NOT_SERVED)
+
+    async def _sync_hypernodes(self, levels: topology.TopologyLevels, *,
+                               look: bool = False) -> bool:
+        """Write the topology's HyperNodes for the current nodes; delete the ones it owns
+        that no domain needs any more. False when the server does not serve HyperNodes.
+        PodGang syncs write only what changed since the last sync; the topology controller
+        (`look`) checks every one, so a changed or deleted HyperNode is repaired. One sync
+        at a time (both would race)."""
+        async with self._hypernodes_lock:
+            return await self._sync_hypernodes_locked(levels, look)
+
+    async def _sync_hypernodes_locked(self, levels: topology.TopologyLevels, look: bool) -> bool:
+        client = self.client
+        if self._hypernodes_served is None:
+            self._hypernodes_served = await served(client, HyperNode)
+            if not self._hypernodes_served:
+                log.warning("%s", _NOT_SERVED)
+        if not self._hypernodes_served:
+            return False
+        nodes = (await client.list(Node)).items
+        tree = hypernode_tree(levels, (n.metadata.labels for n in nodes))
+        _, written = self._hypernodes.get(levels.name, (0.0, {}))
+        wanted = {h.name: h.spec for h in tree}
+        for hn in tree:
+            if look or written.get(hn.name) != hn.spec:
+                await ensure(client, hn, replace_spec)
+        if look or not written or written.keys() - wanted.keys():  # or domains went away
+            await self._delete_stale_hypernodes(levels, wanted)
+        self._hypernodes[levels.name] = (client.clock.now(), wanted)
+        return True
+
+    async def _delete_stale_hypernodes(self, levels: topology.TopologyLevels,
+                                       wanted: dict[str, Any]) -> None:
+        source = levels.source
+        if source is None or not source.metadata.uid:
+            return
+        found = await self.client.list(
+            HyperNode, label_selector={labels.LABEL_MANAGED_BY: labels.MANAGED_BY_VALUE})
+        for hn in found.items:
+            if hn.name not in wanted and owned_by(hn, source):
+                await delete_object(self.client, hn)
 
     async def on_podgang_delete(self, podgang: PodGang) -> None:
         await ensure_deleted(self.client, VolcanoPodGroup, podgang.name, podgang)
@@ -140,6 +222,9 @@ SPEC = register_backend(
         name=VolcanoBackend.name,
         config_model=VolcanoBackendConfig,
         factory=VolcanoBackend,
-        rbac=(("scheduling.volcano.sh", ("podgroups",), OWNED_OBJECT_VERBS),),
+        rbac=(
+            ("scheduling.volcano.sh", ("podgroups",), OWNED_OBJECT_VERBS),
+            ("topology.volcano.sh", ("hypernodes",), OWNED_OBJECT_VERBS),
+        ),
     )
 )

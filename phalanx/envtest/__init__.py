@@ -17,6 +17,8 @@ Layer: above `sim` (it reuses the simulated kubelet and cluster specs), below `c
 `phalanx bench` can start one).
 """
 
+from .accounts import bind_cluster_role
+from .audit import AuditEvent, client_errors
 from .binaries import Binaries, BinariesNotFound, find_binaries
 from .components import DEFAULT_CONTROLLERS, Component
 from .controlplane import ControlPlane, ControlPlaneOptions
@@ -25,6 +27,7 @@ from .kubelet import Kubelet, running_kubelet
 from .logs import find_tracebacks
 from .manifests import apply_documents
 from .nodes import NOT_READY_TAINT, create_nodes, delete_nodes, gpu_cluster_spec
+from .peer_crds import PEERS, PeerCRDsNotFound, peer_crds, peer_crds_dir
 from .process import ManagedProcess, live_processes, stop_all
 from .services import (
     PhalanxService,
@@ -35,6 +38,8 @@ from .services import (
 from .wait import Pending, WaitTimeout, wait_until, wait_until_async
 
 __all__ = [
+    "AuditEvent", "PEERS", "PeerCRDsNotFound", "bind_cluster_role", "client_errors",
+    "peer_crds", "peer_crds_dir",
     "Binaries", "BinariesNotFound", "apply_documents", "Component", "ControlPlane", "ControlPlaneOptions",
     "DEFAULT_CONTROLLERS", "Kubelet", "ManagedProcess", "NOT_READY_TAINT", "Pending",
     "PhalanxService", "WaitTimeout", "create_nodes", "delete_nodes", "find_binaries",

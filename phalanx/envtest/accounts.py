@@ -39,3 +39,21 @@ def service_account_kubeconfig(path: Path, server: str, admin_token: str, namesp
                                name: str) -> Path:
     token = create_service_account(server, admin_token, namespace, name)
     return write_kubeconfig(path, server, token, namespace=namespace, name=f"sa-{name}")
+
+
+def bind_cluster_role(server: str, admin_token: str, namespace: str, name: str, *,
+                      role: str = "cluster-admin") -> None:
+    """A ClusterRoleBinding `<namespace>-<name>-<role>` of ServiceAccount namespace/name to
+    `role` (idempotent): for tests that check what a process wrote (the audit log records
+    service accounts' writes), not what RBAC lets it do."""
+    try:
+        http_post_json(f"{server}/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": f"{namespace}-{name}-{role}"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                        "name": role},
+            "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": namespace}]},
+            token=admin_token)
+    except urllib.error.HTTPError as err:
+        if err.code != 409:
+            raise

@@ -77,3 +77,8 @@ def read_audit_log(path: Path, *, user: str | None = None) -> list[AuditEvent]:
                                                        .get("code", 0)),
                               raw.get("requestReceivedTimestamp", "")))
     return out
+
+
+def client_errors(events: list[AuditEvent]) -> list[AuditEvent]:
+    """The writes the API server answered with a 4xx (refused, not found, conflict...)."""
+    return [e for e in events if 400 <= e.code < 500]

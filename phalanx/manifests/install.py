@@ -39,7 +39,7 @@ def install_config(scheduler: bool = True) -> OperatorConfiguration:
     empty configuration means only default-scheduler) plus what the install itself runs:
     the `phalanx-scheduler` profile when the Phalanx scheduler is deployed (the examples'
     schedulerName), and topology-aware scheduling, so the examples' rack and block
-    constraints reach the PodGangs once a ClusterTopology exists
+    constraints reach the PodGangs once a ClusterTopologyBinding exists
     (examples/cluster-topology.yaml). examples/operator-config.yaml is this configuration,
     for running the operator outside the cluster."""
     cfg = OperatorConfiguration()
@@ -183,7 +183,8 @@ def _webhook_configs(opts: InstallOptions, kinds: list[tuple[str, str, str]]) ->
 
 def install_manifests(opts: InstallOptions | None = None) -> list[dict[str, Any]]:
     from phalanx.api.crds import GROVE_CRD_KINDS, crds
-    from phalanx.api.grove import ClusterTopology, PodCliqueSet
+    from phalanx.api.grove import ClusterTopology, ClusterTopologyBinding, PodCliqueSet
+    from phalanx.api.core import Service
     from phalanx.api.podgang import PodGang
     from phalanx.backends.rbac import rbac_rules
     from phalanx.backends.registry import BackendRegistry
@@ -202,7 +203,8 @@ def install_manifests(opts: InstallOptions | None = None) -> list[dict[str, Any]
         docs.append({"apiVersion": "v1", "kind": "ServiceAccount",
                      "metadata": _meta(component_account(component), component, ns)})
 
-    owned = [k for k in GROVE_CRD_KINDS if k is not ClusterTopology]
+    topologies = [ClusterTopologyBinding, ClusterTopology]  # read (and the binding's status)
+    owned = [k for k in GROVE_CRD_KINDS if k not in topologies]
     # Built as the operator will build it, so a profile config it would refuse at start-up
     # (BackendConfigError naming the field) is refused here, not after the install.
     backend_rules = rbac_rules(BackendRegistry.from_config(cfg))
@@ -213,12 +215,13 @@ def install_manifests(opts: InstallOptions | None = None) -> list[dict[str, Any]
                                             f"{SCHEDULER!r} (its pods would be rejected as "
                                             "'not enabled'), or install with --no-scheduler")])
     docs += _role_pair(OPERATOR, "operator", ns, operator_rules(
-        owned, [ClusterTopology], backend_rules,
+        owned, topologies, backend_rules, status_of=[ClusterTopologyBinding],
         webhook_configurations=[MUTATING, VALIDATING] if opts.webhook else []), cluster=True)
     docs += _role_pair(OPERATOR, "operator", ns, namespaced_rules(secret=secret), cluster=False)
     if opts.scheduler:
         docs += _role_pair(SCHEDULER, "scheduler", ns,
-                           scheduler_rules(PodGang, [], [ClusterTopology]), cluster=True)
+                           # Services: PodTopologySpread's default constraints select by them
+                           scheduler_rules(PodGang, [], [*topologies, Service]), cluster=True)
         docs += _role_pair(SCHEDULER, "scheduler", ns, namespaced_rules(secret=None),
                            cluster=False)
 
@@ -254,7 +257,8 @@ def install_manifests(opts: InstallOptions | None = None) -> list[dict[str, Any]
                          {"name": "webhook", "port": 443, "targetPort": hook_port,
                           "protocol": "TCP"}]}})
         group, _, version = PodCliqueSet.API_VERSION.rpartition("/")
-        docs += _webhook_configs(opts, [(group, version, PodCliqueSet.PLURAL)])
+        docs += _webhook_configs(opts, [(group, version, PodCliqueSet.PLURAL),
+                                        (group, version, ClusterTopologyBinding.PLURAL)])
     return docs
 
 

@@ -30,8 +30,10 @@ def _group(cls: type[Resource]) -> str:
 
 def operator_rules(
     owned: list[type[Resource]], read_only: list[type[Resource]], backend_rules: list[dict],
-    *, webhook_configurations: list[str],
+    *, webhook_configurations: list[str], status_of: Sequence[type[Resource]] = (),
 ) -> list[dict[str, Any]]:
+    """`status_of`: read-only kinds whose status the operator writes (the
+    ClusterTopologyBinding's SchedulerTopologyDrift)."""
     rules: list[dict[str, Any]] = []
     by_group: dict[str, list[str]] = {}
     for cls in owned:
@@ -43,6 +45,9 @@ def operator_rules(
                       "verbs": ["get", "patch", "update"]})
     for cls in read_only:
         rules.append({"apiGroups": [_group(cls)], "resources": [cls.PLURAL], "verbs": READ})
+    for cls in status_of:
+        rules.append({"apiGroups": [_group(cls)], "resources": [f"{cls.PLURAL}/status"],
+                      "verbs": ["get", "patch", "update"]})
     rules += [
         {"apiGroups": [""], "resources": ["pods", "services"], "verbs": WRITE},
         {"apiGroups": [""], "resources": ["nodes", "namespaces"], "verbs": READ},
@@ -62,8 +67,9 @@ def operator_rules(
 
 def scheduler_rules(podgang: type[Resource], scheduler_objects: list[dict],
                     read_only: Sequence[type[Resource]] = ()) -> list[dict]:
-    """`read_only`: further kinds its informers watch (the ClusterTopology, whose levels the
-    topology plugins read); without them its caches never sync."""
+    """`read_only`: further kinds its informers watch (ClusterTopologyBindings and legacy
+    ClusterTopologies, whose levels the topology plugins read); without them its caches
+    never sync."""
     group = _group(podgang)
     return [
         *({"apiGroups": [_group(cls)], "resources": [cls.PLURAL], "verbs": READ}
@@ -73,6 +79,21 @@ def scheduler_rules(podgang: type[Resource], scheduler_objects: list[dict],
         {"apiGroups": [""], "resources": ["pods/status"], "verbs": ["patch", "update"]},
         {"apiGroups": [""], "resources": ["nodes", "namespaces"], "verbs": READ},
         {"apiGroups": ["scheduling.k8s.io"], "resources": ["priorityclasses"], "verbs": READ},
+        # VolumeBinding pre-binds PVs and annotates claims (as kube-scheduler's ClusterRole).
+        {"apiGroups": [""], "resources": ["persistentvolumes", "persistentvolumeclaims"],
+         "verbs": [*READ, "patch", "update"]},
+        {"apiGroups": ["storage.k8s.io"], "resources": ["storageclasses"], "verbs": READ},
+        # NodeVolumeLimits: per-node CSI limits, drivers, and attached volumes.
+        {"apiGroups": ["storage.k8s.io"],
+         "resources": ["csinodes", "csidrivers", "volumeattachments"], "verbs": READ},
+        # DynamicResources: reads devices and classes, allocates and reserves claims (as
+        # kube-scheduler's ClusterRole: the finalizer by update, the rest by status).
+        {"apiGroups": ["resource.k8s.io"], "resources": ["deviceclasses", "resourceslices"],
+         "verbs": READ},
+        {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims"],
+         "verbs": [*READ, "patch", "update"]},
+        {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims/status"],
+         "verbs": ["patch", "update"]},
         {"apiGroups": [group], "resources": [podgang.PLURAL], "verbs": READ},
         {"apiGroups": [group], "resources": [f"{podgang.PLURAL}/status"],
          "verbs": ["patch", "update"]},

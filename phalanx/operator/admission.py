@@ -1,11 +1,17 @@
-"""PodCliqueSet admission: defaulting and validation, as Grove's webhooks do.
+"""PodCliqueSet admission: defaulting and validation, as Grove's CRD rules and webhooks do.
 
 Pure functions a mutating / validating webhook can call:
     default_podcliqueset(pcs) -> pcs                     (in place)
     validate_podcliqueset(pcs, old) -> [(field, message)] (empty when valid)
-and `install_admission(cluster, registry)` to run them (plus the backends' check) on every
-create and update of a PodCliqueSet in a MemoryCluster. Messages name the field as users
-write it (camelCase paths) and say what is wrong and what is allowed.
+and `install_admission(cluster, registry, topology_aware=...)` to run them, the topology
+rules that read ClusterTopologyBindings (admission_topology.py) and the backends' check on
+every create and update of a PodCliqueSet in a MemoryCluster (or the webhook's chain).
+Messages name the field as users write it (camelCase paths) and say what is wrong and what
+is allowed.
+
+Grove fields Phalanx holds but does not act on yet are refused by name, never admitted and
+ignored: `resourceClaimTemplates` and `resourceSharing` at every level (DRA claims Phalanx
+does not create) and autoscaling `metrics` (Phalanx creates no HorizontalPodAutoscaler).
 """
 
 from __future__ import annotations
@@ -15,13 +21,15 @@ import weakref
 from typing import Any
 
 from phalanx.api.duration import parse_duration
-from phalanx.api.grove import PodCliqueSet
+from phalanx.api.grove import ClusterTopologyBinding, PodCliqueSet
 from phalanx.api.grove import default_podcliqueset as _grove_defaults
 from phalanx.backends.admission import check_podcliqueset
 from phalanx.backends.registry import BackendRegistry
+from phalanx.backends.topology import get_topology
 from phalanx.cluster.client import Invalid
-from phalanx.cluster.podresources import resource_errors
+from phalanx.cluster.podvalidation import pod_spec_errors
 
+from .admission_topology import DomainLookup, binding_errors, cel_errors, webhook_errors
 from .naming import MAX_COMBINED_NAME_LENGTH
 from .plan import STARTUP_EXPLICIT
 
@@ -68,24 +76,58 @@ def validate_podcliqueset(pcs: PodCliqueSet, old: PodCliqueSet | None = None) ->
     t = pcs.spec.template
     if not t.cliques:
         errs.append((f"{_T}.cliques", "at least one clique is required"))
+    errs.extend(cel_errors(pcs, old))
     clique_names: dict[str, int] = {}
+    roles: dict[str, int] = {}
     for i, c in enumerate(t.cliques):
         _check_clique(pcs, i, c, clique_names, errs)
+        if c.spec.role_name in roles:
+            errs.append((f"{_T}.cliques[{i}].spec.roleName",
+                         f"Duplicate value: {c.spec.role_name!r} (also cliques"
+                         f"[{roles[c.spec.role_name]}]); roleName must be unique"))
+        roles.setdefault(c.spec.role_name, i)
     _check_startup(pcs, clique_names, errs)
     _check_groups(pcs, clique_names, errs)
-    delays = [(f"{_T}.terminationDelay", t.termination_delay)] + [
-        (f"{_T}.podCliqueScalingGroups[{i}].terminationDelay", g.termination_delay)
-        for i, g in enumerate(t.pod_clique_scaling_groups or ())]
-    for field, delay in delays:
-        if delay is None:
-            continue
+    errs.extend(unsupported_fields(pcs))
+    delay = t.termination_delay
+    if delay is not None:
         try:
             if parse_duration(delay) <= 0:
-                errs.append((field, f"must be a positive duration, got {delay!r}"))
+                errs.append((f"{_T}.terminationDelay", f"must be a positive duration, got "
+                                                       f"{delay!r}"))
         except ValueError as err:
-            errs.append((field, str(err)))
+            errs.append((f"{_T}.terminationDelay", str(err)))
     if old is not None:
         _check_immutable(pcs, old, errs)
+    return errs
+
+
+_NO_DRA = ("not supported yet: Phalanx does not create the ResourceClaims it would share "
+           "(dynamic resource allocation); remove it")
+_NO_HPA = ("not supported yet: Phalanx creates no HorizontalPodAutoscaler, so these metrics "
+           "would be ignored; remove them (the PodClique or scaling group stays a scale "
+           "target for `kubectl scale` or an HPA of your own)")
+
+
+def unsupported_fields(pcs: PodCliqueSet) -> FieldErrors:
+    """Grove fields Phalanx would otherwise accept and ignore, refused by name."""
+    t = pcs.spec.template
+    errs: FieldErrors = []
+    if t.resource_claim_templates:
+        errs.append((f"{_T}.resourceClaimTemplates", _NO_DRA))
+    if t.resource_sharing:
+        errs.append((f"{_T}.resourceSharing", _NO_DRA))
+    for i, c in enumerate(t.cliques):
+        if c.resource_sharing:
+            errs.append((f"{_T}.cliques[{i}].resourceSharing", _NO_DRA))
+        auto = c.spec.auto_scaling_config
+        if auto is not None and auto.metrics:
+            errs.append((f"{_T}.cliques[{i}].spec.autoScalingConfig.metrics", _NO_HPA))
+    for i, g in enumerate(t.pod_clique_scaling_groups or ()):
+        if g.resource_sharing:
+            errs.append((f"{_T}.podCliqueScalingGroups[{i}].resourceSharing", _NO_DRA))
+        if g.scale_config is not None and g.scale_config.metrics:
+            errs.append((f"{_T}.podCliqueScalingGroups[{i}].scaleConfig.metrics", _NO_HPA))
     return errs
 
 
@@ -117,7 +159,7 @@ def _check_clique(pcs: PodCliqueSet, i: int, c: Any, seen: dict[str, int],
     if not spec.pod_spec.containers:
         errs.append((f"{at}.spec.podSpec.containers", "at least one container is required"))
     # The pods must pass the API server's own validation, or every creation fails later.
-    errs.extend(resource_errors(spec.pod_spec, f"{at}.spec.podSpec"))
+    errs.extend(pod_spec_errors(spec.pod_spec, f"{at}.spec.podSpec"))
 
 
 def _check_startup(pcs: PodCliqueSet, names: dict[str, int], errs: FieldErrors) -> None:
@@ -232,7 +274,7 @@ _INSTALLED: weakref.WeakKeyDictionary[Any, BackendRegistry] = weakref.WeakKeyDic
 def check_all(pcs: PodCliqueSet, old: PodCliqueSet | None,
               registry: BackendRegistry | None) -> FieldErrors:
     """Phalanx's validation plus the scheduler backend's (unknown or mixed schedulerNames,
-    features the backend rejects)."""
+    features the backend rejects); not the topology rules that read the cluster."""
     errs = validate_podcliqueset(pcs, old)
     if registry is not None and not errs:
         check = check_podcliqueset(pcs, old, registry)
@@ -240,22 +282,58 @@ def check_all(pcs: PodCliqueSet, old: PodCliqueSet | None,
     return errs
 
 
-def install_admission(cluster: Any, registry: BackendRegistry | None) -> None:
+def topology_lookup(client: Any) -> DomainLookup:
+    """The domains of the ClusterTopologyBinding (else legacy ClusterTopology) a name
+    names, read from `client`."""
+
+    async def lookup(name: str) -> list[str] | None:
+        found = await get_topology(client, name)
+        return found.domains() if found is not None else None
+
+    return lookup
+
+
+def install_admission(cluster: Any, registry: BackendRegistry | None, *,
+                      topology_aware: bool | None = None, client: Any = None) -> None:
     """Run PodCliqueSet defaulting and validation on every create and update in `cluster`
-    (anything with `register_admission`, i.e. a MemoryCluster). Idempotent per cluster."""
+    (anything with `register_admission`: a MemoryCluster, or the webhook's chain).
+    `topology_aware` (the OperatorConfiguration's topologyAwareScheduling.enabled) turns on
+    Grove's topology webhook rules, which read ClusterTopologyBindings through `client`
+    (default: `cluster` itself); None leaves them out. Idempotent per cluster."""
     if cluster in _INSTALLED:
         _INSTALLED[cluster] = registry or _INSTALLED[cluster]
         return
     _INSTALLED[cluster] = registry  # type: ignore[assignment]
+    reader = client if client is not None else cluster
+    lookup = topology_lookup(reader) if hasattr(reader, "get") else None
 
     def mutate(obj: PodCliqueSet, old: PodCliqueSet | None) -> PodCliqueSet:
         return default_podcliqueset(obj)
 
-    def validate(obj: PodCliqueSet, old: PodCliqueSet | None) -> None:
-        errs = check_all(obj, old, _INSTALLED.get(cluster))
+    async def validate(obj: PodCliqueSet, old: PodCliqueSet | None) -> None:
+        errs = validate_podcliqueset(obj, old)
+        if topology_aware is not None:
+            errs += await webhook_errors(obj, old, enabled=topology_aware, lookup=lookup)
+        registry = _INSTALLED.get(cluster)
+        if registry is not None and not errs:
+            check = check_podcliqueset(obj, old, registry)
+            errs.extend((e.field, e.message) for e in check.errors)
         if errs:
             detail = "; ".join(f"{field}: {message}" for field, message in errs)
             raise Invalid(f'PodCliqueSet "{obj.name}" is invalid: {detail}',
                           kind=PodCliqueSet.KIND, name=obj.name, field=errs[0][0])
 
     cluster.register_admission(PodCliqueSet, mutate=mutate, validate=validate)
+
+    def validate_binding(obj: ClusterTopologyBinding, old: ClusterTopologyBinding | None) -> None:
+        registry = _INSTALLED.get(cluster)
+        backends = registry.enabled() if registry is not None else []
+        errs = binding_errors(obj, [b.name for b in backends],
+                              [b.name for b in backends
+                               if getattr(b, "sync_cluster_topology", None) is not None])
+        if errs:
+            detail = "; ".join(f"{field}: {message}" for field, message in errs)
+            raise Invalid(f'ClusterTopologyBinding "{obj.name}" is invalid: {detail}',
+                          kind=ClusterTopologyBinding.KIND, name=obj.name, field=errs[0][0])
+
+    cluster.register_admission(ClusterTopologyBinding, validate=validate_binding)

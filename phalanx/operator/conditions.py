@@ -1,13 +1,16 @@
 """Condition types and reasons the operator writes, and the PodClique status computation.
 
 PodClique `MinAvailableBreached` follows Grove: once a clique has had minAvailable pods
-scheduled (`status.lastScheduled`, a marker set the first time and never cleared), it is
-breached whenever fewer than minAvailable of its pods are scheduled and up (a failed pod, one
-that started and is not ready, and a replacement the scheduler cannot place all count
-against it). A clique that was never scheduled is not breached: startup is not a
-regression, and recreating it would only churn. A gang-terminated replica gets new
-PodCliques, so the marker starts afresh and a cluster that cannot place the new gang does not
-make it loop.
+scheduled, it is breached whenever fewer than minAvailable of its pods are scheduled and up
+(a failed pod, one that started and is not ready, and a replacement the scheduler cannot
+place all count against it). A clique that was never scheduled is not breached: startup is
+not a regression, and recreating it would only churn. A gang-terminated replica gets new
+PodCliques, so this starts afresh and a cluster that cannot place the new gang does not make
+it loop.
+
+Whether a clique was ever scheduled is read from its own conditions (`ever_scheduled`), so
+the status holds only Grove's fields: until then MinAvailableBreached stays False with the
+reason InsufficientScheduledPods, which no later state uses.
 """
 
 from __future__ import annotations
@@ -45,6 +48,14 @@ REASON_PODS_SCHEDULED = "PodsScheduled"
 REASON_PODS_UNSCHEDULED = "PodsUnscheduled"
 REASON_PODS_READY = "PodsReady"
 REASON_PODS_NOT_READY = "PodsNotReady"
+
+
+def ever_scheduled(conditions: list) -> bool:
+    """Whether a PodClique has had minAvailable pods scheduled at some point: it has left
+    the startup state (MinAvailableBreached absent, or False/InsufficientScheduledPods)."""
+    cond = get_condition(conditions, MIN_AVAILABLE_BREACHED)
+    return cond is not None and not (cond.status == "False"
+                                     and cond.reason == REASON_INSUFFICIENT_SCHEDULED)
 
 
 def is_breached(pclq: PodClique) -> bool:
@@ -103,13 +114,12 @@ def podclique_status(pclq: PodClique, pods: list[Pod], now: datetime,
     else:
         set_condition(status.conditions, PODCLIQUE_SCHEDULED, True, REASON_SUFFICIENT_SCHEDULED,
                       f"{sched} pods scheduled, need at least {need}", now=now)
-    if sched >= need and status.last_scheduled is None:
-        status.last_scheduled = now
+    scheduled_once = sched >= need or ever_scheduled(pclq.status.conditions)
     up = sched - n["failed"] - n["started_not_ready"]
     if up >= need:
         set_condition(status.conditions, MIN_AVAILABLE_BREACHED, False, REASON_SUFFICIENT_READY,
                       f"{up} pods ready or starting, need at least {need}", now=now)
-    elif status.last_scheduled is None:
+    elif not scheduled_once:
         set_condition(status.conditions, MIN_AVAILABLE_BREACHED, False,
                       REASON_INSUFFICIENT_SCHEDULED,
                       f"{sched} pods scheduled, need at least {need} (not scheduled yet: "

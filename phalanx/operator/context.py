@@ -20,13 +20,8 @@ from typing import Any, TypeVar
 from phalanx.api import labels as L
 from phalanx.api.base import KubeModel, Resource
 from phalanx.api.core import Pod
-from phalanx.api.grove import (
-    ClusterTopology,
-    PodClique,
-    PodCliqueScalingGroup,
-    PodCliqueSet,
-    PodGang,
-)
+from phalanx.api.grove import PodClique, PodCliqueScalingGroup, PodCliqueSet, PodGang
+from phalanx.api.grove_topology import explicit_topology_name
 from phalanx.backends.base import Backend
 from phalanx.backends.registry import BackendRegistry
 from phalanx.cluster.client import Client, Conflict
@@ -37,6 +32,7 @@ from phalanx.cluster.objects import object_key
 
 from . import naming
 from .plan import DomainKey, uses_topology
+from .topologies import TopologyCache
 
 T = TypeVar("T")
 S = TypeVar("S", bound=KubeModel)
@@ -93,8 +89,10 @@ class OperatorContext:
         self.cliques: Informer[PodClique] = mgr.informer(PodClique)
         self.gangs: Informer[PodGang] = mgr.informer(PodGang)
         self.pods: Informer[Pod] = mgr.informer(Pod)
-        self.topologies: Informer[ClusterTopology] | None = (
-            mgr.informer(ClusterTopology) if self.topology_aware else None)
+        # ClusterTopologyBindings (and legacy ClusterTopologies); None with topology-aware
+        # scheduling off. Informers exist once OperatorManager.start() attached them.
+        self.topologies: TopologyCache | None = (
+            TopologyCache(mgr) if self.topology_aware else None)
         by_pcs = _label_index(L.LABEL_PART_OF)
         for inf in (self.pcsgs, self.cliques, self.gangs):
             inf.add_index(IDX_PCS, by_pcs)
@@ -118,27 +116,17 @@ class OperatorContext:
         return self.registry.get_or_default(pcs.spec.template.cliques[0].spec.pod_spec.scheduler_name)
 
     def topology_for(self, pcs: PodCliqueSet) -> tuple[DomainKey | None, str | None]:
-        """(domain -> node-label key, ClusterTopology name) for a PodCliqueSet's constraints;
-        (None, None) when topology-aware scheduling is off or no topology can be resolved."""
+        """(domain -> node-label key, topology name) for a PodCliqueSet's constraints, from
+        the ClusterTopologyBinding (else legacy ClusterTopology) its topologyName names, as
+        Grove resolves it; (None, None) when topology-aware scheduling is off, no
+        constraint names a topology, or the named one does not exist."""
         if self.topologies is None or not uses_topology(pcs):
             return None, None
-        names = {tc.topology_name for tc in _constraints(pcs) if tc.topology_name}
-        if len(names) == 1:
-            ct = self.topologies.get(next(iter(names)))
-        else:
-            found = self.topologies.list()
-            ct = found[0] if len(found) == 1 else None
+        name = explicit_topology_name(pcs)
+        ct = self.topologies.get(name) if name else None
         if ct is None:
             return None, None
         return ct.key_for, ct.name
-
-
-def _constraints(pcs: PodCliqueSet) -> Iterable[Any]:
-    t = pcs.spec.template
-    for tc in (t.topology_constraint, *(c.topology_constraint for c in t.cliques),
-               *(g.topology_constraint for g in t.pod_clique_scaling_groups or ())):
-        if tc is not None:
-            yield tc
 
 
 def copy_status(status: S) -> S:

@@ -14,6 +14,11 @@ pods gets the condition ReplicaFailure and a FailedCreate Event):
 The next successful reconcile removes the condition and the last errors. Which errors are
 permanent, the retry backoff and the one-line-per-retry logging are the controller
 framework's (`phalanx.cluster.controller`).
+
+Reports are bounded (`phalanx.api.errors.bounded_message`): the cause once, the field and
+the reason, never a value the API server echoed back (which may hold the whole refused write,
+previous report included), at most 1,024 characters. The same error on every retry gives the
+same report, so nothing is written again and nothing grows.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import logging
 from typing import Any
 
 from phalanx.api.base import Resource, get_condition, set_condition
+from phalanx.api.errors import bounded_message, short_cause
 from phalanx.api.grove import LastError
 from phalanx.cluster.client import Conflict, NotFound
 from phalanx.cluster.informer import Informer
@@ -32,6 +38,8 @@ from .context import OperatorContext
 log = logging.getLogger(__name__)
 
 CONDITION_RECONCILE_FAILURE = "ReconcileFailure"
+
+__all__ = ["CONDITION_RECONCILE_FAILURE", "StatusErrorReporter", "failing", "short_cause"]
 
 
 class StatusErrorReporter:
@@ -47,6 +55,7 @@ class StatusErrorReporter:
         if obj is None:
             return  # deleted meanwhile: nothing to report on
         now = self.ctx.client.clock.now_dt()
+        message = bounded_message(message)
 
         def mark(fresh: Any) -> bool:
             status = fresh.status

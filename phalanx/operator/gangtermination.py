@@ -1,8 +1,8 @@
 """Gang termination: a gang that stays broken is recreated as a whole (Grove's two levels).
 
 PodCliqueSet replica: when a standalone PodClique or a PodCliqueScalingGroup of replica i has
-had `MinAvailableBreached=True` for longer than the PodCliqueSet's terminationDelay (a scaling
-group's own terminationDelay when it sets one), every PodClique and PodGang of replica i is
+had `MinAvailableBreached=True` for longer than the PodCliqueSet's terminationDelay (Grove's
+one delay, for every level), every PodClique and PodGang of replica i is
 deleted; the PodCliqueSet controller then recreates the replica from scratch (a new PodGang,
 new gated pods), so the scheduler places the whole gang again instead of patching one pod
 into a half-dead gang.
@@ -25,7 +25,6 @@ import logging
 from datetime import datetime
 
 from phalanx.api import labels as L
-from phalanx.api.duration import parse_duration
 from phalanx.api.grove import PodClique, PodCliqueScalingGroup, PodCliqueSet, PodGang
 from phalanx.cluster.client import NotFound
 from phalanx.cluster.controller import Controller, Result, map_from_label
@@ -68,10 +67,6 @@ class GangTerminationController:
             return None
         delay = pcs.termination_delay_seconds()
         delay = DEFAULT_DELAY if delay is None else delay
-        group_delays = {
-            cfg.name: parse_duration(cfg.termination_delay)
-            for cfg in pcs.spec.template.pod_clique_scaling_groups or () if cfg.termination_delay
-        }
         now = ctx.client.clock.now()
         cliques = ctx.cliques.by_index(IDX_PCS, key)
         groups = ctx.pcsgs.by_index(IDX_PCS, key)
@@ -91,9 +86,7 @@ class GangTerminationController:
             for g in groups:
                 if naming.replica_of(g.metadata.labels) == i and \
                         g.metadata.deletion_timestamp is None:
-                    cfg_name = naming.group_config_name(g.name, pcs.name, i)
-                    candidates.append((g.name, breached_since(g.status.conditions),
-                                       group_delays.get(cfg_name, delay)))
+                    candidates.append((g.name, breached_since(g.status.conditions), delay))
             for name, since, limit in candidates:
                 if since is None or (fired is not None and since.timestamp() <= fired):
                     continue
@@ -110,8 +103,7 @@ class GangTerminationController:
             if i is None or i in gone or i >= pcs.spec.replicas or \
                     g.metadata.deletion_timestamp is not None:
                 continue
-            cfg_name = naming.group_config_name(g.name, pcs.name, i)
-            left = await self._sync_group(pcs, g, cliques, group_delays.get(cfg_name, delay), now)
+            left = await self._sync_group(pcs, g, cliques, delay, now)
             if left is not None:
                 wait = left if wait is None else min(wait, left)
         return Result(requeue_after=wait) if wait is not None else None

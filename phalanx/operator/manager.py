@@ -14,7 +14,11 @@ Controllers (one module each; workers from `config.controllers`):
     podgang               pod references, Initialized, Scheduled / Ready / phase
     podgang-backend       finalizer, sync_podgang, on_podgang_delete (GREP-375)
     gang-termination      recreates a replica that stayed below minAvailable
-    clustertopology       backends' copies of each ClusterTopology (KAI Topology)
+    clustertopology       backends' topology objects (KAI Topology) and each
+                          ClusterTopologyBinding's status (SchedulerTopologyDrift)
+
+Start-up also logs, once, each OperatorConfiguration field set to something Phalanx does
+not do (`phalanx.api.config.ignored_fields`), and which topology kinds the server serves.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from phalanx.api.config import OperatorConfiguration, default_operator_config
+from phalanx.api.config import OperatorConfiguration, default_operator_config, ignored_fields
 from phalanx.api.grove import PodClique, PodCliqueScalingGroup, PodCliqueSet, PodGang
 from phalanx.backends.registry import BackendRegistry
 from phalanx.cluster.client import Client
@@ -104,9 +108,15 @@ class OperatorManager:
             self.cluster_topology)]
 
     async def start(self) -> None:
+        for line in ignored_fields(self.config):
+            log.warning("OperatorConfiguration %s", line)
         if self.install_admission and hasattr(self.client, "register_admission"):
-            install_admission(self.client, self.registry)
+            install_admission(self.client, self.registry,
+                              topology_aware=self.config.topology_aware_scheduling.enabled)
         await self.registry.init_all(self.client)
+        if self.ctx.topologies is not None:
+            await self.ctx.topologies.attach(self.client)
+            await self.cluster_topology.attach(self.client)
         await self.manager.start()
         log.info("operator started: %d controllers, scheduler backends %s",
                  len(self.controllers), ", ".join(self.registry.names()))

@@ -106,8 +106,8 @@ class PodCliqueSetController:
         by_pcs = map_from_label(L.LABEL_PART_OF)
         for inf in (ctx.cliques, ctx.pcsgs, ctx.gangs):
             c.watch(inf, by_pcs, predicate=_child_changed)
-        if ctx.topologies is not None:  # topology keys come from the ClusterTopology
-            c.watch(ctx.topologies, lambda _: ctx.pcs.keys())
+        if ctx.topologies is not None:  # topology keys come from the ClusterTopologyBinding
+            ctx.topologies.watch(c, lambda _: ctx.pcs.keys())
 
     async def reconcile(self, key: str) -> Result | None:
         ctx = self.ctx
@@ -153,8 +153,11 @@ class PodCliqueSetController:
         version = (pcs.metadata.uid or "", pcs.metadata.generation or 0)
         seen = self._checked.get(pcs.key)
         if seen is None or seen[0] != version:
-            # As admission sees it: defaulted (no webhook defaulted it either).
-            errs = check_all(default_podcliqueset(pcs.copy_deep()), None, self.ctx.registry)
+            # As admission sees it: defaulted (no webhook defaulted it either), and as an
+            # existing object (rules only new objects obey, such as no packDomain, do not
+            # apply to one created before them).
+            fresh = default_podcliqueset(pcs.copy_deep())
+            errs = check_all(fresh, fresh, self.ctx.registry)
             seen = self._checked[pcs.key] = (version, "; ".join(f"{f}: {m}" for f, m in errs))
         if seen[1]:
             raise PermanentError(REASON_INVALID_SPEC, f"nothing is created until the spec is "
@@ -167,7 +170,8 @@ class PodCliqueSetController:
         self._topology_warned[seen[0]] = seen[1]
         why = ("topology-aware scheduling is disabled in the OperatorConfiguration"
                if self.ctx.topologies is None else
-               "no ClusterTopology matches (name one with topologyName, or create exactly one)")
+               "no ClusterTopologyBinding matches (see the TopologyLevelsUnavailable "
+               "condition)")
         self.ctx.recorder.warning(pcs, "TopologyConstraintIgnored",
                                   f"topology constraints are not passed to the PodGangs: {why}")
 

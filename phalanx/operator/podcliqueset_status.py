@@ -5,8 +5,9 @@ A replica is available when each of its standalone PodCliques has at least minAv
 Ready pods and each of its scaling groups has at least minAvailable available replicas.
 `SchedulerCompatible` comes from the backends' admission check: True (AllFeaturesSupported),
 or False (UnsupportedFeaturesIgnored) naming each feature the backend ignores and its field.
-`TopologyLevelsUnavailable` says whether the domains it packs into are levels of its
-ClusterTopology (`topology_condition.py`); ClusterTopology changes requeue every PodCliqueSet.
+`TopologyLevelsUnavailable` says whether the domains it packs into are levels of the
+ClusterTopologyBinding it names (`topology_condition.py`); topology changes requeue every
+PodCliqueSet.
 PodClique and scaling group status changes are batched into one write.
 """
 
@@ -48,7 +49,7 @@ class PodCliqueSetStatusController:
         enqueue_batched(c, ctx.cliques, by_pcs, period, _status_changed)
         enqueue_batched(c, ctx.pcsgs, by_pcs, period, _status_changed)
         if ctx.topologies is not None:
-            c.watch(ctx.topologies, lambda _: ctx.pcs.keys())
+            ctx.topologies.watch(c, lambda _: ctx.pcs.keys())
 
     def available_replicas(self, pcs: PodCliqueSet) -> int:
         ctx = self.ctx

@@ -7,15 +7,17 @@ spec update) and `Initialized=True` (Ready) is set; that is what lets the PodCli
 controller lift the gates. Afterwards the references follow the pods (scale out/in).
 
 Status: per group, pods bound (not failed) and pods Ready against minReplicas give
-`Scheduled`, `Ready` and the phase -- Pending (not every group has minReplicas scheduled),
-Starting (scheduled, not yet ready), Running (every group has minReplicas ready).
+`Scheduled`, `Ready` (whose lastTransitionTime says when the gang was last scheduled / became
+ready: `PodGang.true_since`) and the phase (phalanx/api/gangphase.py, the rule reports use too:
+Pending, Starting, Running, and Succeeded / Failed once every pod ended).
 Pod events are batched (one status write per burst).
 """
 
 from __future__ import annotations
 
 from phalanx.api import labels as L
-from phalanx.api.base import get_condition, set_condition
+from phalanx.api.base import set_condition
+from phalanx.api.gangphase import PodState, podgang_phase
 from phalanx.api.core import Pod
 from phalanx.api.grove import (
     PODGANG_INITIALIZED,
@@ -159,8 +161,6 @@ class PodGangController:
             set_condition(status.conditions, PODGANG_SCHEDULED, False, REASON_PODS_UNSCHEDULED,
                           msg, now=now)
         else:
-            if not gang.is_scheduled:
-                status.last_scheduled = now
             set_condition(status.conditions, PODGANG_SCHEDULED, True, REASON_PODS_SCHEDULED,
                           "every group has minReplicas pods scheduled", now=now)
         if short_ready or short_sched:
@@ -168,15 +168,9 @@ class PodGangController:
             set_condition(status.conditions, PODGANG_READY, False, REASON_PODS_NOT_READY,
                           msg or "not every group is scheduled yet", now=now)
         else:
-            ready = get_condition(gang.status.conditions, PODGANG_READY)
-            if ready is None or ready.status != "True":
-                status.last_ready = now
             set_condition(status.conditions, PODGANG_READY, True, REASON_PODS_READY,
                           "every group has minReplicas pods ready", now=now)
-        if short_sched:
-            status.phase = "Pending"
-        elif short_ready:
-            status.phase = "Starting"
-        else:
-            status.phase = "Running"
+        status.phase = podgang_phase(  # type: ignore[assignment]
+            [(v.min_replicas, [PodState(p.status.phase, bool(p.spec.node_name), p.is_ready)
+                               for p in v.pods]) for v in views])
         return status

@@ -18,6 +18,7 @@ import logging
 
 from phalanx.api import labels as L
 from phalanx.api.base import set_condition
+from phalanx.api.errors import short_cause
 from phalanx.api.grove import PodGang
 from phalanx.backends.base import Backend, SyncPending
 from phalanx.backends.registry import UnknownBackend
@@ -68,8 +69,8 @@ class PodGangBackendController:
             if gang.metadata.deletion_timestamp is not None:
                 await self._drop_finalizer(gang)  # nothing we could clean up
                 return None
-            if await self._set_synced(gang, False, REASON_UNKNOWN_BACKEND, str(err)):
-                self.ctx.recorder.warning(gang, REASON_UNKNOWN_BACKEND, str(err))
+            if await self._set_synced(gang, False, REASON_UNKNOWN_BACKEND, short_cause(err)):
+                self.ctx.recorder.warning(gang, REASON_UNKNOWN_BACKEND, short_cause(err))
             return None
         if gang.metadata.deletion_timestamp is not None:
             return await self._delete(gang, backend)
@@ -82,20 +83,21 @@ class PodGangBackendController:
             try:
                 await backend.sync_podgang(gang.copy_deep())
             except SyncPending as pending:
-                await self._set_synced(gang, False, REASON_SYNC_PENDING, str(pending))
+                await self._set_synced(gang, False, REASON_SYNC_PENDING, short_cause(pending))
                 return Result(requeue_after=pending.after)
             except (Conflict, NotFound):
                 raise  # plain retry: something moved under the backend
             except Exception as err:
+                cause = short_cause(err)
                 changed = await self._set_synced(gang, False, REASON_SYNC_FAILED,
-                                                 f"{backend.name}: {err}")
+                                                 f"{backend.name}: {cause}")
                 reason = permanent_reason(err)
                 if reason is not None:  # reported once by the controller, retried with backoff
                     raise PermanentError(reason, f"{backend.name}: sync_podgang failed: "
-                                                 f"{getattr(err, 'message', err)}") from err
+                                                 f"{cause}") from err
                 if changed:
                     self.ctx.recorder.warning(gang, "BackendSyncFailed",
-                                              f"{backend.name}: sync_podgang failed: {err}")
+                                              f"{backend.name}: sync_podgang failed: {cause}")
                 raise
             self._synced[uid] = generation
             self.syncs += 1

@@ -37,6 +37,7 @@ from .conditions import (
     REASON_PCSG_INSUFFICIENT_AVAILABLE,
     REASON_PCSG_INSUFFICIENT_SCHEDULED,
     REASON_PCSG_SUFFICIENT_AVAILABLE,
+    ever_scheduled,
     is_breached,
 )
 from .context import copy_status, IDX_OWNER, IDX_PCS, OperatorContext, enqueue_batched, owner_key, requeue_on_conflict
@@ -144,7 +145,7 @@ class ScalingGroupController:
         started = False  # any current PodClique ever had minAvailable pods scheduled
         for j in range(pcsg.spec.replicas):
             members = per_replica.get(j, [])
-            started = started or any(c.status.last_scheduled is not None for c in members)
+            started = started or any(ever_scheduled(c.status.conditions) for c in members)
             if len(members) < want_cliques:
                 continue
             created += 1

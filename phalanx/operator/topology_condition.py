@@ -1,13 +1,14 @@
 """The PodCliqueSet condition `TopologyLevelsUnavailable` (Grove's name, reasons and rules).
 
 Whether the topology domains a PodCliqueSet packs into (required or preferred, at any level)
-are levels of the ClusterTopology it resolves to:
+are levels of the ClusterTopologyBinding its constraints name (`topologyName`; a legacy
+ClusterTopology of that name when no binding has it):
 
     no topology constraint                  False    AllClusterTopologyLevelsAvailable
     every domain is a level                 False    AllClusterTopologyLevelsAvailable
     some domain is not a level              True     ClusterTopologyLevelsUnavailable
-    the ClusterTopology does not exist      Unknown  ClusterTopologyNotFound
-    topologyName missing or conflicting     Unknown  TopologyNameMissing
+    no constraint names a topology          Unknown  TopologyNameMissing
+    the named topology does not exist       Unknown  ClusterTopologyNotFound
     topology-aware scheduling disabled      Unknown  TopologyAwareSchedulingDisabled
                                                      (removed when nothing asks for topology)
 
@@ -21,7 +22,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from phalanx.api.grove import ClusterTopology, PodCliqueSet, TopologyConstraint
+from phalanx.api.grove import PodCliqueSet, TopologyConstraint
+from phalanx.api.grove_topology import explicit_topology_name
 
 TOPOLOGY_LEVELS_UNAVAILABLE = "TopologyLevelsUnavailable"
 REASON_ALL_AVAILABLE = "AllClusterTopologyLevelsAvailable"
@@ -52,8 +54,8 @@ def used_domains(constraints: Iterable[TopologyConstraint]) -> list[str]:
 
 
 def topology_levels_verdict(pcs: PodCliqueSet, topologies: Any | None) -> Verdict:
-    """`topologies`: the ClusterTopology informer, or None when topology-aware scheduling is
-    off (it has `get(name)` and `list()`)."""
+    """`topologies`: the operator's TopologyCache (`get(name)`), or None when
+    topology-aware scheduling is off."""
     constraints = topology_constraints(pcs)
     if topologies is None:
         if not constraints:
@@ -62,30 +64,17 @@ def topology_levels_verdict(pcs: PodCliqueSet, topologies: Any | None) -> Verdic
                 "topology-aware scheduling is disabled in the OperatorConfiguration")
     if not constraints:
         return "False", REASON_ALL_AVAILABLE, "no topology constraints defined"
-    names = sorted({tc.topology_name for tc in constraints if tc.topology_name})
-    ct: ClusterTopology | None
-    if len(names) > 1:
+    name = explicit_topology_name(pcs)
+    if name is None:
         return ("Unknown", REASON_TOPOLOGY_NAME_MISSING,
-                "every topologyConstraint.topologyName of a PodCliqueSet must be the same; "
-                f"found {', '.join(names)}")
-    if names:
-        ct = topologies.get(names[0])
-        if ct is None:
-            return ("Unknown", REASON_TOPOLOGY_NOT_FOUND,
-                    f"ClusterTopology {names[0]} not found")
-    else:
-        found = topologies.list()
-        if len(found) != 1:
-            if not found:
-                return "Unknown", REASON_TOPOLOGY_NOT_FOUND, "no ClusterTopology exists"
-            return ("Unknown", REASON_TOPOLOGY_NAME_MISSING,
-                    f"{len(found)} ClusterTopologies exist "
-                    f"({', '.join(sorted(t.name for t in found))}); name one with topologyName")
-        ct = found[0]
+                "PodCliqueSet topology constraints must include topologyName")
+    ct = topologies.get(name)
+    if ct is None:
+        return "Unknown", REASON_TOPOLOGY_NOT_FOUND, f"ClusterTopologyBinding {name} not found"
     levels = ct.domains()
     missing = [d for d in used_domains(constraints) if d not in levels]
     if missing:
         return ("True", REASON_LEVELS_UNAVAILABLE,
-                f"unavailable topology domains: {', '.join(missing)} (ClusterTopology "
+                f"unavailable topology domains: {', '.join(missing)} ({ct.KIND} "
                 f"{ct.name} has {', '.join(levels)}); constraints on them are not enforced")
     return "False", REASON_ALL_AVAILABLE, f"all topology levels are available in {ct.name}"

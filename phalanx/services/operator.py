@@ -160,7 +160,9 @@ async def run_operator_service(
             import phalanx.backends  # noqa: F401  (registers every backend)
             from phalanx.backends.registry import BackendRegistry
 
-            install_admission(_ChainAdapter(chain), BackendRegistry.from_config(cfg))
+            install_admission(_ChainAdapter(chain), BackendRegistry.from_config(cfg),
+                              topology_aware=cfg.topology_aware_scheduling.enabled,
+                              client=client)
             hook = AdmissionWebhook(chain, _kind_lookup, observe=metrics.observe_admission)
             routes = hook.routes()
             ctx, task = await _webhook_tls(client, cfg, namespace, opts.webhook_service)

@@ -60,7 +60,11 @@ async def connect(kubeconfig: str | None, context: str | None, *, field_manager:
                   qps: float, burst: int) -> KubeCluster:
     cluster = await KubeCluster.connect(kubeconfig, context=context,
                                         field_manager=field_manager, qps=qps, burst=burst)
-    version = await cluster.server_version()
+    try:
+        version = await cluster.server_version()
+    except BaseException:
+        await cluster.close()  # else aiohttp warns "Unclosed client session" at exit
+        raise
     log.info("connected to %s (Kubernetes %s) via %s", cluster.server,
              version.get("gitVersion", "?"), cluster.transport.conn.source)
     return cluster

@@ -151,29 +151,29 @@ def _with_claims(scheduler: str):
     return pcs
 
 
-def test_resource_claims_are_refused_on_a_scheduler_without_dynamic_resources() -> None:
+def test_resource_claims_are_admitted_on_phalanx_scheduler() -> None:
+    """phalanx-scheduler runs DynamicResources in its default profile: claims are its own."""
     from phalanx.backends.phalanx_scheduler import missing_plugins
 
+    assert "DynamicResources" not in missing_plugins()
     registry = _registry(("phalanx-scheduler", None), default="phalanx-scheduler")
     check = check_podcliqueset(_with_claims("phalanx-scheduler"), None, registry)
-    if "DynamicResources" not in missing_plugins():
-        assert check.allowed  # phalanx-scheduler allocates claims once it has the plugin
-        return
+    assert check.allowed and check.ignored == []
+
+
+def test_resource_claims_are_refused_on_a_scheduler_without_dynamic_resources() -> None:
+    registry = _registry(("volcano", None))
+    check = check_podcliqueset(_with_claims("volcano"), None, registry)
     assert not check.allowed
     [err] = check.errors
     assert err.field == "spec.template.cliques[1].spec.podSpec.resourceClaims"
     assert err.feature is Capability.DYNAMIC_RESOURCES
-    assert "DynamicResources, which phalanx-scheduler does not support" in check.error_message()
+    assert "DynamicResources, which volcano does not support" in check.error_message()
 
 
 def test_resource_claims_pass_through_are_admitted_and_named_in_the_condition() -> None:
-    from phalanx.backends.phalanx_scheduler import missing_plugins
-
-    if "DynamicResources" not in missing_plugins():
-        pytest.skip("phalanx-scheduler has DynamicResources: nothing to pass through")
-    registry = _registry(("phalanx-scheduler", {"mismatchPolicy": "pass-through"}),
-                         default="phalanx-scheduler")
-    check = check_podcliqueset(_with_claims("phalanx-scheduler"), None, registry)
+    registry = _registry(("volcano", {"mismatchPolicy": "pass-through"}))
+    check = check_podcliqueset(_with_claims("volcano"), None, registry)
     assert check.allowed
     status, reason, message = check.condition()
     assert (status, reason) == (False, REASON_UNSUPPORTED_FEATURES_IGNORED)

@@ -15,6 +15,7 @@ from phalanx.api.core import PriorityClass
 from phalanx.api.config import OperatorConfiguration
 from phalanx.api.grove import PodCliqueSet, PodGang
 from phalanx.api.pod import Pod
+from phalanx.api.schedulerplugins import POD_GROUP_LABEL, SchedulerPluginsPodGroup
 from phalanx.api.scheduling import GANG_OBJECT_KINDS
 from phalanx.api.workloads import WORKLOAD_KINDS
 from phalanx.cluster.clock import run_virtual
@@ -25,7 +26,8 @@ from . import samples as s
 
 SCHEDULER_KINDS: list[type[Resource]] = list(
     dict.fromkeys(
-        [*GANG_OBJECT_KINDS, *(k for pair in WORKLOAD_KINDS.values() for k in pair if k)]
+        [*GANG_OBJECT_KINDS, SchedulerPluginsPodGroup,
+         *(k for pair in WORKLOAD_KINDS.values() for k in pair if k)]
     )
 )
 
@@ -37,6 +39,7 @@ CASES: list[tuple[str, dict[str, Any] | None]] = [
     ("kai-scheduler", None),
     ("volcano", None),
     ("koordinator", None),
+    ("scheduler-plugins", None),
     ("phalanx-scheduler", None),
 ]
 
@@ -58,6 +61,8 @@ def _expected(profile: str, config: dict[str, Any] | None, gangs: list[PodGang])
             out.add(("scheduling.volcano.sh/v1beta1/PodGroup", g.name))
         elif profile == "koordinator":
             out |= {("scheduling.sigs.k8s.io/v1alpha1/PodGroup", name) for name in groups}
+        elif profile == "scheduler-plugins":
+            out.add(("scheduling.x-k8s.io/v1alpha1/PodGroup", g.name))
     return out
 
 
@@ -82,6 +87,8 @@ def _pod_target(pod: Pod) -> tuple[str, str] | None:
         return ("scheduling.volcano.sh/v1beta1/PodGroup", ann[labels.ANNOTATION_VOLCANO_GROUP_NAME])
     if labels.LABEL_POD_GROUP in lbl:
         return ("scheduling.sigs.k8s.io/v1alpha1/PodGroup", lbl[labels.LABEL_POD_GROUP])
+    if POD_GROUP_LABEL in lbl:
+        return ("scheduling.x-k8s.io/v1alpha1/PodGroup", lbl[POD_GROUP_LABEL])
     return None
 
 

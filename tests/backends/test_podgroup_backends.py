@@ -320,13 +320,10 @@ def test_kai_mirrors_the_cluster_topology_into_a_kai_topology() -> None:
         topo = await client.get(KaiTopology, "grove-topology")
         ct = await client.get(ClusterTopology, "grove-topology")
         assert [(r.kind, r.uid) for r in topo.metadata.owner_references] == [("ClusterTopology", ct.metadata.uid)]
+        # KAI's CRD has no level alias: the node-label keys, broadest first.
         assert topo.to_dict()["spec"] == {
-            "levels": [
-                {"nodeLabel": s.ZONE, "alias": "zone"},
-                {"nodeLabel": s.BLOCK, "alias": "block"},
-                {"nodeLabel": s.RACK, "alias": "rack"},
-                {"nodeLabel": s.HOST, "alias": "host"},
-            ]
+            "levels": [{"nodeLabel": s.ZONE}, {"nodeLabel": s.BLOCK}, {"nodeLabel": s.RACK},
+                       {"nodeLabel": s.HOST}]
         }
 
     run_virtual(main)

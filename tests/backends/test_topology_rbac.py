@@ -75,7 +75,13 @@ def test_rbac_follows_the_configured_backends() -> None:
     ]
     groups = [r["apiGroups"][0] for r in rbac_rules(["kai-scheduler", "volcano", "phalanx-scheduler"])]
     # default-scheduler is always enabled; phalanx-scheduler needs nothing extra.
-    assert groups == ["kai.scheduler", "scheduling.k8s.io", "scheduling.run.ai", "scheduling.volcano.sh"]
+    assert groups == ["kai.scheduler", "scheduling.k8s.io", "scheduling.run.ai",
+                      "scheduling.volcano.sh", "topology.volcano.sh"]
     assert "scheduling.sigs.k8s.io" not in groups
+    # Each backend may write the topology objects its scheduler reads.
+    koord = [r["apiGroups"][0] for r in rbac_rules(["koordinator"])]
+    assert koord == ["scheduling.k8s.io", "scheduling.koordinator.sh", "scheduling.sigs.k8s.io"]
+    plugins = [(r["apiGroups"][0], r["resources"]) for r in rbac_rules(["scheduler-plugins"])]
+    assert ("scheduling.x-k8s.io", ["podgroups"]) in plugins
     with pytest.raises(KeyError, match="unknown scheduler backend 'nope'"):
         rbac_rules(["nope"])

@@ -55,3 +55,33 @@ def test_a_check_cut_off_at_the_deadline_keeps_what_the_one_before_saw():
         assert "last seen: 2 pods left (then a check did not return" in str(err.value)
 
     asyncio.run(main())
+
+
+def test_a_stall_wait_lasts_while_the_state_changes_and_ends_when_it_does_not() -> None:
+    import asyncio
+
+    from phalanx.envtest.wait import Pending, WaitTimeout, wait_until_async
+
+    async def main() -> None:
+        ticks = iter(range(1000))
+
+        def progressing() -> object:  # a new state on every call, done at the 30th
+            n = next(ticks)
+            return n >= 30 or Pending(f"{n}/30")
+
+        # 30 calls at 0.01 s: longer than the 0.1 s stall, but the state keeps changing.
+        assert await wait_until_async(progressing, 5, what="progress", interval=0.01,
+                                      stall=0.1) is True
+
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        try:
+            await wait_until_async(lambda: Pending("0/3"), 5, what="3 pods", interval=0.01,
+                                   stall=0.1)
+        except WaitTimeout as err:
+            assert "nothing changed for 0.1s" in str(err) and "0/3" in str(err)
+        else:
+            raise AssertionError("a wait on which nothing moves must fail")
+        assert loop.time() - started < 1  # after the stall, not the 5 s timeout
+
+    asyncio.run(main())

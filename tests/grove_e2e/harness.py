@@ -6,7 +6,7 @@ node), the label and taint `node_role.e2e.grove.nvidia.com=agent`, and topology 
 assigned by node index: zones of 28 nodes, blocks of 14, racks of 7. A test asks for N
 schedulable nodes and the harness cordons the rest; here the cluster simply has N nodes,
 named `agent-000`, `agent-001`, ... in that order. KAI is the default scheduler and
-`grove-topology` the cluster's ClusterTopology (TAS1 creates it once for every test).
+`grove-topology` the cluster's ClusterTopologyBinding (TAS1 creates it once for every test).
 
 A test is one `phalanx run` of Grove's YAML (unmodified, from ./yaml) plus a Scenario of the
 steps the Grove test takes (cordon, uncordon, scale, deletePod...). What Grove polls for
@@ -77,7 +77,8 @@ def cluster_topology(name: str = "grove-topology",
                      levels: Iterable[tuple[str, str]] = (("zone", ZONE), ("block", BLOCK),
                                                           ("rack", RACK), ("host", HOST))
                      ) -> dict[str, Any]:
-    return {"apiVersion": "grove.io/v1alpha1", "kind": "ClusterTopology",
+    """Grove's current topology kind, ClusterTopologyBinding (`ct`)."""
+    return {"apiVersion": "grove.io/v1alpha1", "kind": "ClusterTopologyBinding",
             "metadata": {"name": name},
             "spec": {"levels": [{"domain": d, "key": k} for d, k in levels]}}
 

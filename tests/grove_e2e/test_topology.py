@@ -3,9 +3,13 @@ on the embedded cluster, with Grove's tas-*.yaml unmodified.
 
 Ported from the ClusterTopology era of that file (scaled PodGangs named by their offset above
 minAvailable; TAS1-TAS16 as at Grove commit f02e7df8, TAS4's TopologyLevelsUnavailable check
-and TAS17-TAS23 from the version that added them). The e2e cluster has 28 schedulable nodes
-in racks of 7, blocks of 14 and one zone; `grove-topology` is its ClusterTopology (some of
-the older YAML files bring their own `e2e-topology` with the same levels). TAS17 and TAS23
+and TAS17-TAS23 from the version that added them; TAS18, TAS19's drift checks, TAS21 and TAS22
+from Grove fcc3b3b, with ClusterTopologyBinding). The YAML files are those of f02e7df8 moved to
+Grove's current API as Grove moved its own: `ClusterTopologyBinding` for `ClusterTopology`,
+`pack.required` for `packDomain`, and a `topologyName` on each top-level constraint. The e2e
+cluster has 28 schedulable nodes in racks of 7, blocks of 14 and one zone; `grove-topology` is
+its ClusterTopologyBinding (some of the older YAML files bring their own `e2e-topology` with
+the same levels). TAS17 and TAS23
 use YAML files the stored Grove sources lack (tas-multi-topology-{h100,gb200}.yaml,
 tas-preferred-pack.yaml); their workloads are written inline from what the tests assert.
 
@@ -18,23 +22,18 @@ the base and scaled gangs, as in Grove); TAS4's two scaling-group replicas each 
 rack of their own and bin-packing plus keeping a gang's scopes together puts them in the
 same one, as Grove asserts.
 
-Ported in part:
-- TAS19 (auto-managed ClusterTopology lifecycle): the KAI Topology created and replaced as
-  the levels change; not its SchedulerTopologyDrift condition (see below).
-
-Not ported, because the embedded cluster has no way to express them:
-- TAS18 (ClusterTopology drift detection) and TAS19's drift checks: they exercise
-  `spec.schedulerTopologyReferences` and the `SchedulerTopologyDrift` status of Grove's newer
-  ClusterTopologyBinding API, which Phalanx's ClusterTopology does not have.
-- TAS21 and TAS22 (webhook and CEL validation of ClusterTopologyBinding and of deprecated
-  `packDomain`): they belong to the same newer API, under which the `packDomain` these YAML
-  files use is rejected; the two versions cannot both hold.
+TAS21 and TAS22 apply objects the webhooks (and CRD rules) must refuse; here they are offered
+to the embedded cluster's admission, as `phalanx run` and the operator's webhook run it. One
+deliberate difference: Grove's ClusterTopologyBinding webhook names the field
+`spec.schedulerTopologyReferences[i]` (an older name); Phalanx names the field users write,
+`spec.schedulerTopologyBindings[i]`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 
 from . import kai
 from .harness import (
@@ -93,14 +92,14 @@ def _topology_levels_available(run, pcs: str) -> None:  # type: ignore[no-untype
 
 def test_TAS1_topology_infrastructure(tmp_path: Path) -> None:
     run = run_e2e(tmp_path, [], nodes=28)
-    topology = objects(run.final, "ClusterTopology")["grove-topology"]
+    topology = objects(run.final, "ClusterTopologyBinding")["grove-topology"]
     assert [(lv["domain"], lv["key"]) for lv in topology["spec"]["levels"]] == [
         ("zone", ZONE), ("block", BLOCK), ("rack", RACK), ("host", HOST)]
     kai_topology = objects(run.final, "Topology").get("grove-topology")
     assert kai_topology is not None, "no KAI Topology mirrors grove-topology"
     assert [lv["nodeLabel"] for lv in kai_topology["spec"]["levels"]] == [ZONE, BLOCK, RACK, HOST]
     owner = kai_topology["metadata"]["ownerReferences"][0]
-    assert (owner["kind"], owner["name"]) == ("ClusterTopology", "grove-topology")
+    assert (owner["kind"], owner["name"]) == ("ClusterTopologyBinding", "grove-topology")
     workers = [n for n in run.record.nodes if n.labels.get("node_role.e2e.grove.nvidia.com")]
     assert len(workers) == 28
     for n in workers:
@@ -332,13 +331,13 @@ def _kai_topology_keys(objs: dict, name: str) -> list[str]:
     topology = objects(objs, "Topology").get(name)
     assert topology is not None, f"no KAI Topology {name}"
     owner = topology["metadata"]["ownerReferences"][0]
-    assert (owner["kind"], owner["name"]) == ("ClusterTopology", name)
+    assert (owner["kind"], owner["name"]) == ("ClusterTopologyBinding", name)
     return [lv["nodeLabel"] for lv in topology["spec"]["levels"]]
 
 
 def test_TAS17_heterogeneous_gpu_cluster(tmp_path: Path) -> None:
     """Two hardware segments; the same domain `block` is a different node label in each
-    ClusterTopology. Grove's tas-multi-topology-{h100,gb200}.yaml are not in the stored
+    ClusterTopologyBinding. Grove's tas-multi-topology-{h100,gb200}.yaml are not in the stored
     sources, so the two workloads are written here as the test describes them (2 pods each,
     packed at block)."""
     h100_nodes, gb200_nodes = nodes(0, 14), nodes(14, 28)
@@ -351,7 +350,8 @@ def test_TAS17_heterogeneous_gpu_cluster(tmp_path: Path) -> None:
                                             ("host", HOST))),
     ]
     workloads = [
-        _pcs(name, {"topologyName": topo, "packDomain": "block"}, [_clique("worker", 2, 2)])
+        _pcs(name, {"topologyName": topo, "pack": {"required": "block"}},
+             [_clique("worker", 2, 2)])
         for name, topo in (("tas-h100-workload", "h100-topology"),
                            ("tas-gb200-workload", "gb200-topology"))]
     run = run_e2e(tmp_path, [], nodes=28, steps=relabel, extra=[*topologies, *workloads])
@@ -367,28 +367,46 @@ def test_TAS17_heterogeneous_gpu_cluster(tmp_path: Path) -> None:
     assert {node_of(p) for p in gb200} <= set(gb200_nodes)
 
 
+def test_TAS18_cluster_topology_drift_detection(tmp_path: Path) -> None:
+    """A binding naming an admin-managed KAI Topology that does not exist: Drift, and the
+    status entry names the reference, not in sync."""
+    binding = cluster_topology("drift-detect-topo", (("zone", ZONE), ("rack", RACK),
+                                                     ("host", HOST)))
+    binding["spec"]["schedulerTopologyBindings"] = [
+        {"schedulerName": "kai-scheduler", "topologyReference": "non-existent-kai-topo"}]
+    run = run_e2e(tmp_path, [], nodes=1, extra=[binding])
+    ct = objects(run.final, "ClusterTopologyBinding")["drift-detect-topo"]
+    cond = condition(ct, "SchedulerTopologyDrift")
+    assert (cond["status"], cond["reason"]) == ("True", "Drift")
+    [status] = ct["status"]["schedulerTopologyStatuses"]
+    assert (status["inSync"], status["topologyReference"]) == (False, "non-existent-kai-topo")
+    assert "non-existent-kai-topo" not in objects(run.final, "Topology")
+
+
 def test_TAS19_auto_managed_cluster_topology_lifecycle(tmp_path: Path) -> None:
-    """The KAI Topology follows its ClusterTopology: created with it, and replaced when its
-    levels change. (Grove also checks the SchedulerTopologyDrift condition of its newer
-    ClusterTopologyBinding API, which Phalanx does not have; that part is not ported.)"""
+    """The KAI Topology follows its ClusterTopologyBinding: created with it, and replaced when
+    its levels change; SchedulerTopologyDrift stays False/InSync throughout."""
     two = cluster_topology("lifecycle-topo", (("zone", ZONE), ("host", HOST)))
     three = cluster_topology("lifecycle-topo", (("zone", ZONE), ("rack", RACK), ("host", HOST)))
     steps = [{"at": "1m", "apply": two}, {"at": "2m", "apply": three},
              {"at": "3m", "label": {"node": "agent-000", "labels": {"e2e.checkpoint": "t19"}}}]
     run = run_e2e(tmp_path, [], nodes=1, steps=steps)  # Grove needs none; a cluster has one
-    assert _kai_topology_keys(run.before(2), "lifecycle-topo") == [ZONE, HOST]
-    assert _kai_topology_keys(run.before(3), "lifecycle-topo") == [ZONE, RACK, HOST]
+    for step, keys in ((2, [ZONE, HOST]), (3, [ZONE, RACK, HOST])):
+        assert _kai_topology_keys(run.before(step), "lifecycle-topo") == keys
+        ct = objects(run.before(step), "ClusterTopologyBinding")["lifecycle-topo"]
+        cond = condition(ct, "SchedulerTopologyDrift")
+        assert (cond["status"], cond["reason"]) == ("False", "InSync")
 
 
 def test_TAS20_pcs_topology_levels_unavailable_condition(tmp_path: Path) -> None:
-    """The ClusterTopology goes away under a PodCliqueSet and comes back. Grove's test
+    """The ClusterTopologyBinding goes away under a PodCliqueSet and comes back. Grove's test
     starts from a zero-replica PodCliqueSet; tas-topology-condition.yaml (as stored) has one
     replica, so the first step scales it to zero."""
     name = "tas-topology-condition"
     levels = (("zone", ZONE), ("rack", RACK), ("host", HOST))
     steps = [
         {"at": "1m", "scale": {"name": name, "replicas": 0}},
-        {"at": "2m", "delete": {"kind": "ClusterTopology", "name": "tas20-topology"}},
+        {"at": "2m", "delete": {"kind": "ClusterTopologyBinding", "name": "tas20-topology"}},
         {"at": "3m", "scale": {"name": name, "replicas": 1}},
         {"at": "4m", "scale": {"name": name, "replicas": 0}},
         {"at": "5m", "apply": cluster_topology("tas20-topology", levels)},
@@ -439,3 +457,121 @@ def test_TAS23_preferred_pack_constraint_propagation(tmp_path: Path) -> None:
     scaled = kai.podgroup_of(run.final, name, f"{name}-0-workers-0")  # replica 1, offset 0
     kai.verify(scaled, "", HOST, [kai.in_pcsg(name, 0, "workers", 1, "worker", 1, parent=False)])
     _topology_levels_available(run, name)
+
+
+# --- TAS21, TAS22: what the webhooks and CRD rules refuse ------------------------------------
+
+
+def _refusal(objs: list[dict]) -> str | None:
+    """Create `objs` in order on an embedded cluster with the operator's admission (Grove's
+    e2e install: KAI, topology-aware scheduling on) and grove-topology; the last one's
+    refusal, or None when it was admitted."""
+    from phalanx.api.config import load_operator_config
+    from phalanx.api.registry import from_dict
+    from phalanx.backends.registry import BackendRegistry
+    from phalanx.cluster.client import Invalid
+    from phalanx.cluster.clock import run_virtual
+    from phalanx.cluster.memory import MemoryCluster
+    from phalanx.operator.admission import install_admission
+
+    from .harness import OPERATOR_CONFIG
+
+    async def main() -> str | None:
+        import phalanx.backends  # noqa: F401  (registers the backends)
+
+        cluster = MemoryCluster()
+        cfg = load_operator_config(OPERATOR_CONFIG)
+        install_admission(cluster, BackendRegistry.from_config(cfg), topology_aware=True)
+        await cluster.create(from_dict(cluster_topology()))
+        try:
+            for obj in objs:
+                await cluster.create(from_dict(obj))
+        except Invalid as err:
+            return err.message
+        return None
+
+    return run_virtual(main)
+
+
+def _binding(name: str, levels: tuple, refs: tuple[tuple[str, str], ...] = ()) -> dict:
+    ct = cluster_topology(name, levels)
+    if refs:
+        ct["spec"]["schedulerTopologyBindings"] = [
+            {"schedulerName": s, "topologyReference": r} for s, r in refs]
+    return ct
+
+
+TAS21 = [
+    ("duplicate topology domains",
+     _binding("tas21-invalid-topology", (("zone", ZONE), ("zone", RACK))),
+     ["spec.levels[1].domain", "Duplicate value"]),
+    ("duplicate scheduler backend references",
+     _binding("tas22-duplicate-backend", (("zone", ZONE), ("rack", RACK)),
+              (("kai-scheduler", "kai-topology-a"), ("kai-scheduler", "kai-topology-b"))),
+     ["spec.schedulerTopologyBindings[1].schedulerName", "Duplicate value"]),
+    ("unknown scheduler backend reference",
+     _binding("tas22-unknown-backend", (("zone", ZONE), ("rack", RACK)),
+              (("unknown-scheduler", "topology"),)),
+     ["spec.schedulerTopologyBindings[0].schedulerName", "scheduler backend is not enabled"]),
+    ("non topology aware scheduler backend reference",
+     _binding("tas22-non-tas-backend", (("zone", ZONE), ("rack", RACK)),
+              (("default-scheduler", "default-topology"),)),
+     ["spec.schedulerTopologyBindings[0].schedulerName",
+      "scheduler backend does not implement topology-aware scheduling"]),
+]
+
+
+@pytest.mark.parametrize(("binding", "words"), [r[1:] for r in TAS21], ids=[r[0] for r in TAS21])
+def test_TAS21_topology_validation_webhooks(binding: dict, words: list[str]) -> None:
+    refused = _refusal([binding])
+    assert refused is not None and all(w in refused for w in words), refused
+
+
+def test_TAS21_pcs_with_an_inherited_topology_name_is_admitted() -> None:
+    worker = _clique("worker", 1, 1, constraint={"pack": {"required": "host"}})
+    assert _refusal([_pcs("tas21-pcs-optional-topology-name",
+                          {"topologyName": "grove-topology", "pack": {"required": "zone"}},
+                          [worker])]) is None
+
+
+def _tas22(name: str, constraint: dict, clique: dict | None = None,
+           group: dict | None = None) -> dict:
+    pcs = _pcs(name, constraint, [_clique("worker", 1, 1, constraint=clique)],
+               [{"name": "workers", "cliqueNames": ["worker"], "replicas": 1,
+                 "minAvailable": 1, "topologyConstraint": group}] if group else ())
+    pcs["spec"]["replicas"] = 0
+    return pcs
+
+
+NO_PACK_DOMAIN = "packDomain is deprecated and cannot be used on new workloads; use pack.required"
+RACK_PACK = {"topologyName": "grove-topology", "pack": {"required": "rack"}}
+TAS22 = [
+    ("deprecated packDomain on PCS create",
+     _tas22("tas22-legacy-pcs", {"topologyName": "grove-topology", "packDomain": "host"}),
+     NO_PACK_DOMAIN),
+    ("topologyConstraint without pack",
+     _tas22("tas22-missing-pack", {"topologyName": "grove-topology"}),
+     "topologyConstraint must specify pack or deprecated packDomain"),
+    ("empty pack",
+     _tas22("tas22-empty-pack", {"topologyName": "grove-topology", "pack": {}}),
+     "pack must specify at least one of required or preferred"),
+    ("deprecated packDomain with pack.required",
+     _tas22("tas22-ambiguous-pack", {"topologyName": "grove-topology", "packDomain": "host",
+                                     "pack": {"required": "host"}}),
+     "must not set both pack.required and deprecated packDomain"),
+    ("deprecated packDomain on PodClique create",
+     _tas22("tas22-legacy-pclq", RACK_PACK, clique={"packDomain": "host"}), NO_PACK_DOMAIN),
+    ("deprecated packDomain on PodCliqueScalingGroup create",
+     _tas22("tas22-legacy-pcsg", RACK_PACK, group={"packDomain": "host"}), NO_PACK_DOMAIN),
+]
+
+
+@pytest.mark.parametrize(("pcs", "words"), [r[1:] for r in TAS22], ids=[r[0] for r in TAS22])
+def test_TAS22_podcliqueset_topology_cel_validation(pcs: dict, words: str) -> None:
+    refused = _refusal([pcs])
+    assert refused is not None and words in refused, refused
+
+
+def test_TAS22_preferred_only_pack_passes() -> None:
+    assert _refusal([_tas22("tas22-valid-preferred-only", {
+        "topologyName": "grove-topology", "pack": {"preferred": "host"}})]) is None

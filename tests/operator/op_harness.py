@@ -128,9 +128,14 @@ class Env:
 
 def run(scenario: Callable[[Env], Awaitable[T]], *, binder: bool = True, kubelet: bool = True,
         start_delay: float = 0.0, config: OperatorConfiguration | None = None,
-        nodes: int = 4) -> T:
+        nodes: int = 4, before_start: Callable[[MemoryCluster], Awaitable[Any]] | None = None
+        ) -> T:
+    """`before_start(cluster)`: objects that exist before the operator (and its admission)
+    starts, such as ones created under an earlier configuration."""
     async def main() -> T:
         cluster = MemoryCluster()
+        if before_start is not None:
+            await before_start(cluster)
         op = OperatorManager(cluster, config)
         await op.start()
         b = Binder(cluster, nodes) if binder else None
@@ -169,7 +174,7 @@ def make_pcs(name: str, cliques: list[tuple[str, int] | tuple[str, int, int]], *
     templates = []
     for entry in cliques:
         cname, reps = entry[0], entry[1]
-        spec = PodCliqueSpec(pod_spec=pod_spec(scheduler), replicas=reps,
+        spec = PodCliqueSpec(role_name=cname, pod_spec=pod_spec(scheduler), replicas=reps,
                              min_available=entry[2] if len(entry) > 2 else None,  # type: ignore[misc]
                              starts_after=(starts_after or {}).get(cname))
         if cname in autoscaled:

@@ -3,10 +3,14 @@ checks run by MemoryCluster on create and update."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from op_harness import NS, make_pcs
 
+from phalanx.api.errors import ManifestError
 from phalanx.api.grove import PodCliqueSet
+from phalanx.api.registry import from_dict
 from phalanx.backends.registry import BackendRegistry
 from phalanx.cluster.client import Invalid
 from phalanx.cluster.clock import run_virtual
@@ -76,10 +80,15 @@ def test_validation_messages(pcs: PodCliqueSet, field: str, words: str) -> None:
     assert words in errs[field], errs[field]
 
 
-def test_scaling_group_termination_delay() -> None:
-    pcs = make_pcs("x", [("a", 1)], groups=[("g", ["a"], 1, 1)])
-    pcs.spec.template.pod_clique_scaling_groups[0].termination_delay = "0s"
-    assert "positive" in errors(pcs)["spec.template.podCliqueScalingGroups[0].terminationDelay"]
+def test_scaling_group_termination_delay_is_not_a_grove_field() -> None:
+    """Grove has one terminationDelay, the PodCliqueSet's; a scaling group's is refused as
+    an unknown field (it was Phalanx's own, never Grove's)."""
+    data = make_pcs("x", [("a", 1)], groups=[("g", ["a"], 1, 1)]).to_dict()
+    data["spec"]["template"]["podCliqueScalingGroups"][0]["terminationDelay"] = "1m"
+    with pytest.raises(ManifestError) as err:
+        from_dict(data)
+    assert "spec.template.podCliqueScalingGroups[0].terminationDelay: unknown field" in \
+        str(err.value)
 
 
 def test_negative_replicas() -> None:
@@ -151,3 +160,48 @@ def test_a_pod_template_the_api_server_would_reject_is_rejected_naming_the_field
     pcs.spec.template.cliques[1].spec.pod_spec.containers[0].resources = \
         ResourceRequirements.from_requests({"cpu": "4", "nvidia.com/gpu": "8"})
     assert errors(pcs) == {}
+
+
+@pytest.mark.parametrize("where", [
+    "spec.template.resourceClaimTemplates", "spec.template.resourceSharing",
+    "spec.template.cliques[0].resourceSharing",
+    "spec.template.podCliqueScalingGroups[0].resourceSharing",
+    "spec.template.cliques[0].spec.autoScalingConfig.metrics",
+    "spec.template.podCliqueScalingGroups[0].scaleConfig.metrics",
+])
+def test_grove_fields_phalanx_does_not_act_on_are_refused_by_name(where: str) -> None:
+    """Never admitted and ignored: DRA sharing (no ResourceClaims are created) and HPA
+    metrics (no HorizontalPodAutoscaler is created) are refused, naming the field."""
+    data = make_pcs("x", [("a", 1), ("b", 1)], groups=[("g", ["b"], 1, 1)]).to_dict()
+    t = data["spec"]["template"]
+    sharing = {"name": "gpus", "scope": "PerReplica"}
+    metric = {"type": "Resource", "resource": {"name": "cpu", "target": {
+        "type": "Utilization", "averageUtilization": 80}}}
+    value: dict[str, Any] = {
+        "spec.template.resourceClaimTemplates": {"resourceClaimTemplates": [
+            {"name": "gpus", "templateSpec": {"spec": {"devices": {"requests": []}}}}]},
+        "spec.template.resourceSharing": {"resourceSharing": [sharing]},
+    }.get(where, {})
+    t.update(value)
+    if where == "spec.template.cliques[0].resourceSharing":
+        t["cliques"][0]["resourceSharing"] = [sharing]
+    elif where == "spec.template.podCliqueScalingGroups[0].resourceSharing":
+        t["podCliqueScalingGroups"][0]["resourceSharing"] = [sharing]
+    elif where.endswith("autoScalingConfig.metrics"):
+        t["cliques"][0]["spec"]["autoScalingConfig"] = {"maxReplicas": 4, "metrics": [metric]}
+    elif where.endswith("scaleConfig.metrics"):
+        t["podCliqueScalingGroups"][0]["scaleConfig"] = {"maxReplicas": 4, "metrics": [metric]}
+    errs = errors(default_podcliqueset(from_dict(data)))  # type: ignore[arg-type]
+    assert list(errs) == [where], errs
+    assert "not supported yet" in errs[where]
+
+
+def test_role_names_are_required_and_unique() -> None:
+    pcs = make_pcs("x", [("a", 1), ("b", 1)])
+    pcs.spec.template.cliques[1].spec.role_name = "a"
+    assert "Duplicate value" in errors(pcs)["spec.template.cliques[1].spec.roleName"]
+    data = make_pcs("x", [("a", 1)]).to_dict()
+    del data["spec"]["template"]["cliques"][0]["spec"]["roleName"]
+    with pytest.raises(ManifestError) as err:
+        from_dict(data)
+    assert "spec.template.cliques[0].spec.roleName: required field is missing" in str(err.value)

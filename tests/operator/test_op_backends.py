@@ -55,14 +55,18 @@ class ScriptedBackend:
     def validate_podcliqueset(self, pcs: PodCliqueSet) -> list[ValidationIssue]:
         if pcs.spec.template.topology_constraint is None:
             return []
-        return [ValidationIssue("spec.template.topologyConstraint.packDomain",
+        return [ValidationIssue("spec.template.topologyConstraint.pack.required",
                                 "no topology-aware placement", Capability.TOPOLOGY)]
 
 
 def run_with(backend: ScriptedBackend, scenario: Any,
-             config: OperatorConfiguration | None = None) -> None:
+             config: OperatorConfiguration | None = None, before_start: Any = None) -> None:
+    """`before_start(cluster)`: objects that exist before the operator (and its admission)
+    starts, as ones created under an earlier configuration."""
     async def main() -> None:
         cluster = MemoryCluster()
+        if before_start is not None:
+            await before_start(cluster)
         op = OperatorManager(cluster, config, registry=BackendRegistry(
             {"default-scheduler": backend}, "default-scheduler"))
         binder, kubelet = Binder(cluster), Kubelet(cluster)
@@ -149,21 +153,34 @@ def test_unknown_backend_label() -> None:
     run(scenario)
 
 
+def _binding(name: str, *levels: tuple[str, str]) -> Any:
+    from phalanx.api.base import ObjectMeta
+    from phalanx.api.grove import ClusterTopologyBinding, ClusterTopologyBindingSpec, TopologyLevel
+
+    return ClusterTopologyBinding(metadata=ObjectMeta(name=name), spec=ClusterTopologyBindingSpec(
+        levels=[TopologyLevel(domain=d, key=k) for d, k in levels]))
+
+
+TAS = OperatorConfiguration.model_validate({"topologyAwareScheduling": {"enabled": True}})
+
+
 def test_scheduler_compatible_condition_names_ignored_features() -> None:
     async def scenario(env: Env) -> None:
-        from phalanx.api.grove import TopologyConstraint
+        from phalanx.api.grove import TopologyConstraint, TopologyPackConstraint
 
+        await env.create(_binding("racks", ("rack", "example.com/rack")))
         pcs = make_pcs("tc", [("a", 1)])
-        pcs.spec.template.topology_constraint = TopologyConstraint(pack_domain="rack")
+        pcs.spec.template.topology_constraint = TopologyConstraint(
+            topology_name="racks", pack=TopologyPackConstraint(required="rack"))
         await env.create(pcs)
         await env.settle()
         status = (await env.pcs("tc")).status
         cond = next(c for c in status.conditions if c.type == "SchedulerCompatible")
         assert (cond.status, cond.reason) == ("False", "UnsupportedFeaturesIgnored")
-        assert "spec.template.topologyConstraint.packDomain" in cond.message
+        assert "spec.template.topologyConstraint.pack.required" in cond.message
         assert (await env.gangs())["tc-0"].status.phase == "Running"  # admitted and running
 
-    run_with(ScriptedBackend(), scenario)
+    run_with(ScriptedBackend(), scenario, TAS)
 
 
 PROFILES = {"default-scheduler": {"gangScheduling": True}}
@@ -208,7 +225,8 @@ def test_every_backend_end_to_end(profile: str) -> None:
 
 # The objects each backend writes for its scheduler (besides the PodGang).
 BACKEND_KINDS = {"default-scheduler": "Workload", "kai-scheduler": "PodGroup",
-                 "volcano": "PodGroup", "koordinator": "PodGroup", "phalanx-scheduler": None}
+                 "volcano": "PodGroup", "koordinator": "PodGroup", "phalanx-scheduler": None,
+                 "scheduler-plugins": "PodGroup"}
 
 
 @pytest.mark.parametrize("profile", sorted(known_backends()))
@@ -243,32 +261,42 @@ def test_unset_scheduler_name_means_the_default_profile(profile: str) -> None:
     run(scenario, config=config)
 
 
-def test_topology_constraints_become_node_label_keys() -> None:
-    from phalanx.api.base import ObjectMeta
-    from phalanx.api.grove import (
-        ClusterTopology,
-        ClusterTopologySpec,
-        TopologyConstraint,
-        TopologyLevel,
-        TopologyPackConstraint,
-    )
+LEVELS = (("zone", "topology.kubernetes.io/zone"), ("rack", "example.com/rack"),
+          ("host", "kubernetes.io/hostname"))
 
-    def workload() -> PodCliqueSet:
+
+def _legacy_topology(name: str) -> Any:
+    from phalanx.api.base import ObjectMeta
+    from phalanx.api.grove import ClusterTopology, ClusterTopologySpec, TopologyLevel
+
+    return ClusterTopology(metadata=ObjectMeta(name=name), spec=ClusterTopologySpec(
+        levels=[TopologyLevel(domain=d, key=k) for d, k in LEVELS]))
+
+
+@pytest.mark.parametrize("kind", ["ClusterTopologyBinding", "legacy ClusterTopology"])
+def test_topology_constraints_become_node_label_keys(kind: str) -> None:
+    """The constraints' domains become the node-label keys of the topology their
+    topologyName names (inherited by the cliques and scaling group from the PodCliqueSet's
+    constraint): a ClusterTopologyBinding, or a legacy ClusterTopology of that name."""
+    from phalanx.api.grove import TopologyConstraint, TopologyPackConstraint
+
+    def workload(pack_domain: bool = False) -> PodCliqueSet:
         pcs = make_pcs("topo", [("a", 2), ("b", 1)], groups=[("g", ["b"], 2, 1)])
         t = pcs.spec.template
-        t.topology_constraint = TopologyConstraint(pack_domain="zone")
+        if pack_domain:  # what an object created before topologyName existed holds
+            t.topology_constraint = TopologyConstraint(pack_domain="zone")
+        else:
+            t.topology_constraint = TopologyConstraint(
+                topology_name="grove-topology", pack=TopologyPackConstraint(required="zone"))
         t.cliques[0].topology_constraint = TopologyConstraint(
             pack=TopologyPackConstraint(required="rack", preferred="host"))
         t.pod_clique_scaling_groups[0].topology_constraint = TopologyConstraint(
-            pack_domain="rack")
+            pack=TopologyPackConstraint(required="rack"))
         return pcs
 
     async def scenario(env: Env) -> None:
-        await env.create(ClusterTopology(metadata=ObjectMeta(name="grove-topology"),
-                                         spec=ClusterTopologySpec(levels=[
-            TopologyLevel(domain="zone", key="topology.kubernetes.io/zone"),
-            TopologyLevel(domain="rack", key="example.com/rack"),
-            TopologyLevel(domain="host", key="kubernetes.io/hostname")])))
+        await env.create(_binding("grove-topology", *LEVELS) if kind == "ClusterTopologyBinding"
+                         else _legacy_topology("grove-topology"))
         await env.create(workload())
         await env.settle()
         gangs = await env.gangs()
@@ -284,11 +312,16 @@ def test_topology_constraints_become_node_label_keys() -> None:
         # A scaled PodGang packs by its scaling group's constraint.
         assert scaled.spec.topology_constraint.pack_constraint.required == "example.com/rack"
 
-    tas = OperatorConfiguration.model_validate({"topologyAwareScheduling": {"enabled": True}})
-    run_with(ScriptedBackend(), scenario, tas)
+    run_with(ScriptedBackend(), scenario, TAS)
+    if kind != "ClusterTopologyBinding":
+        return
+
+    async def created_earlier(cluster: MemoryCluster) -> None:
+        # Admission refuses constraints while topology-aware scheduling is off (Grove's
+        # webhook); this PodCliqueSet was created before it was turned off.
+        await cluster.create(workload(pack_domain=True))
 
     async def disabled(env: Env) -> None:
-        await env.create(workload())
         await env.settle()
         base = (await env.gangs())["topo-0"]
         assert base.spec.topology_constraint is None
@@ -298,4 +331,4 @@ def test_topology_constraints_become_node_label_keys() -> None:
         assert len(events) == 1 and events[0].count == 1
         assert "disabled in the OperatorConfiguration" in events[0].message
 
-    run_with(ScriptedBackend(), disabled)
+    run_with(ScriptedBackend(), disabled, before_start=created_earlier)

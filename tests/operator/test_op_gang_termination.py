@@ -187,3 +187,56 @@ def test_a_breached_scaling_group_replica_is_recreated_alone() -> None:
         assert all(p.status.phase == "Running" for p in await env.pods())
 
     run(scenario)
+
+
+def test_reconciles_part_way_through_the_delay_do_not_terminate_early() -> None:
+    """The breach's own requeue fires at the deadline; any other reconcile before it (another
+    replica's breach, a spec change, a resync) must find time left and wait (issue 21)."""
+    async def scenario(env: Env) -> None:
+        assert env.kubelet is not None
+        await env.create(make_pcs("mid", [("a", 3, 2)], replicas=2, termination_delay="10m"))
+        await env.settle()
+        for name in ("mid-0-a-0", "mid-0-a-1"):
+            assert await env.kubelet.fail_pod(name)
+        await env.settle()
+        gt = env.op.gang_termination
+        start = env.cluster.clock.now()
+        for minute in (3, 5, 9):  # direct reconciles, and a second replica's breach at 5
+            await asyncio.sleep(start + 60 * minute - env.cluster.clock.now())
+            if minute == 5:
+                for name in ("mid-1-a-0", "mid-1-a-1"):
+                    assert await env.kubelet.fail_pod(name)
+            await gt.reconcile(f"{NS}/mid")
+            await env.settle()
+            assert gt.terminations == 0, f"terminated at {minute} min"
+        await env.run_for(2 * 60)  # 11 min: replica 0 only
+        assert gt.terminations == 1
+        await env.run_for(5 * 60)  # 16 min: replica 1's 10 min are up too
+        assert gt.terminations == 2
+
+    run(scenario)
+
+
+def test_a_breach_getting_worse_does_not_restart_the_delay() -> None:
+    """A third pod failing changes the breach's message, not when it started: the replica is
+    recreated 10 min after the first breach, not 10 min after it got worse."""
+    async def scenario(env: Env) -> None:
+        assert env.kubelet is not None
+        await env.create(make_pcs("worse", [("a", 3, 2)], termination_delay="10m"))
+        await env.settle()
+        for name in ("worse-0-a-0", "worse-0-a-1"):
+            assert await env.kubelet.fail_pod(name)
+        await env.settle()
+        first = next(c for c in (await env.cliques())["worse-0-a"].status.conditions
+                     if c.type == MIN_AVAILABLE_BREACHED)
+        await env.run_for(6 * 60)
+        assert await env.kubelet.fail_pod("worse-0-a-2")
+        await env.settle()
+        cond = next(c for c in (await env.cliques())["worse-0-a"].status.conditions
+                    if c.type == MIN_AVAILABLE_BREACHED)
+        assert cond.status == "True" and cond.message != first.message
+        assert cond.last_transition_time == first.last_transition_time
+        await env.run_for(5 * 60)  # 11 min after the first breach, 5 after it got worse
+        assert env.op.gang_termination.terminations == 1
+
+    run(scenario)

@@ -244,7 +244,11 @@ def test_status_counters_and_phases() -> None:
         assert all(c.status.ready_replicas == c.spec.replicas for c in cliques.values())
         gang = (await env.gangs())["st-1"]
         assert gang.status.phase == "Running" and gang.condition("Ready").status == "True"
-        assert gang.status.last_scheduled is not None and gang.status.last_ready is not None
+        # When it was scheduled / became ready: its conditions' lastTransitionTime (Grove's
+        # status has no other place for it).
+        assert gang.true_since("Scheduled") is not None and gang.true_since("Ready") is not None
+        assert gang.true_since("Ready") >= gang.true_since("Scheduled")
+        assert "lastScheduled" not in gang.to_dict()["status"]
         pcs = await env.pcs("st")
         assert (pcs.status.replicas, pcs.status.available_replicas) == (2, 2)
         compat = next(c for c in pcs.status.conditions if c.type == "SchedulerCompatible")

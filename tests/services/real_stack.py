@@ -14,7 +14,11 @@ from phalanx.api.grove import PodCliqueSet
 from phalanx.envtest import PhalanxService, running_kubelet
 
 REPO = Path(__file__).resolve().parents[2]
-SCENARIO_TIMEOUT = 90.0
+# A backstop just under the real tier's per-test timeout (so a hang still prints the services'
+# logs); the waits inside end sooner, when nothing moves (`stall`).
+SCENARIO_TIMEOUT = 110.0
+# How long a wait may see no change at all before it gives up (see phalanx.envtest.wait).
+STALL = 60.0
 
 
 class Stack:
@@ -49,7 +53,7 @@ def small_pcs(name: str, ns: str, cliques: list[tuple[str, int]], gpus: int = 8,
         "apiVersion": "grove.io/v1alpha1", "kind": "PodCliqueSet",
         "metadata": {"name": name, "namespace": ns},
         "spec": {"replicas": 1, "template": {
-            "cliques": [{"name": c, "spec": {"replicas": n, "podSpec": {
+            "cliques": [{"name": c, "spec": {"roleName": c, "replicas": n, "podSpec": {
                 "schedulerName": "phalanx-scheduler",
                 "containers": [{"name": "c", "image": "busybox", "resources": {
                     "limits": {"nvidia.com/gpu": str(gpus)}}}]}}} for c, n in cliques],
@@ -100,3 +104,35 @@ def describe_events(plane: Any, ns: str, what: str) -> list[tuple[str, str, str,
 _DESCRIBED_EVENT = re.compile(r"^\s+(?P<type>Normal|Warning)\s+(?P<reason>\S+)\s+"
                               r"\S+(?: \(x\d+ over \S+\))?\s+(?P<source>\S+)\s+"
                               r"(?P<message>.*)$")
+
+
+async def clear_namespace(kube: Any, ns: str) -> None:
+    """Remove a test's workload so the next test finds the nodes free: no
+    kube-controller-manager runs here, so nothing cascades; PodCliqueSets, scaling groups,
+    PodCliques and PodGangs go first (nothing recreates pods then), then the pods, at once."""
+    from phalanx.api.grove import PodClique, PodCliqueScalingGroup, PodGang
+    from phalanx.api.pod import Pod
+    from phalanx.cluster.client import NotFound
+    from phalanx.envtest import Pending, wait_until_async
+
+    for kind in (PodCliqueSet, PodCliqueScalingGroup, PodClique, PodGang):
+        for obj in (await kube.list(kind, ns)).items:
+            try:
+                await kube.delete(kind, obj.name, ns)
+            except NotFound:
+                pass
+    for pod in (await kube.list(Pod, ns)).items:
+        try:
+            await kube.transport.request(
+                "DELETE", f"/api/v1/namespaces/{ns}/pods/{pod.name}", kind="Pod",
+                name=pod.name, body={"apiVersion": "v1", "kind": "DeleteOptions",
+                                     "gracePeriodSeconds": 0})
+        except NotFound:
+            pass
+
+    async def gone() -> object:
+        left = sorted(p.name for p in (await kube.list(Pod, ns)).items)
+        return not left or Pending(left)
+
+    await wait_until_async(gone, SCENARIO_TIMEOUT, stall=STALL, interval=0.5,
+                           what=f"the pods of {ns} deleted")

@@ -170,7 +170,7 @@ def pcs(name: str, ns: str, cliques: list[tuple[str, int]], *, replicas: int = 1
         "apiVersion": "grove.io/v1alpha1", "kind": "PodCliqueSet",
         "metadata": {"name": name, "namespace": ns},
         "spec": {"replicas": replicas, "template": {"cliques": [
-            {"name": c, "spec": {"replicas": n, "podSpec": {
+            {"name": c, "spec": {"roleName": c, "replicas": n, "podSpec": {
                 "schedulerName": scheduler,
                 "containers": [{"name": "c", "image": "busybox", "resources": resources}]}}}
             for c, n in cliques], **({"podCliqueScalingGroups": groups} if groups else {})}}})

@@ -1,0 +1,81 @@
+"""PodClique controller invariants no other test guarded (issue 21, "Gang invariants"):
+
+- a pod's gate is lifted only once its PodGang is `Initialized`. The references and
+  `Initialized` are two writes (a spec update, then a status update); no pod may be ungated
+  between them, even when the `Initialized` write keeps failing;
+- no pod is created while its PodGang is absent (deleted, its re-creation failing).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from op_harness import NS, Env, gated, make_pcs, run
+
+from phalanx.api.core import Pod
+from phalanx.api.grove import PodGang
+from phalanx.cluster.client import ServerError
+from phalanx.cluster.objects import object_key
+from phalanx.operator.conditions import BACKEND_SYNCED
+
+
+def test_no_gate_is_lifted_while_the_initialized_write_fails() -> None:
+    gang_key = object_key(NS, "inv-0")
+
+    def fail_initialized(verb: str, kind: str, key: str) -> ServerError | None:
+        # Once the backend synced it, every status write of the PodGang fails: the
+        # references (a spec update) go through, `Initialized=True` never does.
+        if verb != "update_status" or kind != PodGang.KIND or key != gang_key:
+            return None
+        cached = env_ref[0].op.ctx.gangs.get(gang_key)
+        if cached is not None and cached.is_condition_true(BACKEND_SYNCED):
+            return ServerError("injected: status write failed")
+        return None
+
+    env_ref: list[Env] = []
+
+    async def scenario(env: Env) -> None:
+        env_ref.append(env)
+        env.cluster.faults.add_hook(fail_initialized)
+        await env.create(make_pcs("inv", [("a", 3)]))
+        await asyncio.sleep(120)  # two minutes of retries with backoff
+        gang = (await env.gangs())["inv-0"]
+        assert gang.is_condition_true(BACKEND_SYNCED) and not gang.is_initialized
+        refs = [r.name for g in gang.spec.pod_groups for r in g.pod_references]
+        assert sorted(refs) == ["inv-0-a-0", "inv-0-a-1", "inv-0-a-2"]  # the first write
+        pods = await env.pods()
+        assert len(pods) == 3 and all(gated(p) and not p.spec.node_name for p in pods)
+
+        env.cluster.faults.remove(fail_initialized)  # the API server recovers
+        await env.run_for(60)
+        assert (await env.gangs())["inv-0"].is_initialized
+        pods = await env.pods()
+        assert all(not gated(p) and p.spec.node_name for p in pods)
+
+    run(scenario)
+
+
+def test_no_pod_is_created_while_its_podgang_is_absent() -> None:
+    def no_podgang(verb: str, kind: str, key: str) -> ServerError | None:
+        return ServerError("injected: PodGang create failed") \
+            if verb == "create" and kind == PodGang.KIND else None
+
+    async def scenario(env: Env) -> None:
+        await env.create(make_pcs("abs", [("a", 3)]))
+        await env.settle()
+        assert len(await env.pods()) == 3
+        env.cluster.faults.add_hook(no_podgang)
+        await env.cluster.delete(PodGang, "abs-0", NS)
+        await asyncio.sleep(5)
+        await env.cluster.delete(Pod, "abs-0-a-1", NS)
+        await asyncio.sleep(120)  # two minutes of retries: the PodGang is still missing
+        assert "abs-0" not in await env.gangs()
+        assert sorted(p.name for p in await env.pods()) == ["abs-0-a-0", "abs-0-a-2"]
+
+        env.cluster.faults.remove(no_podgang)
+        await env.run_for(60)
+        assert "abs-0" in await env.gangs()
+        pods = {p.name: p for p in await env.pods()}
+        assert sorted(pods) == ["abs-0-a-0", "abs-0-a-1", "abs-0-a-2"]
+
+    run(scenario)
