@@ -40,6 +40,8 @@ BLOCK_KEY = "topology.phalanx.dev/block"
 RACK_KEY = "topology.phalanx.dev/rack"
 POOL_LABEL = "sim.phalanx.dev/node-pool"
 GPU = "nvidia.com/gpu"
+# NVIDIA GPU feature discovery's node label for the NVLink clique: "<cluster uuid>.<clique>".
+CLIQUE_LABEL = "nvidia.com/gpu.clique"
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=63,
                                         pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")]
@@ -48,6 +50,27 @@ Name = Annotated[str, StringConstraints(min_length=1, max_length=63,
 class ClusterTopologyLevel(KubeModel):
     domain: Name
     key: Annotated[str, StringConstraints(min_length=1, max_length=316)]
+
+
+class DraGpus(KubeModel):
+    """A simulated DRA driver on the pool's nodes (phalanx/sim/dradriver.py): one
+    ResourceSlice per node with its GPUs as devices, attributes named as NVIDIA's DRA driver
+    names them (productName, index, uuid, architecture, cudaComputeCapability,
+    driverVersion, memory capacity) plus `cliqueID`, the NVLink domain. Consecutive
+    `nvlinkDomainNodes` nodes share a clique; nodes also carry it as the label
+    `nvidia.com/gpu.clique` (as NVIDIA's GPU feature discovery does), so a gang may pack on
+    it. The GPUs leave the node's `nvidia.com/gpu` allocatable unless
+    `keepExtendedResource` (a GPU is handed out one way, not both)."""
+
+    driver: str = "gpu.nvidia.com"
+    count: int | None = Field(default=None, ge=0, le=128)  # default: nvidia.com/gpu
+    product_name: str = "NVIDIA H100 80GB HBM3"
+    memory: str = "80Gi"
+    architecture: str = "Hopper"
+    cuda_compute_capability: str = "9.0.0"
+    driver_version: str = "550.90.7"
+    nvlink_domain_nodes: int = Field(default=1, ge=1)
+    keep_extended_resource: bool = False
 
 
 class NodePool(KubeModel):
@@ -60,6 +83,8 @@ class NodePool(KubeModel):
     taints: list[Taint] = Field(default_factory=list)
     # How many consecutive nodes share one domain of each (non-host) level.
     nodes_per: dict[str, int] = Field(default_factory=dict)
+    # GPUs published as DRA devices by a simulated driver (None: no DRA on this pool).
+    dra: DraGpus | None = None
 
     @field_validator("allocatable")
     @classmethod
@@ -204,6 +229,10 @@ def build_nodes(spec: ClusterSpec) -> list[Node]:
                 size = pool.nodes_per.get(lvl.domain, max(pool.count, 1))
                 labels[lvl.key] = f"{lvl.domain}-{first[lvl.domain] + i // size}"
             capacity = {k: str(v) for k, v in pool.allocatable.items()}
+            if pool.dra is not None:
+                labels[CLIQUE_LABEL] = clique_id(pool.name, i // pool.dra.nvlink_domain_nodes)
+                if not pool.dra.keep_extended_resource:
+                    capacity.pop(GPU, None)
             nodes.append(
                 Node(
                     metadata=ObjectMeta(name=name, labels=labels),
@@ -222,3 +251,23 @@ def build_nodes(spec: ClusterSpec) -> list[Node]:
             size = pool.nodes_per.get(lvl.domain, max(pool.count, 1))
             next_domain[lvl.domain] += -(-pool.count // size) if pool.count else 0
     return nodes
+
+
+def clique_id(pool: str, n: int) -> str:
+    """A clique id as NVIDIA formats it ("<cluster uuid>.<clique id>"), stable per pool."""
+    import uuid
+
+    return f"{uuid.uuid5(uuid.NAMESPACE_DNS, 'phalanx-sim-' + pool)}.{n}"
+
+
+def dra_pools(spec: ClusterSpec) -> dict[str, DraGpus]:
+    """Pool name -> its simulated DRA GPUs, with `count` resolved (nvidia.com/gpu)."""
+    out: dict[str, DraGpus] = {}
+    for pool in spec.spec.node_pools:
+        if pool.dra is None:
+            continue
+        count = pool.dra.count
+        if count is None:
+            count = int(parse_quantity(pool.allocatable.get(GPU, 0)))
+        out[pool.name] = pool.dra.model_copy(update={"count": count})
+    return out

@@ -1,9 +1,11 @@
 """What the live cluster says about a gang, gathered at the end of a run for `explain`.
 
-Pending gangs get one explanation assembled from, most specific first: the scheduler's
-diagnosis of their pods (per-filter node counts), the pods' PodScheduled condition, the
-PodGang's own conditions (e.g. the gang status controller's "3/8 members created"), and
-scheduling gates still on the pods.
+A pending gang gets one reason, as kube-scheduler gives one per pod, chosen in this order:
+its PodGang is missing; its pods are not all created, or still gated (nothing else can
+happen before); the scheduler's diagnosis of a member (per-filter node counts, "0/64 nodes
+are available: 64 Insufficient nvidia.com/gpu. preemption: ..."), preferring one that counts
+nodes; else a condition. Every other distinct finding (the PodGang's conditions, the other
+members' diagnoses) is kept as a detail, for `phalanx describe`.
 """
 
 from __future__ import annotations
@@ -42,19 +44,34 @@ async def gang_need(client: Client, namespace: str, name: str,
 
 
 def _dedupe(parts: list[str]) -> list[str]:
-    """Drop empty parts and parts already said (verbatim or inside an earlier part)."""
+    """Drop empty parts and parts already said (verbatim, inside another part, or holding
+    another part whole: the longer, more specific one is kept)."""
     kept: list[str] = []
     for p in parts:
-        p = p.strip().rstrip(".")
-        if p and not any(p in k for k in kept):
-            kept.append(p)
+        p = p.strip()
+        bare = p.rstrip(".")
+        if not bare or any(bare in k for k in kept):
+            continue
+        kept = [k for k in kept if k.rstrip(".") not in p]
+        kept.append(p)
     return kept
+
+
+def choose_reason(structural: list[str], diagnoses: list[str], conditions: list[str]) -> str:
+    """The one reason to show (see the module docstring)."""
+    if structural:
+        return structural[0]
+    counted = [d for d in diagnoses if d.startswith("0/")]
+    if counted or diagnoses:
+        return (counted or diagnoses)[0]
+    return conditions[0] if conditions else "the scheduler has not reported a reason yet"
 
 
 async def pending_explanations(client: Client, scheduler: Any,
                                recorder: RunRecorder) -> dict[str, Any]:
-    """{"gangs": {name: text}, "pods": {name: text}} for everything still unscheduled."""
-    gangs: dict[str, str] = {}
+    """{"gangs": {name: (reason, [details])}, "pods": {name: text}} for everything still
+    unscheduled."""
+    gangs: dict[str, tuple[str, list[str]]] = {}
     pods_out: dict[str, str] = {}
     for key, g in recorder.gangs.items():
         rec = g.rec
@@ -68,20 +85,23 @@ async def pending_explanations(client: Client, scheduler: Any,
             pg = None
         live = (await client.list(Pod, ns,
                                   label_selector={labels.LABEL_PODGANG: rec.name})).items
-        parts: list[str] = []
+        structural: list[str] = []
+        conditions: list[str] = []
+        diagnoses: list[str] = []
         if pg is None:
-            parts.append("the PodGang object does not exist (the operator has not created it)")
+            structural.append("the PodGang object does not exist (the operator has not "
+                              "created it)")
         for cond in pg.status.conditions if pg is not None else ():
             # Ready=False only restates that pods are not running yet.
             if cond.status != "True" and cond.message and cond.type != "Ready":
-                parts.append(f"{cond.type}: {cond.message}")
+                conditions.append(f"{cond.type}: {cond.message}")
         expected = (len(pg.pod_names()) if pg is not None else 0) or rec.min_member
         if len(live) < expected:
-            parts.append(f"{len(live)}/{expected} pods exist")
+            structural.append(f"{len(live)}/{expected} pods exist")
         gated = [p for p in live if p.is_gated]
         if gated:
             gates = sorted({gate.name for p in gated for gate in p.spec.scheduling_gates})
-            parts.append(f"{len(gated)} pod(s) still gated by {', '.join(gates)}")
+            structural.append(f"{len(gated)} pod(s) still gated by {', '.join(gates)}")
         for p in sorted(live, key=lambda p: p.name):
             if p.spec.node_name or p.is_terminal:
                 continue
@@ -95,17 +115,18 @@ async def pending_explanations(client: Client, scheduler: Any,
                     text = cond.message
             if text:
                 pods_out[p.name] = text
-                parts.append(text)
-        gangs[rec.name] = "; ".join(_dedupe(parts)) or (
-            "the scheduler has not reported a reason yet")
+                diagnoses.append(text)
+        reason = choose_reason(structural, _dedupe(diagnoses), conditions)
+        details = [d for d in _dedupe([*structural, *diagnoses, *conditions]) if d != reason]
+        gangs[rec.name] = (reason, details)
     return {"gangs": gangs, "pods": pods_out}
 
 
 def apply_explanations(record: RunRecord, found: dict[str, Any]) -> None:
-    for name, text in found.get("gangs", {}).items():
+    for name, (reason, details) in found.get("gangs", {}).items():
         g = record.gang(name)
         if g is not None:
-            g.explanation = text
+            g.explanation, g.reasons = reason, list(details)
     for name, text in found.get("pods", {}).items():
         p = record.pod(name)
         if p is not None:

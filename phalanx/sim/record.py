@@ -1,4 +1,4 @@
-"""What a simulated run leaves behind: the saved run that reports and `phalanx explain` read.
+"""What a simulated run leaves behind: the saved run that reports, `get` and `describe` read.
 
 A `RunRecord` is plain data (no live cluster objects): the nodes, every gang's lifecycle, every
 pod's placement, a utilisation time series, the Events, the steps of the scenario and the
@@ -6,7 +6,7 @@ final state of every object. Times are virtual seconds since the run started, so
 the same inputs give byte-identical records.
 
 It is written atomically (temporary file + rename) so a crash or a Ctrl-C never leaves a
-half-written file that a later `phalanx explain` would choke on.
+half-written file that a later `phalanx describe` would choke on.
 """
 
 from __future__ import annotations
@@ -79,7 +79,8 @@ class GangRecord(_Record):
     nodes: list[str] = Field(default_factory=list)
     domain: str = ""  # the tightest topology domain holding every pod, e.g. "rack=rack-3"
     pack_constraint: str = ""  # e.g. "required rack"
-    explanation: str = ""  # why it waits (pending gangs only)
+    explanation: str = ""  # why it waits, in one reason (pending gangs only)
+    reasons: list[str] = Field(default_factory=list)  # the other findings, for `describe`
 
     def transitions(self) -> list[GangTransition]:
         """`history`, or (for hand-built records) the milestones in order."""
@@ -178,6 +179,25 @@ class Snapshot(_Record):
     objects: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
 
 
+class ObjectChange(_Record):
+    """One object's new version (or its deletion) at virtual time `t`: the run's history,
+    from which `phalanx get --at` rebuilds the objects at any time."""
+
+    t: float
+    kind: str  # as in RunRecord.objects ("Pod", "PodGroup.scheduling.run.ai")
+    key: str  # namespace/name, or name for cluster-scoped kinds
+    object: dict[str, Any] | None = None  # None: deleted
+
+
+class NoStateAt(LookupError):
+    """The saved run holds no state at or before the time asked (a run saved without its
+    history, and the time precedes every snapshot)."""
+
+    def __init__(self, t: float, snapshot_times: list[float], end: float) -> None:
+        super().__init__(f"no snapshot at or before {t:g}s")
+        self.t, self.snapshot_times, self.end = t, snapshot_times, end
+
+
 class RunMeta(_Record):
     inputs: list[str] = Field(default_factory=list)
     cluster: str = ""
@@ -204,8 +224,10 @@ class RunRecord(_Record):
     objects: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
     # Earlier states (by time): before each scenario step and every `snapshotEvery`.
     snapshots: list[Snapshot] = Field(default_factory=list)
+    # Every object's versions through the run, by time (empty when not recorded).
+    history: list[ObjectChange] = Field(default_factory=list)
 
-    # --- look-ups used by reports and `phalanx explain` ---------------------------------
+    # --- look-ups used by reports and `phalanx describe` --------------------------------
 
     def gang(self, name: str) -> GangRecord | None:
         return next((g for g in self.gangs if g.name == name), None)
@@ -225,18 +247,31 @@ class RunRecord(_Record):
         return None
 
     def objects_at(self, t: float | None) -> tuple[float, str, dict[str, list[dict[str, Any]]]]:
-        """(time, label, objects) of the latest snapshot at or before `t` (None or past the
-        end: the final state). Raises LookupError when `t` precedes every snapshot."""
+        """(time, label, objects) in force at `t` (None or past the end: the final state):
+        rebuilt from the history when the run kept one, else the latest snapshot at or
+        before `t`. Raises NoStateAt when neither can answer."""
         if t is None or t >= self.meta.duration:
             return self.meta.duration, "end of the run", self.objects
+        if self.history:
+            return t, "history", self._rebuild(t)
         earlier = [s for s in self.snapshots if s.t <= t + 1e-9]
         if not earlier:
-            times = ", ".join(f"{s.t:g}s" for s in self.snapshots[:10]) or "none"
-            raise LookupError(f"no snapshot at or before {t:g}s (snapshots: {times}; the "
-                              f"final state is at {self.meta.duration:g}s)")
+            raise NoStateAt(t, [s.t for s in self.snapshots], self.meta.duration)
         latest = max(s.t for s in earlier)
         snap = [s for s in earlier if s.t == latest][-1]  # of equal times, the last taken
         return snap.t, snap.label, snap.objects
+
+    def _rebuild(self, t: float) -> dict[str, list[dict[str, Any]]]:
+        state: dict[str, dict[str, dict[str, Any]]] = {}
+        for change in self.history:
+            if change.t > t + 1e-9:
+                break
+            objs = state.setdefault(change.kind, {})
+            if change.object is None:
+                objs.pop(change.key, None)
+            else:
+                objs[change.key] = change.object
+        return {kind: [objs[k] for k in sorted(objs)] for kind, objs in state.items() if objs}
 
     def events_for(self, kind: str, name: str) -> list[EventRecord]:
         return [e for e in self.events if e.kind == kind and e.name == name]

@@ -19,6 +19,7 @@ from typing import Any
 from phalanx.api import labels
 from phalanx.api.base import Resource
 from phalanx.api.core import Event, Node, Pod
+from phalanx.api.gangphase import PodState, podgang_phase
 from phalanx.api.podgang import PodGang
 from phalanx.cluster.client import Client, Gone
 
@@ -29,43 +30,29 @@ from .record import (
     NodeInfo,
     PodRecord,
     RunRecord,
-    Sample,
     TopologyLevel,
 )
+from .usage import Usage, node_info
 
 GPU = "nvidia.com/gpu"
+PODS_PER_NOTE = 500
 _DISRUPTED = "Disrupted"  # placeholder, classified in finish()
 _MILESTONES = {"Created": "created", "Initialized": "initialized", "Queued": "gates_lifted",
                "Scheduled": "scheduled", "Running": "running", "Finished": "finished",
                "Deleted": "deleted"}
 _HOST_DOMAINS = ("host", "hostname", "node")
-# The phase shown for a gang, from what its pods did (the operator's PodGang status.phase can
-# lag: it is not updated once pods complete).
+# The phase of a gang whose PodGang was never seen (its groups unknown), by lifecycle state;
+# otherwise it is api/gangphase.py's, the operator's rule for PodGang status.phase.
 _PHASE_OF_STATE = {"Created": "Pending", "Initialized": "Pending", "Queued": "Pending",
                    _DISRUPTED: "Pending", "Scheduled": "Starting", "Running": "Running",
                    "Degraded": "Degraded",
                    "Finished": "Succeeded", "Deleted": "Deleted"}
 
 
-def node_info(node: Node) -> NodeInfo:
-    alloc = node.allocatable_resources()
-    taints = [f"{t.key}{'=' + t.value if t.value else ''}:{t.effect}"
-              for t in node.spec.taints or []]
-    return NodeInfo(
-        name=node.name,
-        pool=node.metadata.labels.get("sim.phalanx.dev/node-pool", ""),
-        labels=dict(node.metadata.labels),
-        gpu=int(alloc.get(GPU, 0)),
-        cpu=alloc.get("cpu", 0.0),
-        memory=alloc.get("memory", 0.0),
-        taints=taints,
-        ready=node.is_ready and not node.spec.unschedulable,
-    )
-
-
 @dataclass(slots=True)
 class _Gang:
     rec: GangRecord
+    groups: dict[str, int] | None = None  # PodGang group (PodClique) name -> minReplicas
     initialized: bool = False
     state: str = ""
     disrupted: bool = False
@@ -84,18 +71,26 @@ class RunRecorder:
         self.gangs: dict[str, _Gang] = {}  # by namespace/name
         self.nodes: dict[str, NodeInfo] = {}
         self.events: dict[str, EventRecord] = {}  # by Event uid (repeats fold into count)
-        self.samples: list[Sample] = []
+        self.usage = Usage()
         self.last_change = 0.0  # last time a pod, gang or node changed (for "settled")
-        # Incremental totals (a sample per pod change must not rescan every pod).
-        self._usage: dict[str, tuple[float, float, float]] = {}
-        self._used = [0.0, 0.0, 0.0]  # gpu, cpu, memory of bound, live pods
-        self._category: dict[str, str] = {}  # pod key -> "running" | "pending" | ""
-        self._counts = {"running": 0, "pending": 0, "": 0}
         self._preempted_pods: dict[str, float] = {}  # pod key -> when marked a preemption victim
         self._gated: dict[str, bool] = {}  # pod key -> still has scheduling gates
+        self._ready: dict[str, bool] = {}  # pod key -> condition Ready=True now
         self._tasks: list[asyncio.Task[None]] = []
         self._t0 = 0.0
         self.listeners: list[Callable[[str, GangRecord], None]] = []
+        # Called every PODS_PER_NOTE pod changes: progress while a burst of pods is created
+        # within one virtual instant (the run's clock does not move meanwhile).
+        self.on_pods: Callable[[], None] | None = None
+        self._pod_changes = 0
+
+    def progress_note(self) -> str:
+        """"1,200 pods: 800 running, 400 pending" for a progress line."""
+        n = len(self.pods)
+        if not n:
+            return ""
+        counts = self.usage.counts
+        return f"{n:,} pods: {counts['running']:,} running, {counts['pending']:,} pending"
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -156,9 +151,10 @@ class RunRecorder:
         if rec.created is None:
             rec.created = t
         rec.podcliqueset = pg.metadata.labels.get(labels.LABEL_PART_OF, rec.podcliqueset)
-        rec.scheduler = pg.metadata.labels.get(labels.LABEL_SCHEDULER_NAME, rec.scheduler)
+        rec.scheduler = rec.scheduler or pg.metadata.labels.get(labels.LABEL_SCHEDULER_NAME, "")
         rec.priority_class = pg.spec.priority_class_name or rec.priority_class
         rec.min_member = pg.min_member()
+        g.groups = {grp.name: grp.min_replicas for grp in pg.spec.pod_groups}
         rec.pack_constraint = self._pack_constraint(pg)
         if pg.status.phase:
             rec.phase = pg.status.phase
@@ -188,7 +184,7 @@ class RunRecorder:
             if rec.deleted is None:
                 rec.deleted = t
             self.retired.append(rec)
-            self._set_usage(key, None)
+            self.usage.release(key)
             rec = None
         self._uids[key] = uid
         if rec is None:
@@ -203,6 +199,7 @@ class RunRecorder:
         if pod.spec.node_name and not rec.node:
             rec.node, rec.bound = pod.spec.node_name, t
         rec.phase = pod.status.phase
+        self._ready[key] = pod.is_ready
         if rec.running is None and pod.status.phase == "Running" and pod.is_ready:
             rec.running = t
         if pod.is_terminal and rec.finished is None:
@@ -218,31 +215,21 @@ class RunRecorder:
         if type_ == "DELETED":
             rec.deleted = t
         live = type_ != "DELETED" and not pod.is_terminal and not pod.is_deleting
-        self._set_usage(key, (rec.gpu, rec.cpu, rec.memory) if live and pod.spec.node_name
-                        else None)
-        if rec.deleted is not None:
-            category = ""
-        elif rec.phase == "Running":
-            category = "running"
-        elif rec.phase == "Pending" and not rec.node:
-            category = "pending"
-        else:
-            category = ""
-        previous = self._category.get(key)
-        if previous is not None:
-            self._counts[previous] -= 1
-        self._category[key] = category
-        self._counts[category] += 1
-        self._sample(t)
+        self.usage.pod(t, key, rec, live and bool(pod.spec.node_name))
         if rec.gang:
             g = self._gang(rec.namespace, rec.gang)
             if rec.name not in g.rec.pods:
                 g.rec.pods.append(rec.name)
             if pod.spec.priority is not None:
                 g.rec.priority = pod.spec.priority
+            if pod.spec.scheduler_name:  # what users write, not the backend's name
+                g.rec.scheduler = pod.spec.scheduler_name
             self._gated[key] = pod.is_gated
             self._update_gang(g, t)
         self.last_change = t
+        self._pod_changes += 1
+        if self.on_pods is not None and self._pod_changes % PODS_PER_NOTE == 0:
+            self.on_pods()
 
     def _on_event(self, type_: str, ev: Event) -> None:
         if type_ == "DELETED" or not ev.metadata.uid:
@@ -260,27 +247,6 @@ class RunRecorder:
         )
 
     # ------------------------------------------------------------------ derived state
-
-    def _set_usage(self, key: str, usage: tuple[float, float, float] | None) -> None:
-        old = self._usage.pop(key, None)
-        if old is not None:
-            for i in range(3):
-                self._used[i] -= old[i]
-        if usage is not None:
-            self._usage[key] = usage
-            for i in range(3):
-                self._used[i] += usage[i]
-
-    def _sample(self, t: float) -> None:
-        gpu, cpu, mem = (round(x, 6) for x in self._used)  # no float drift from +/-
-        sample = Sample(t=t, gpu_used=gpu, cpu_used=cpu, memory_used=mem,
-                        pods_running=self._counts["running"],
-                        pods_pending=self._counts["pending"])
-        if self.samples and self.samples[-1].t == t:
-            self.samples[-1] = sample
-        elif not self.samples or self.samples[-1].model_dump(exclude={"t"}) != sample.model_dump(
-                exclude={"t"}):
-            self.samples.append(sample)
 
     def _live_pods(self, g: _Gang) -> list[PodRecord]:
         out = []
@@ -364,6 +330,18 @@ class RunRecorder:
             else:
                 tr.state = "Queued"
 
+    def _phase(self, g: _Gang) -> str:
+        if g.rec.deleted is not None or g.state == "Deleted":
+            return "Deleted"
+        if not g.groups:
+            return _PHASE_OF_STATE.get(g.state, g.rec.phase)
+        live = self._live_pods(g)
+        return podgang_phase([
+            (want, [PodState(p.phase, bool(p.node), self._ready.get(f"{p.namespace}/{p.name}",
+                                                                     False))
+                    for p in live if p.clique == name])
+            for name, want in g.groups.items()])
+
     def _domain(self, nodes: list[str]) -> str:
         """The narrowest topology domain that holds all these nodes, e.g. "rack=rack-3"."""
         if not nodes:
@@ -383,7 +361,7 @@ class RunRecorder:
             live = [p for p in self._live_pods(g) if p.node and p.phase != "Failed"]
             g.rec.nodes = sorted({p.node for p in live})
             g.rec.domain = self._domain(g.rec.nodes) if g.rec.scheduled is not None else ""
-            g.rec.phase = _PHASE_OF_STATE.get(g.state, g.rec.phase)
+            g.rec.phase = self._phase(g)
         return RunRecord(
             topology=list(self.topology),
             nodes=sorted(self.nodes.values(), key=lambda n: n.name),
@@ -391,6 +369,6 @@ class RunRecorder:
                          key=lambda r: (r.created if r.created is not None else 0.0, r.name)),
             pods=sorted([*self.retired, *self.pods.values()],
                         key=lambda p: (p.gang, p.name, p.created or 0.0)),
-            samples=list(self.samples),
+            samples=list(self.usage.samples),
             events=sorted(self.events.values(), key=lambda e: e.t),
         )

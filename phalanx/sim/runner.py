@@ -20,13 +20,15 @@ from typing import Any
 from phalanx.api.base import ObjectMeta, Resource
 from phalanx.api.config import OperatorConfiguration
 from phalanx.api.core import Event, Lease, Node
-from phalanx.api.grove import ClusterTopology, ClusterTopologySpec, TopologyLevel as GroveLevel
-from phalanx.cluster.client import ApiError, Invalid
+from phalanx.api.grove import AnyTopology, ClusterTopologyBinding, ClusterTopologyBindingSpec
+from phalanx.api.grove import TopologyLevel as GroveLevel
 from phalanx.cluster.memory import MemoryCluster
 
 from . import explain_state
+from .admit import RunFailed, create_workload
 from .clusterspec import ClusterSpec, build_nodes
 from .feasibility import never_fits
+from .history import ObjectHistory, history_kinds, kind_label
 from .lifecycle import PodScripts
 from .record import RunMeta, RunRecord, Snapshot, StepRecord, TopologyLevel
 from .recorder import RunRecorder
@@ -34,15 +36,7 @@ from .steps import run_scenario
 from .workload import Workload
 
 DEFAULT_TOPOLOGY_NAME = "phalanx-topology"
-# First objects to create: what others refer to (priorities, topology, namespaces).
-_CREATE_FIRST = ("Namespace", "PriorityClass", "ClusterTopology")
-
-
-class RunFailed(Exception):
-    """The run cannot produce a meaningful result (an object the cluster rejects, a
-    ClusterTopology the nodes cannot carry)."""
-
-    exit_code = 3
+__all__ = ["Components", "RunFailed", "RunOptions", "Simulation"]
 
 
 @dataclass(slots=True)
@@ -52,9 +46,12 @@ class RunOptions:
     quiet_period: float = 60.0  # settled = nothing changed for this long (and nothing due)
     check_feasibility: bool = True
     phalanx_version: str = ""
+    history: bool = True  # keep every object's versions (for `phalanx get --at` any time)
 
 
-ProgressFn = Callable[[float, float | None], None]
+# (virtual time, until or None, what is going on: "1,200 pods, 800 running")
+ProgressFn = Callable[[float, float | None, str], None]
+CreateProgressFn = Callable[[int, int], None]  # (objects created, of how many)
 
 
 @dataclass(slots=True)
@@ -66,6 +63,11 @@ class Components:
     operator: Callable[[Any, Simulation], Any]
     scheduler: Callable[[Any, Simulation], Any]
     kubelet: Callable[[Any, Simulation], Any]
+    # kube-controller-manager's volume controllers (PV binding, provisioning); None: none.
+    volumes: Callable[[Any, Simulation], Any] | None = None
+    # kube-controller-manager's resourceclaim controller, plus the simulated DRA driver of
+    # the pools that ask for one (ClusterSpec nodePools[].dra); None: none.
+    dra: Callable[[Any, Simulation], Any] | None = None
 
     @staticmethod
     def default() -> Components:
@@ -84,7 +86,37 @@ class Components:
 
             return Kubelet(client, start_delay=sim.cluster_spec.spec.kubelet.start_delay_seconds)
 
-        return Components(operator=operator, scheduler=scheduler, kubelet=kubelet)
+        def volumes(client: Any, sim: Simulation) -> Any:
+            from .volumes import VolumeControllers
+
+            return VolumeControllers(client)
+
+        def dra(client: Any, sim: Simulation) -> Any:
+            from .clusterspec import dra_pools
+            from .dradriver import SimDraDriver
+            from .resourceclaims import ResourceClaimController
+
+            pools = dra_pools(sim.cluster_spec)
+            return _Both(ResourceClaimController(client),
+                         SimDraDriver(client, pools) if pools else None)
+
+        return Components(operator=operator, scheduler=scheduler, kubelet=kubelet,
+                          volumes=volumes, dra=dra)
+
+
+class _Both:
+    """Components started together (the claim controller and the DRA driver)."""
+
+    def __init__(self, *parts: Any) -> None:
+        self.parts = [p for p in parts if p is not None]
+
+    async def start(self) -> None:
+        for p in self.parts:
+            await p.start()
+
+    async def stop(self) -> None:
+        for p in reversed(self.parts):
+            await p.stop()
 
 
 class Simulation:
@@ -100,6 +132,7 @@ class Simulation:
         self.cluster_source = cluster_source
         self.config_source = config_source
         self.progress = progress
+        self.create_progress: CreateProgressFn | None = None
         self.components = components or Components.default()
         self.steps: list[StepRecord] = []
         # PodGang name -> why it can never be scheduled on this cluster. Such a gang stays
@@ -112,8 +145,17 @@ class Simulation:
 
     # ------------------------------------------------------------------ set-up
 
-    def _topology(self, nodes: list[Node]) -> tuple[list[TopologyLevel], ClusterTopology | None]:
-        """The workload's ClusterTopology (checked against the nodes), else one made from the
+    def prepare(self) -> list[Resource]:
+        """Build the nodes and check the workload's topology against them (RunFailed when
+        they cannot carry it); returns what to create before the workload (the
+        ClusterTopologyBinding made from the cluster spec, if the workload has none)."""
+        self.nodes = build_nodes(self.cluster_spec)
+        self.levels, made = self._topology(self.nodes)
+        return [made] if made is not None else []
+
+    def _topology(self, nodes: list[Node]) -> tuple[list[TopologyLevel], AnyTopology | None]:
+        """The workload's ClusterTopologyBinding or legacy ClusterTopology (checked against the
+        nodes), else a ClusterTopologyBinding made from the
         cluster spec (returned for creation)."""
         given = self.workload.topology
         if given is not None:
@@ -121,7 +163,7 @@ class Simulation:
             for level in given.spec.levels:
                 if level.key not in carried:
                     raise RunFailed(
-                        f"ClusterTopology {given.name}: level {level.domain} uses node label "
+                        f"{given.KIND} {given.name}: level {level.domain} uses node label "
                         f"{level.key}, which no node of the cluster carries. The cluster "
                         f"labels its nodes with: "
                         + ", ".join(f"{t.domain}={t.key}" for t in self.cluster_spec.spec.topology)
@@ -130,26 +172,15 @@ class Simulation:
         levels = [TopologyLevel(domain=t.domain, key=t.key) for t in self.cluster_spec.spec.topology]
         if not levels:
             return [], None
-        made = ClusterTopology(
+        made = ClusterTopologyBinding(
             metadata=ObjectMeta(name=DEFAULT_TOPOLOGY_NAME),
-            spec=ClusterTopologySpec(levels=[GroveLevel(domain=t.domain, key=t.key)
+            spec=ClusterTopologyBindingSpec(levels=[GroveLevel(domain=t.domain, key=t.key)
                                              for t in levels]),
         )
         return levels, made
 
     async def _create_workload(self, client: MemoryCluster, extra: list[Resource]) -> None:
-        objs = extra + sorted(self.workload.objects,
-                              key=lambda o: _CREATE_FIRST.index(o.kind)
-                              if o.kind in _CREATE_FIRST else len(_CREATE_FIRST))
-        for obj in objs:
-            try:
-                await client.create(obj.copy_deep())
-            except Invalid as e:
-                # The API's message already names the object and the field.
-                raise RunFailed(f"admission rejected {obj.kind} {obj.name}: "
-                                f"{e.message}") from None
-            except ApiError as e:
-                raise RunFailed(f"could not create {obj.kind} {obj.name}: {e.message}") from None
+        await create_workload(client, [*extra, *self.workload.objects], self.create_progress)
 
     # ------------------------------------------------------------------ feasibility
 
@@ -179,12 +210,12 @@ class Simulation:
         wall0 = time.perf_counter()
         loop = asyncio.get_running_loop()
         client = self.client = MemoryCluster()
-        self.nodes = build_nodes(self.cluster_spec)
+        extra = self.prepare()
         for node in self.nodes:
             await client.create(node)
-        self.levels, made_topology = self._topology(self.nodes)
         recorder = RunRecorder(client, self.levels)
         recorder.listeners.append(self._on_gang_state)
+        history = ObjectHistory(client) if self.options.history else None
         operator = self.components.operator(client, self)
         scheduler = self.components.scheduler(client, self)
         kubelet = self.components.kubelet(client, self)
@@ -192,11 +223,19 @@ class Simulation:
         t0 = loop.time()
         started_at = client.clock.now_dt().isoformat()
         await recorder.start()
+        if history is not None:
+            await history.start()
+        if self.progress is not None:
+            recorder.on_pods = lambda: self._progress(loop.time() - t0, recorder)
         components: list[Any] = []
         scenario: asyncio.Task[None] | None = None
         snapper: asyncio.Task[None] | None = None
         try:
-            for component in (operator, scheduler, kubelet, scripts):
+            volumes = self.components.volumes(client, self) if self.components.volumes else None
+            dra = self.components.dra(client, self) if self.components.dra else None
+            for component in (dra, operator, scheduler, kubelet, scripts, volumes):
+                if component is None:
+                    continue
                 await component.start()
                 components.append(component)
 
@@ -213,7 +252,7 @@ class Simulation:
             early = [s for s in self.workload.steps if s.seconds == 0 and s.acts_on_nodes_only]
             later = [s for s in self.workload.steps if not any(s is e for e in early)]
             await run_scenario(client, early, t0, step_done, before)
-            await self._create_workload(client, [made_topology] if made_topology else [])
+            await self._create_workload(client, extra)
             scenario = asyncio.create_task(
                 run_scenario(client, later, t0, step_done, before), name="scenario")
             if self.workload.snapshot_every:
@@ -239,7 +278,11 @@ class Simulation:
                 with contextlib.suppress(Exception):
                     await component.stop()
             await recorder.stop()
+            if history is not None:
+                await history.stop()
         record = recorder.finish()
+        if history is not None:
+            record.history = history.changes()
         explain_state.apply_explanations(record, explanations)
         self._explain_never_fit(record)
         record.steps = list(self.steps)
@@ -267,8 +310,7 @@ class Simulation:
         last_step = max((s.seconds for s in self.workload.steps), default=0.0)
         while True:
             now = loop.time() - t0
-            if self.progress is not None:
-                self.progress(now, opts.until if opts.until is not None else None)
+            self._progress(now, recorder)
             if now >= limit:
                 return False
             if opts.until is None and scenario.done() and now >= last_step:
@@ -279,6 +321,11 @@ class Simulation:
             tick = 1.0 if now < 600 else 5.0
             await asyncio.sleep(min(tick, max(limit - now, 0.001)))
 
+
+    def _progress(self, now: float, recorder: RunRecorder) -> None:
+        if self.progress is not None:
+            until = self.options.until
+            self.progress(now, until, recorder.progress_note())
 
     async def _snapshot_every(self, client: MemoryCluster, t0: float, every: float) -> None:
         loop = asyncio.get_running_loop()
@@ -297,7 +344,9 @@ class Simulation:
                 continue
             first = (f"can never be scheduled on cluster {cluster}: {why} (use a bigger "
                      "cluster, fewer replicas, or a broader topology pack domain)")
-            g.explanation = f"{first}; {g.explanation}" if g.explanation else first
+            if g.explanation:
+                g.reasons.insert(0, g.explanation)
+            g.explanation = first
 
 
 def _fill_priorities(record: RunRecord) -> None:
@@ -313,13 +362,11 @@ async def _dump_objects(client: MemoryCluster) -> dict[str, list[dict[str, Any]]
     """Every stored object but Events (recorded separately) and Leases, by kind."""
     out: dict[str, list[dict[str, Any]]] = {}
     kinds = [k for k in client.kinds() if k not in (Event, Lease)]
-    names = [k.KIND for k in kinds]
+    served = history_kinds()  # labels as in the run's history, whatever this run stored
     for kind in kinds:
         items = (await client.list(kind)).items
         if items:
             # Several schedulers call their kind "PodGroup": qualify those by API group.
-            label = (kind.KIND if names.count(kind.KIND) == 1
-                     else f"{kind.KIND}.{kind.API_VERSION.rpartition('/')[0]}")
-            out[label] = [o.to_dict() for o in sorted(items, key=lambda o: o.key)]
+            out[kind_label(kind, served)] = [o.to_dict()
+                                             for o in sorted(items, key=lambda o: o.key)]
     return out
-

@@ -14,7 +14,7 @@ from phalanx.api.base import Resource
 from phalanx.api.config import OperatorConfiguration, load_operator_config
 from phalanx.api.duration import parse_duration
 from phalanx.api.errors import ManifestError
-from phalanx.api.grove import ClusterTopology, PodCliqueSet
+from phalanx.api.grove import AnyTopology, ClusterTopology, ClusterTopologyBinding, PodCliqueSet
 from phalanx.api.loader import load_file
 
 from .clusterspec import ClusterSpec, default_cluster_spec
@@ -39,8 +39,10 @@ class Workload:
     sources: list[str] = field(default_factory=list)
 
     @property
-    def topology(self) -> ClusterTopology | None:
-        return next((o for o in self.objects if isinstance(o, ClusterTopology)), None)
+    def topology(self) -> AnyTopology | None:
+        """The workload's ClusterTopologyBinding (else legacy ClusterTopology), if any."""
+        return next((o for kind in (ClusterTopologyBinding, ClusterTopology)
+                     for o in self.objects if isinstance(o, kind)), None)
 
     def podcliquesets(self) -> list[PodCliqueSet]:
         return [o for o in self.objects if isinstance(o, PodCliqueSet)]
@@ -163,6 +165,6 @@ def embedded_default_config() -> OperatorConfiguration:
         "apiVersion": OperatorConfiguration.API_VERSION,
         "kind": OperatorConfiguration.KIND,
         "scheduler": {"profiles": profiles, "defaultProfileName": default},
-        # The embedded cluster always has a ClusterTopology (the cluster spec's levels).
+        # The embedded cluster always has a ClusterTopologyBinding (the cluster spec's levels).
         "topologyAwareScheduling": {"enabled": True},
     })

@@ -20,10 +20,11 @@ metadata:
 spec:
   replicas: {replicas}
   template:
-    topologyConstraint: {{packDomain: rack}}
+    topologyConstraint: {{topologyName: phalanx-topology, pack: {{required: rack}}}}
     cliques:
     - name: w
       spec:
+        roleName: w
         replicas: {pods}
         podSpec:
           containers:
@@ -90,15 +91,17 @@ spec:
     assert not record.node("node-000").ready
 
 
-def test_a_cluster_topology_with_labels_no_node_carries_is_refused(tmp_path: Path) -> None:
-    topology = """
+@pytest.mark.parametrize("kind", ["ClusterTopologyBinding", "ClusterTopology"])
+def test_a_cluster_topology_with_labels_no_node_carries_is_refused(tmp_path: Path,
+                                                                   kind: str) -> None:
+    topology = f"""
 ---
 apiVersion: grove.io/v1alpha1
-kind: ClusterTopology
-metadata: {name: dc}
+kind: {kind}
+metadata: {{name: dc}}
 spec:
   levels:
-  - {domain: rack, key: example.com/rack}
+  - {{domain: rack, key: example.com/rack}}
 """
     with pytest.raises(RunFailed, match="level rack uses node label example.com/rack, which no "
                                         "node of the cluster carries"):

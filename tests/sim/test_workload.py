@@ -43,7 +43,7 @@ def test_missing_file() -> None:
      "spec: {replicas: -1, template: {cliques: []}}\n", "spec.replicas"),
     ("apiVersion: grove.io/v1alpha1\nkind: PodCliqueSet\nmetadata:\n  name: x\n  annotations:\n"
      "    sim.phalanx.dev/run-for: forever\n"
-     "spec:\n  template:\n    cliques:\n    - name: a\n      spec:\n        replicas: 1\n"
+     "spec:\n  template:\n    cliques:\n    - name: a\n      spec:\n        roleName: a\n        replicas: 1\n"
      "        podSpec: {containers: [{name: c}]}\n", "sim.phalanx.dev/run-for"),
     ("apiVersion: sim.phalanx.dev/v1alpha1\nkind: Scenario\nmetadata: {name: s}\nspec:\n"
      "  steps:\n  - at: 1m\n    apply: {apiVersion: v1, kind: PriorityClass, metadata: {name: p}}\n",
