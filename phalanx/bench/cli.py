@@ -134,7 +134,9 @@ def trace(
         f"p90 {q['p90']:.0f}s, p99 {q['p99']:.0f}s, mean {q['mean']:.0f}s\n"
         f"  largest gangs ({r['largest_gang_class']} pods) wait p99 {r['largest_gang_class_wait_p99_seconds'] or 0:.0f}s; "
         f"stranded free GPUs {r['stranded_free_gpu_share']:.1%}\n"
-        f"  throughput {r['throughput_jobs_per_hour']:.1f} jobs/h, {r['throughput_pods_per_hour']:.0f} pods/h"
+        f"  throughput {r['throughput_jobs_per_hour']:.1f} jobs/h, {r['throughput_pods_per_hour']:.0f} pods/h\n"
+        f"  {r['jobs_blocked_for_room']} jobs blocked for room: room freed -> bound p50 "
+        f"{r['room_freed_to_bound_seconds']['p50']:.1f}s, p99 {r['room_freed_to_bound_seconds']['p99']:.1f}s"
         + (f"\n  skipped {len(skipped)} job(s) that can never fit: {', '.join(skipped[:5])}" if skipped else "")
         + f"\n  wrote {path}"
     )

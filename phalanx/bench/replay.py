@@ -10,7 +10,10 @@ cluster's GPUs and the makespan; plus a sampled timeline), queueing delay (submi
 pods Running: p50/p90/p99/max/mean; and per gang-size class, with the p99 of the class of
 the largest gangs, the one starvation hits), fragmentation (the share of free GPU-time that
 was stranded on partly used nodes, where a whole-node pod cannot use it), throughput (jobs
-and pods per virtual hour), and the wall-clock and CPU time the replay took. `scoring` and
+and pods per virtual hour), the wait of jobs blocked for room from the moment the room they
+took freed to their last pod bound (roomwait.py: requeueing should make it one scheduling
+cycle, not the periodic flush), what requeueing cost (scheduling cycles run and failed, pods
+moved by events), and the wall-clock and CPU time the replay took. `scoring` and
 `reservation` switch the scheduler's bin-packing and GangReservation, to compare.
 """
 
@@ -27,7 +30,6 @@ from typing import Any
 from phalanx.api import labels
 from phalanx.api.core import Pod
 from phalanx.api.grove import PodCliqueSet
-from phalanx.api.quantity import parse_quantity
 from phalanx.cluster.client import ApiError, NotFound
 from phalanx.cluster.clock import run_virtual
 
@@ -40,10 +42,12 @@ from phalanx.scheduler.framework.config import (
 
 from .gctune import tuned_gc
 from .results import percentiles
+from .roomwait import RoomWait
+from .roomwait import pod_gpus as _pod_gpus
 from .stack import EmbeddedStack
 from .trace import TraceJob
 from .tracker import PcsPods, PodTracker
-from .workload import GPU, GPUS_PER_NODE, gpu_cluster, job_podcliqueset
+from .workload import GPUS_PER_NODE, gpu_cluster, job_podcliqueset
 
 TIMELINE_POINTS = 48
 
@@ -135,15 +139,6 @@ class _GpuMeter:
         self._set(pod.key, "", 0.0)
 
 
-def _pod_gpus(pod: Pod) -> float:
-    total = 0.0
-    for c in pod.spec.containers:
-        requests = c.resources.requests if c.resources is not None else None
-        if requests and GPU in requests:
-            total += float(parse_quantity(requests[GPU]))
-    return total
-
-
 def replay_trace(jobs: list[TraceJob], cfg: ReplayConfig) -> dict[str, Any]:
     capacity = cfg.nodes * GPUS_PER_NODE
     fits = [j for j in jobs if j.gpus_per_pod <= GPUS_PER_NODE and j.gpus <= capacity]
@@ -155,6 +150,7 @@ def replay_trace(jobs: list[TraceJob], cfg: ReplayConfig) -> dict[str, Any]:
         await stack.start()
         tracker = PodTracker(stack.cluster)
         meter = _GpuMeter(tracker, capacity)
+        room = RoomWait(tracker, {j.pcs_name(): j.gang_size for j in fits})
         await tracker.start()
         loop = asyncio.get_running_loop()
         t0, wall0, cpu0 = loop.time(), time.perf_counter(), time.process_time()
@@ -210,10 +206,16 @@ def replay_trace(jobs: list[TraceJob], cfg: ReplayConfig) -> dict[str, Any]:
         meter._advance()
         end = loop.time() - t0
         wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+        sched = stack.scheduler
+        # What requeueing costs: scheduling cycles run, failed, and pods moved by events.
+        cycles = {"attempts": sched.attempts, "failures": sched.failures,
+                  "binding_failures": sched.bind_failures,
+                  "moved_by_events": sched.queue.moves} if sched is not None else {}
         await tracker.stop()
         await stack.stop()
         return _report(fits, submitted, started, finished, meter, capacity, end, t0,
-                       wall, cpu, tracker.ever_bound)
+                       wall, cpu, tracker.ever_bound, room.waits(submitted, t0)) | {
+                           "scheduling_cycles": cycles}
 
     with tuned_gc(enabled=cfg.tune_gc):
         stats = run_virtual(main)
@@ -237,7 +239,8 @@ def _spawn(tasks: set[asyncio.Task[None]], coro: Any) -> None:
 
 def _report(jobs: list[TraceJob], submitted: dict[str, float], started: dict[str, float],
             finished: dict[str, float], meter: _GpuMeter, capacity: int, end: float, t0: float,
-            wall: float, cpu: float, pods_bound: int) -> dict[str, Any]:
+            wall: float, cpu: float, pods_bound: int,
+            room_waits: dict[str, float]) -> dict[str, Any]:
     first = min(submitted.values(), default=0.0)
     last_end = max(finished.values(), default=end)
     makespan = max(last_end - first, 1e-9)
@@ -266,6 +269,13 @@ def _report(jobs: list[TraceJob], submitted: dict[str, float], started: dict[str
         if cls:
             by_class[name] = {"jobs": len(cls), **percentiles(cls, 1)}
     largest = next((n for n, _, _ in reversed(GANG_CLASSES) if n in by_class), None)
+    room_by_class: dict[str, Any] = {}
+    for name, lo, hi in GANG_CLASSES:
+        cls = [room_waits[j.pcs_name()] for j in jobs
+               if lo <= j.gang_size <= hi and j.pcs_name() in room_waits]
+        if cls:
+            room_by_class[name] = {"jobs": len(cls), **percentiles(cls, 1)}
+    room = list(room_waits.values())
     return {
         "jobs_replayed": len(jobs),
         "jobs_started": len(started),
@@ -281,6 +291,12 @@ def _report(jobs: list[TraceJob], submitted: dict[str, float], started: dict[str
         "queueing_delay_by_gang_size": by_class,
         "largest_gang_class": largest,
         "largest_gang_class_wait_p99_seconds": by_class[largest]["p99"] if largest else None,
+        # Jobs blocked for room (the room their pods took freed after they were submitted):
+        # seconds from that room freeing to their last pod bound (phalanx/bench/roomwait.py).
+        "jobs_blocked_for_room": len(room),
+        "room_freed_to_bound_seconds": percentiles(room, 1) | {
+            "mean": round(sum(room) / len(room), 1) if room else 0.0},
+        "room_freed_to_bound_by_gang_size": room_by_class,
         # Share of the free GPU-time that sat on partly used nodes (stranded: a whole-node
         # pod cannot use it), over the makespan; and the stranded GPUs sampled over time.
         "stranded_free_gpu_share": round(meter.stranded_area / meter.free_area, 4) if meter.free_area else 0.0,

@@ -22,7 +22,7 @@ from typing import Any, Self
 from phalanx.api.base import ObjectMeta
 from phalanx.api.config import OperatorConfiguration
 from phalanx.scheduler.framework.config import SchedulerConfiguration
-from phalanx.api.grove import ClusterTopology, ClusterTopologySpec, TopologyLevel
+from phalanx.api.grove import ClusterTopologyBinding, ClusterTopologyBindingSpec, TopologyLevel
 from phalanx.cluster.client import Client
 from phalanx.cluster.memory import MemoryCluster
 from phalanx.operator.admission import install_admission
@@ -68,15 +68,15 @@ class EmbeddedStack:
     # ------------------------------------------------------------------ lifecycle
 
     async def start(self) -> None:
-        """Nodes (and a ClusterTopology from the spec's levels), then the components."""
+        """Nodes (and a ClusterTopologyBinding from the spec's levels), then the components."""
         track_tasks(asyncio.get_running_loop())
         for node in build_nodes(self.spec):
             await self.cluster.create(node)
         if self.topology and self.spec.spec.topology:
-            await self.cluster.create(ClusterTopology(
+            await self.cluster.create(ClusterTopologyBinding(
                 metadata=ObjectMeta(name=DEFAULT_TOPOLOGY_NAME),
-                spec=ClusterTopologySpec(levels=[TopologyLevel(domain=t.domain, key=t.key)
-                                                 for t in self.spec.spec.topology])))
+                spec=ClusterTopologyBindingSpec(levels=[
+                    TopologyLevel(domain=t.domain, key=t.key) for t in self.spec.spec.topology])))
         await self.start_operator()
         await self.start_scheduler()
         await self.kubelet.start()

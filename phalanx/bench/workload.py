@@ -82,7 +82,7 @@ def job_podcliqueset(name: str, pods: int, gpus_per_pod: int = 1, *,
         spec=PodCliqueSetSpec(replicas=1, template=PodCliqueSetTemplateSpec(
             termination_delay=termination_delay,
             cliques=[PodCliqueTemplateSpec(name="worker", spec=PodCliqueSpec(
-                replicas=pods, min_available=min_available,
+                role_name="worker", replicas=pods, min_available=min_available,
                 pod_spec=_pod_spec(scheduler, gpus_per_pod)))],
         )),
     )
@@ -100,11 +100,11 @@ def leader_workers_podcliqueset(name: str, *, replicas: int = 1, workers: int = 
         spec=PodCliqueSetSpec(replicas=replicas, template=PodCliqueSetTemplateSpec(
             cliques=[
                 PodCliqueTemplateSpec(name="router", spec=PodCliqueSpec(
-                    replicas=1, pod_spec=_pod_spec(scheduler, 0))),
+                    role_name="router", replicas=1, pod_spec=_pod_spec(scheduler, 0))),
                 PodCliqueTemplateSpec(name="leader", spec=PodCliqueSpec(
-                    replicas=1, pod_spec=_pod_spec(scheduler, 1))),
+                    role_name="leader", replicas=1, pod_spec=_pod_spec(scheduler, 1))),
                 PodCliqueTemplateSpec(name="worker", spec=PodCliqueSpec(
-                    replicas=workers, pod_spec=_pod_spec(scheduler, 1))),
+                    role_name="worker", replicas=workers, pod_spec=_pod_spec(scheduler, 1))),
             ],
             pod_clique_scaling_groups=[PodCliqueScalingGroupConfig(
                 name="model", clique_names=["leader", "worker"], replicas=group_replicas,

@@ -75,3 +75,20 @@ def test_replay_measures_stranded_gpus_and_waits_per_gang_size() -> None:
     assert spread["stranded_free_gpu_share"] > 0.95
     assert packed["largest_gang_class"] == "1" and packed["queueing_delay_by_gang_size"]["1"]["jobs"] == 2
     assert packed["largest_gang_class_wait_p99_seconds"] < 1.0
+
+
+def test_replay_measures_the_wait_from_room_freed_to_the_blocked_gang_bound() -> None:
+    """2 x 8 GPUs. `a` holds 6 on each node for 100 s; `b` (three 2-GPU pods) arrives at 10 s:
+    each of its pods would fit the 2 GPUs left on either node, the gang does not. When `a`
+    ends its room frees and `b` must be bound within a scheduling cycle, not at the periodic
+    flush of unschedulable pods (300 s after b's first try: 210 s after the room freed)."""
+    jobs = [TraceJob("a", 0.0, 2, 6, 100.0), TraceJob("b", 10.0, 3, 2, 50.0)]
+    r = replay_trace(jobs, ReplayConfig(nodes=2, start_delay=0.0))
+    assert r["jobs_finished"] == 2
+    assert r["jobs_blocked_for_room"] == 1  # b; a had its room at submission
+    assert r["room_freed_to_bound_seconds"]["max"] < 2.0
+    quantiles = ("p50", "p90", "p99", "max")
+    assert r["room_freed_to_bound_by_gang_size"] == {
+        "2-4": {"jobs": 1, **{k: r["room_freed_to_bound_seconds"][k] for k in quantiles}}}
+    assert r["scheduling_cycles"]["attempts"] >= 5  # a's 2 pods, b's 3, b's failed tries
+    assert 85.0 < r["queueing_delay_seconds"]["max"] < 95.0  # b: submitted at 10, room at 100

@@ -49,7 +49,21 @@ def test_invalid_configurations_name_the_option(changes, option):
 
 
 def test_a_full_cluster_is_valid():
-    KubeBenchConfig(nodes=10, plain_pods=80, gang_pods=80).validate()
+    """Exactly as many pods as the nodes hold (8 GPUs each) is valid; one more is not, in
+    either workload; and the capacity counts each pod's GPUs."""
+    full = KubeBenchConfig(nodes=10, plain_pods=80, gang_pods=80)
+    assert full.validate() is None
+    assert full.pods_of("plain") == full.pods_of("gangs") == 80
+    assert sum(full.gang_sizes()) == 80
+    for changes in ({"plain_pods": 81}, {"gang_pods": 81}):
+        over = KubeBenchConfig(**{"nodes": 10, "plain_pods": 80, "gang_pods": 80, **changes})
+        with pytest.raises(ValueError, match="^--nodes: 10 nodes hold 80 pods of 1 GPU"):
+            over.validate()
+    # Only the workloads that run count: 81 plain pods are fine when only gangs run.
+    KubeBenchConfig(nodes=10, plain_pods=81, gang_pods=80, workloads=("gangs",)).validate()
+    KubeBenchConfig(nodes=10, plain_pods=40, gang_pods=40, pod_gpus=2).validate()
+    with pytest.raises(ValueError, match="^--nodes: 10 nodes hold 40 pods of 2 GPU"):
+        KubeBenchConfig(nodes=10, plain_pods=40, gang_pods=41, pod_gpus=2).validate()
 
 
 def test_parse_names():
