@@ -18,7 +18,8 @@ RUN pip install --no-cache-dir /wheels/*.whl && rm -rf /wheels \
 # (certificates go to /tmp, an emptyDir in the manifests).
 USER 65532:65532
 ENV PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
-# Probes, metrics, admission webhook (OperatorConfiguration server ports).
-EXPOSE 9444 9445 9443
+# The services' default ports (phalanx/ports.py): operator webhook 2750, probes 2751,
+# metrics 2752; scheduler probes 2753, metrics 2754.
+EXPOSE 2750 2751 2752 2753 2754
 ENTRYPOINT ["phalanx"]
 CMD ["operator"]

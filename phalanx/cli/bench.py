@@ -14,7 +14,10 @@ from phalanx.cli.app import app
 from phalanx.cli.errors import UserError
 
 bench_app = typer.Typer(
-    help="Benchmarks on the embedded cluster. Results are JSON files (bench/results/ by default).",
+    help="Benchmarks: the scheduler and the whole stack on the embedded cluster (scheduler, "
+         "e2e, trace), and against a real kube-apiserver next to kube-scheduler (kube, "
+         "kubediff). Results are JSON files (bench/results/ by default); bench/README.md "
+         "has the current figures and how to reproduce them.",
     no_args_is_help=True,
 )
 app.add_typer(bench_app, name="bench")
@@ -43,8 +46,11 @@ def _parse_counts(text: str) -> list[int]:
 
 @bench_app.command("scheduler")
 def scheduler(
-    nodes: Annotated[int, typer.Option(min=1, help="Nodes (8 GPUs, 96 cpu, 1Ti each).")] = 5000,
-    pods: Annotated[int, typer.Option(min=1, help="Pods, in PodGangs of --gang-min..--gang-max members.")] = 50_000,
+    nodes: Annotated[int, typer.Option(min=1, help="Nodes (8 GPUs, 96 cpu, 1Ti each).")
+                     ] = 1000,
+    pods: Annotated[int, typer.Option(min=1, help="Pods, in PodGangs of --gang-min..--gang-max "
+                                      "members (the reference figures: --nodes 5000 --pods "
+                                      "50000).")] = 5000,
     gang_min: Annotated[int, typer.Option(min=1, help="Smallest gang.")] = 8,
     gang_max: Annotated[int, typer.Option(min=1, help="Largest gang.")] = 64,
     seed: Annotated[int, typer.Option(help="Workload and tie-break seed.")] = 0,
@@ -55,6 +61,9 @@ def scheduler(
     profile: Annotated[bool, typer.Option(help="Run under pyinstrument; write the profile next to the JSON.")] = False,
     gc_freeze: Annotated[bool, typer.Option(help="gc.freeze() after the informers sync (long-lived objects "
                                             "leave the cyclic GC's full collections).")] = False,
+    dra: Annotated[bool, typer.Option(help="GPUs as DRA devices (a ResourceSlice per node) "
+                                      "and one ResourceClaim per GPU pod, instead of "
+                                      "nvidia.com/gpu.")] = False,
     out: Annotated[Path, typer.Option(help="Directory for the JSON results.")] = DEFAULT_OUT,
 ) -> None:
     """Schedule --pods gang pods on --nodes nodes through the full scheduler; report pods/s and
@@ -67,10 +76,11 @@ def scheduler(
     counts = _parse_counts(scaling) if scaling else []
     typer.echo(f"scheduling {pods} pods (gangs of {gang_min}-{gang_max}) on {nodes} nodes ...")
     cfg = BenchConfig(nodes=nodes, pods=pods, gang_min=gang_min, gang_max=gang_max, seed=seed,
-                      events=events, profile=profile, gc_freeze=gc_freeze)
+                      events=events, profile=profile, gc_freeze=gc_freeze, dra=dra)
     result = run_scheduler_bench(cfg)
     profile_text = result.pop("profile", "")
-    path = write_result(result, out, f"scheduler-{nodes}n-{pods}p" + ("-gcfreeze" if gc_freeze else ""))
+    path = write_result(result, out, f"scheduler-{nodes}n-{pods}p" + ("-gcfreeze" if gc_freeze else "")
+                        + ("-dra" if dra else ""))
     tts = result["gang_time_to_schedule_seconds"]
     e2e = result["gang_end_to_end_seconds"]
     typer.echo(
@@ -96,5 +106,25 @@ def scheduler(
         typer.echo(f"  wrote {write_result(sc, out, name)}")
 
 
-# Whole-stack benchmarks (reliability/bench engineer): e2e, trace, trace-gen.
+# Whole-stack benchmarks: e2e, trace, trace-gen.
 from phalanx.bench import cli as _bench_cli  # noqa: E402,F401  (registers on bench_app)
+# The differential test against kube-scheduler (phalanx/bench/kubediff/cli.py).
+from phalanx.bench.kubediff import cli as _kubediff_cli  # noqa: E402,F401  (registers on bench_app)
+
+
+@bench_app.command("dra-fragmented")
+def dra_fragmented(
+    racks: Annotated[int, typer.Option(min=1, help="Racks of 16 nodes (8 GPUs each).")] = 8,
+    seed: Annotated[int, typer.Option(help="Which GPUs are taken.")] = 0,
+    out: Annotated[Path, typer.Option(help="Directory for the JSON results.")] = DEFAULT_OUT,
+) -> None:
+    """On racks with 1 or 3 free GPUs per node, one gang per rack whose members take two
+    GPUs or else one: gangs placed with gang-aware device allocation and member by member."""
+    from phalanx.bench.dra import run_fragmented
+    from phalanx.scheduler.bench import write_result
+
+    result = run_fragmented(racks, seed)
+    for mode, r in result["runs"].items():
+        typer.echo(f"  {mode:>10}: {r['gangs_placed']}/{r['gangs']} gangs placed "
+                   f"({r['attempts']} attempts, {r['wall_seconds']} s)")
+    typer.echo(f"  wrote {write_result(result, out, f'dra-fragmented-{racks}r-s{seed}')}")

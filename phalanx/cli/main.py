@@ -18,6 +18,7 @@ from phalanx.cli import manifests as _manifests  # noqa: F401,E402
 from phalanx.cli import run as _run  # noqa: F401,E402
 from phalanx.cli import explain as _explain  # noqa: F401,E402
 from phalanx.cli import get as _get  # noqa: F401,E402
+from phalanx.cli import tools as _tools  # noqa: F401,E402
 from phalanx.cli import services as _services  # noqa: F401,E402
 from phalanx.cli import bench as _bench  # noqa: F401,E402
 

@@ -73,8 +73,11 @@ def scheduler(
         help="schedulerName to serve (repeatable); other pods are left to their scheduler."),
     leader_elect: bool = typer.Option(True, "--leader-elect/--no-leader-elect",
                                       help="Elect one active replica through a Lease."),
-    lease_namespace: str = typer.Option(None, "--lease-namespace",
-                                        help="Namespace of the Lease (default: the pod's own)."),
+    namespace: str = typer.Option(None, "--namespace", "-n",
+                                  help="Namespace of the leader-election Lease (default: the "
+                                  "pod's own), as `phalanx operator --namespace`."),
+    lease_namespace: str = typer.Option(None, "--lease-namespace", hidden=True,
+                                        help="Old name of --namespace."),
     lease_duration: str = typer.Option(
         "15s", "--leader-elect-lease-duration", metavar="DURATION",
         help="How long a standby waits, after the leader's last renewal it saw, before it "
@@ -111,6 +114,7 @@ def scheduler(
         raise UserError(f"--leader-elect-*: {err}") from None
     _run(run_scheduler_service(SchedulerServiceOptions(
         kubeconfig=kubeconfig, context=context, scheduler_names=list(scheduler_name),
-        leader_elect=leader_elect, lease_namespace=lease_namespace, probe_port=probe_port,
+        leader_elect=leader_elect, lease_namespace=namespace or lease_namespace,
+        probe_port=probe_port,
         metrics_port=metrics_port, log_format=log_format, lease_timing=timing,
         qps=qps, burst=burst, tune_gc=tune_gc)))

@@ -1,7 +1,9 @@
-"""`phalanx explain podgang|pod NAME`: why it is where it is, or why it still waits.
+"""Why a PodGang or a pod is where it is, or why it still waits: the heart of
+`phalanx describe podgang|pod NAME` (phalanx/report/describe.py adds kubectl's sections).
 
 Reads only the saved run (`RunRecord`): the gang's lifecycle, where its pods went and in
-which topology domains, the conditions the operator and scheduler wrote, and the Events.
+which topology domains, the conditions the operator and scheduler wrote, and every Event
+(none left out: the one that explains a wait is often an early one).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 from phalanx.sim.record import GangRecord, PodRecord, RunRecord
 
 from .format import fmt_bytes, fmt_cores, fmt_duration, hostlist
+from .summary import pending_since
 
 
 class NotInRun(LookupError):
@@ -29,18 +32,24 @@ class NotInRun(LookupError):
         )
 
 
-def _conditions(obj: dict[str, Any] | None) -> list[str]:
-    if not obj:
+def conditions_table(obj: dict[str, Any] | None) -> list[str]:
+    """TYPE STATUS REASON MESSAGE, aligned (kubectl describe's Conditions)."""
+    conds = (obj or {}).get("status", {}).get("conditions") or []
+    if not conds:
         return []
-    out = []
-    for c in obj.get("status", {}).get("conditions", []):
-        line = f"{c.get('type')}={c.get('status')}"
-        if c.get("reason"):
-            line += f" ({c['reason']})"
-        if c.get("message"):
-            line += f": {c['message']}"
-        out.append(line)
-    return out
+    rows = [[str(c.get("type", "")), str(c.get("status", "")), str(c.get("reason") or ""),
+             str(c.get("message") or "")] for c in conds]
+    return aligned(["Type", "Status", "Reason", "Message"], rows)
+
+
+def aligned(head: list[str], rows: list[list[str]]) -> list[str]:
+    """Columns two spaces apart, with kubectl describe's dashes under the header; the last
+    column is never padded (nor cut)."""
+    rule = ["-" * len(h) for h in head]
+    table = [head, rule, *rows]
+    widths = [max(len(r[i]) for r in table) for i in range(len(head))]
+    return ["  ".join([c.ljust(w) for c, w in zip(r[:-1], widths[:-1])] + [r[-1]]).rstrip()
+            for r in table]
 
 
 def _lifecycle(g: GangRecord) -> str:
@@ -82,23 +91,26 @@ def _pack_verdict(record: RunRecord, g: GangRecord, nodes: list[str]) -> str:
             f"{len(values)} {level}s ({', '.join(values)}).")
 
 
-def _events(record: RunRecord, kind: str, names: list[str], limit: int = 12) -> list[str]:
-    """The latest events on these objects; the same event on several objects is one line."""
-    wanted = set(names)
-    folded: dict[tuple[str, str, str], list[Any]] = {}
+def events_table(record: RunRecord, objects: list[tuple[str, str]]) -> list[str]:
+    """Every event on these (kind, name) objects, oldest first, as an aligned table; the
+    same event on several objects (a gang's pods) is one line naming the first and a count."""
+    wanted = set(objects)
+    folded: dict[tuple[str, str, str, str], list[Any]] = {}
     for e in record.events:
-        if e.kind == kind and e.name in wanted:
-            entry = folded.setdefault((e.type, e.reason, e.message), [e.t, [], 0])
+        if (e.kind, e.name) in wanted:
+            entry = folded.setdefault((e.kind, e.type, e.reason, e.message), [e.t, [], 0])
             entry[0] = max(entry[0], e.t)
-            entry[1].append(e.name)
+            if e.name not in entry[1]:
+                entry[1].append(e.name)
             entry[2] += e.count
-    rows = sorted(folded.items(), key=lambda kv: kv[1][0])[-limit:]
-    lines = []
-    for (type_, reason, message), (t, objs, count) in rows:
-        who = f"{kind}/{objs[0]}" + (f" (+{len(objs) - 1} more)" if len(objs) > 1 else "")
-        times = f" (x{count})" if count > 1 else ""
-        lines.append(f"{fmt_duration(t):>7}  {type_:<7}  {reason}  {who}: {message}{times}")
-    return lines
+    rows = []
+    for (kind, type_, reason, message), (t, names, count) in sorted(
+            folded.items(), key=lambda kv: (kv[1][0], kv[0][0], kv[1][1][0])):
+        who = f"{kind.lower()}/{names[0]}" + (f" (+{len(names) - 1} more)"
+                                              if len(names) > 1 else "")
+        rows.append([fmt_duration(t), type_, reason, who,
+                     message + (f" (x{count})" if count > 1 else "")])
+    return aligned(["Time", "Type", "Reason", "Object", "Message"], rows) if rows else []
 
 
 def explain_podgang(record: RunRecord, name: str) -> str:
@@ -110,14 +122,14 @@ def explain_podgang(record: RunRecord, name: str) -> str:
     lines = [
         f"PodGang {g.namespace}/{g.name}"
         + (f" of PodCliqueSet {g.podcliqueset}" if g.podcliqueset else ""),
-        f"  scheduler:  {g.scheduler or '-'}",
-        f"  priority:   "
+        f"  {'Scheduler:':<15}{g.scheduler or '-'}",
+        f"  {'Priority:':<15}"
         + (f"{g.priority_class} ({g.priority})" if g.priority_class else str(g.priority)),
-        f"  phase:      {'Deleted' if g.deleted is not None else g.phase}",
-        f"  lifecycle:  {_lifecycle(g)}",
+        f"  {'Phase:':<15}{g.phase}",
+        f"  {'Lifecycle:':<15}{_lifecycle(g)}",
     ]
     if g.pack_constraint:
-        lines.append(f"  topology:   {g.pack_constraint}")
+        lines.append(f"  {'Topology:':<15}{g.pack_constraint}")
     lines.append("")
     if g.scheduled is not None and bound and g.phase != "Pending":
         lines.append(
@@ -134,12 +146,18 @@ def explain_podgang(record: RunRecord, name: str) -> str:
     elif g.deleted is not None:
         lines.append(f"It was deleted at {fmt_duration(g.deleted)}.")
     else:
-        waited = record.meta.duration - (g.created or 0.0)
-        lines.append(f"Why it waits ({fmt_duration(waited)} so far):")
+        since = pending_since(g)
+        waited = record.meta.duration - since
+        lines.append(f"Why it waits ({fmt_duration(waited)} so far, since "
+                     + (f"it was preempted at {fmt_duration(since)}" if g.preempted
+                        and since >= g.preempted[-1] else
+                        f"it lost its placement at {fmt_duration(since)}"
+                        if since > (g.created or 0.0) else "it was created") + "):")
         lines.append("  " + (g.explanation or "the scheduler recorded no reason"))
-        if g.preempted:
-            lines.append(f"  It was preempted at {fmt_duration(g.preempted[-1])} and re-queued.")
-    conds = _conditions(record.object("PodGang", g.name))
+        if g.reasons:
+            lines.append("  Details:")
+            lines += [f"  - {r}" for r in g.reasons]
+    conds = conditions_table(record.object("PodGang", g.name))
     if conds:
         lines += ["", "Conditions:"] + [f"  {c}" for c in conds]
     if pods:
@@ -153,7 +171,7 @@ def explain_podgang(record: RunRecord, name: str) -> str:
                 if levels:
                     rack = f"{levels[-1]} {record.topology_domain_of(p.node, levels[-1])}"
             lines.append(f"  {p.name:<{width}}  {p.phase:<9}  {where:<12}  {rack}".rstrip())
-    evs = _events(record, "PodGang", [g.name]) + _events(record, "Pod", g.pods, limit=6)
+    evs = events_table(record, [("PodGang", g.name), *(("Pod", n) for n in g.pods)])
     if evs:
         lines += ["", "Events:"] + [f"  {e}" for e in evs]
     return "\n".join(lines)
@@ -176,12 +194,12 @@ def explain_pod(record: RunRecord, name: str) -> str:
         raise NotInRun("pod", name, list(dict.fromkeys(x.name for x in record.pods)))
     lines = [
         f"Pod {p.namespace}/{p.name}" + (f" (gang {p.gang}, clique {p.clique})" if p.gang else ""),
-        f"  phase:     {'Deleted' if p.deleted is not None else p.phase}",
-        f"  requests:  {_requests(p)}",
+        f"  {'Phase:':<15}{'Deleted' if p.deleted is not None else p.phase}",
+        f"  {'Requests:':<15}{_requests(p)}",
     ]
     marks = [("created", p.created), ("bound", p.bound), ("running", p.running),
              ("finished", p.finished), ("deleted", p.deleted)]
-    lines.append("  lifecycle: " + (", ".join(f"{k} at {fmt_duration(t)}" for k, t in marks
+    lines.append(f"  {'Lifecycle:':<15}" + (", ".join(f"{k} at {fmt_duration(t)}" for k, t in marks
                                               if t is not None) or "-"))
     lines.append("")
     if p.node:
@@ -208,12 +226,12 @@ def explain_pod(record: RunRecord, name: str) -> str:
         g = record.gang(p.gang) if p.gang else None
         if g is not None and g.explanation and g.explanation != p.message:
             lines.append(f"  its gang {g.name}: {g.explanation}")
-    conds = _conditions(record.object("Pod", p.name))
+    conds = conditions_table(record.object("Pod", p.name))
     if conds:
         lines += ["", "Conditions:"] + [f"  {c}" for c in conds]
-    evs = _events(record, "Pod", [p.name])
+    evs = events_table(record, [("Pod", p.name)])
     if evs:
         lines += ["", "Events:"] + [f"  {e}" for e in evs]
     if p.gang:
-        lines += ["", f"See the whole gang: phalanx explain podgang {p.gang}"]
+        lines += ["", f"See the whole gang: phalanx describe podgang {p.gang}"]
     return "\n".join(lines)

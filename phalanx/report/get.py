@@ -1,32 +1,36 @@
-"""`phalanx get KIND [NAME]`: objects of a saved run, as `kubectl get` prints them.
+"""`phalanx get KIND[,KIND...] [NAME...]`: objects of a saved run, as `kubectl get` prints them.
 
-The saved run holds every object's final state and snapshots taken before each scenario
-step and every `snapshotEvery`; `at` picks the latest snapshot at or before a virtual time.
-Tables follow kubectl: pods show NAME READY STATUS RESTARTS AGE (`wide` adds NODE), nodes
-NAME STATUS AGE, Grove kinds their CRD printer columns, anything else NAME AGE; events come
-from the run's event log (LAST SEEN TYPE REASON OBJECT MESSAGE). `yaml` and `json` print the
-object, or a `List` of them, as kubectl does.
+The saved run keeps every object's versions through the run (its history), so `at` rebuilds
+the objects at any virtual time; runs saved without a history fall back to their snapshots
+(before each scenario step and every `snapshotEvery`). Kinds are named as kubectl takes them
+(plural, singular, short name, `kind.group`), several at once (`pods,podgangs`), or `all`
+(the workload's own kinds). As kubectl: only the `default` namespace unless `namespace` or
+`all_namespaces`; tables per kind (names as `kind.group/name` when several kinds are shown);
+`yaml` / `json` print the object, or a `List`; `name` prints `kind.group/name` lines.
+Rows: phalanx/report/tables.py.
 """
 
 from __future__ import annotations
 
-import json
-import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
-
-import yaml
 
 from phalanx.api import registry
 from phalanx.api.base import Resource
 from phalanx.cluster.selectors import SelectorError, parse_label_selector
-from phalanx.sim.record import EventRecord, RunRecord
+from phalanx.sim.record import EventRecord, NoStateAt, RunRecord
 
 from .format import fmt_duration
+from .kubeyaml import kubectl_json, kubectl_yaml
+from .tables import TableOptions, event_rows, kind_prefix, object_rows, render_table
 
-OUTPUTS = ("table", "wide", "yaml", "json")
+OUTPUTS = ("table", "wide", "yaml", "json", "name")
 _EVENT_NAMES = ("events", "event", "ev")
+# `get all`: the kinds a workload is made of, in the order kubectl users read them.
+ALL_KINDS = ("podcliquesets", "podcliquescalinggroups", "podcliques", "podgangs", "pods",
+             "services")
+DEFAULT_NAMESPACE = "default"
 
 
 class GetError(ValueError):
@@ -35,54 +39,108 @@ class GetError(ValueError):
 
 @dataclass(slots=True)
 class Found:
-    kind: str  # the kind as stored ("Pod", "PodGroup.scheduling.run.ai")
+    kind: str  # the kind as stored ("Pod", "PodGroup.scheduling.run.ai"), or "Event"
     cls: type[Resource] | None
-    t: float  # the snapshot's virtual time
-    label: str  # which snapshot ("before step 2 (uncordon)", "end of the run")
     items: list[dict[str, Any]]
 
 
+@dataclass(slots=True)
+class Result:
+    t: float  # the virtual time of the objects shown
+    label: str  # "at 2m19s", "end of the run", "snapshot before step 2 (uncordon)"
+    namespace: str | None  # None: every namespace (-A)
+    found: list[Found] = field(default_factory=list)
+    several: bool = False  # several kinds asked for: prefix names with their kind
+
+
 def _stored_kind(record_objects: dict[str, list[Any]], cls: type[Resource]) -> str:
-    group = cls.API_VERSION.rpartition("/")[0]
-    qualified = f"{cls.KIND}.{group}"
-    if qualified in record_objects:
-        return qualified
-    return cls.KIND
+    qualified = f"{cls.KIND}.{cls.API_VERSION.rpartition('/')[0]}"
+    return qualified if qualified in record_objects else cls.KIND
 
 
-def find(record: RunRecord, kind: str, name: str | None = None, *, at: float | None = None,
-         namespace: str | None = None, selector: str | None = None) -> Found:
-    """The matching objects (or events) of the snapshot in force at `at`."""
+def _kinds(text: str) -> tuple[list[str], bool]:
+    """The kinds asked for, and whether several were (`pods,podgangs`, `all`)."""
+    wanted = [k.strip() for k in text.split(",") if k.strip()]
+    if not wanted:
+        raise GetError("name a kind, e.g. pods or podgangs (or all)")
+    several = len(wanted) > 1 or "all" in (k.lower() for k in wanted)
+    out: list[str] = []
+    for k in wanted:
+        out += list(ALL_KINDS) if k.lower() == "all" else [k]
+    return list(dict.fromkeys(out)), several
+
+
+def _state_label(record: RunRecord, t: float, label: str) -> str:
+    if label in ("end of the run", "history"):
+        return f"at {fmt_duration(t)}" + (" (end of the run)" if label != "history" else "")
+    return f"at {fmt_duration(t)} (snapshot {label})"
+
+
+def find(record: RunRecord, kinds: str, names: list[str] | None = None, *,
+         at: float | None = None, namespace: str | None = DEFAULT_NAMESPACE,
+         selector: str | None = None) -> Result:
+    """The matching objects (or events) in force at `at`. `namespace` None: every one."""
     try:
         sel = parse_label_selector(selector) if selector else None
     except SelectorError as e:
         raise GetError(f"--selector: {e}") from None
-    if kind.lower() in _EVENT_NAMES:
-        t = record.meta.duration if at is None else min(at, record.meta.duration)
-        events = [e for e in record.events if e.t <= t + 1e-9
-                  and (namespace is None or e.namespace == namespace)
-                  and (name is None or e.name == name)]
-        return Found("Event", None, t, f"events up to {fmt_duration(t)}",
-                     [_event_dict(e) for e in events])
-    try:
-        cls = registry.resolve(kind)
-    except LookupError as e:
-        raise GetError(str(e)) from None
+    wanted, several = _kinds(kinds)
     try:
         t, label, objects = record.objects_at(at)
-    except LookupError as e:
-        raise GetError(f"--at: {e}") from None
-    stored = _stored_kind(objects, cls)
-    items = [o for o in objects.get(stored, [])
-             if (namespace is None or not cls.NAMESPACED
-                 or o.get("metadata", {}).get("namespace", "default") == namespace)
-             and (sel is None or sel.matches(o.get("metadata", {}).get("labels") or {}))]
-    if name is not None:
-        items = [o for o in items if o.get("metadata", {}).get("name") == name]
-        if not items:
-            raise GetError(f'{cls.PLURAL or cls.KIND.lower()} "{name}" not found at '
-                           f"{fmt_duration(t)} ({label})")
-    return Found(stored, cls, t, label, items)
+    except NoStateAt as e:
+        raise GetError(_no_state_message(e)) from None
+    result = Result(t, _state_label(record, t, label), namespace, several=several)
+    names = list(names or [])
+    missing = list(names)
+    for kind in wanted:
+        if kind.lower() in _EVENT_NAMES:
+            found = _events(record, t, namespace, names)
+        else:
+            try:
+                cls = registry.resolve(kind)
+            except LookupError as e:
+                if kind in ALL_KINDS:
+                    continue
+                raise GetError(str(e)) from None
+            stored = _stored_kind(objects, cls)
+            items = [o for o in objects.get(stored, [])
+                     if (namespace is None or not cls.NAMESPACED
+                         or o.get("metadata", {}).get("namespace", "default") == namespace)
+                     and (sel is None or sel.matches(o.get("metadata", {}).get("labels") or {}))]
+            if names:
+                items = [o for o in items if o.get("metadata", {}).get("name") in names]
+                for o in items:
+                    if o.get("metadata", {}).get("name") in missing:
+                        missing.remove(o["metadata"]["name"])
+                if not items and not several:
+                    raise GetError(f'{cls.PLURAL or cls.KIND.lower()} "{names[0]}" not found '
+                                   f"{result.label}")
+            found = Found(stored, cls, _sorted(items))
+        if found.items or not several:
+            result.found.append(found)
+    if names and several and missing:
+        raise GetError(f'{", ".join(repr(n) for n in missing)} not found {result.label}')
+    return result
+
+
+def _sorted(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(items, key=lambda o: (o.get("metadata", {}).get("namespace", ""),
+                                        o.get("metadata", {}).get("name", "")))
+
+
+def _events(record: RunRecord, t: float, namespace: str | None, names: list[str]) -> Found:
+    events = [e for e in record.events if e.t <= t + 1e-9
+              and (namespace is None or (e.namespace or DEFAULT_NAMESPACE) == namespace)
+              and (not names or e.name in names)]
+    return Found("Event", None, [_event_dict(e) for e in events])
+
+
+def _no_state_message(e: NoStateAt) -> str:
+    times = ", ".join(fmt_duration(s) for s in e.snapshot_times[:10]) or "none"
+    return (f"--at: this saved run has no state at or before {fmt_duration(e.t)}: it was saved "
+            f"without its history, and its snapshots are at {times} (the final state is at "
+            f"{fmt_duration(e.end)}). Re-run it with this Phalanx to keep the whole history, "
+            "or add a Scenario with snapshotEvery (e.g. 30s) to take more snapshots.")
 
 
 def _event_dict(e: EventRecord) -> dict[str, Any]:
@@ -94,24 +152,39 @@ def _event_dict(e: EventRecord) -> dict[str, Any]:
 # --- rendering --------------------------------------------------------------------------
 
 
-def render(record: RunRecord, found: Found, output: str, *, single: bool = False) -> str:
-    if output == "json":
-        return json.dumps(_document(found, single), indent=2) + "\n"
-    if output == "yaml":
-        return yaml.safe_dump(_document(found, single), sort_keys=False)
-    if not found.items:
-        what = "events" if found.kind == "Event" else "resources"
-        return f"No {what} found at {fmt_duration(found.t)} ({found.label}).\n"
-    if found.kind == "Event":
-        return _table(*_event_rows(found))
-    now = _instant(record, found.t)
-    return _table(*_rows(found, now, wide=output == "wide"))
+def render(record: RunRecord, result: Result, output: str, *, single: bool = False,
+           show_labels: bool = False, label_columns: list[str] | None = None) -> str:
+    items = [o for f in result.found for o in f.items]
+    if output in ("json", "yaml"):
+        doc: Any = items[0] if single and len(items) == 1 and not result.several else {
+            "apiVersion": "v1", "kind": "List", "items": items, "metadata": {}}
+        return kubectl_json(doc) if output == "json" else kubectl_yaml(doc)
+    if not items:
+        where = (f" in {result.namespace} namespace" if result.namespace else "")
+        return f"No resources found{where} {result.label}.\n"
+    if output == "name":
+        return "".join(f"{_prefix(f)}/{o.get('metadata', {}).get('name', '')}\n"
+                       for f in result.found for o in f.items)
+    now = _instant(record, result.t)
+    opts = TableOptions(wide=output == "wide", with_namespace=result.namespace is None,
+                        with_kind=result.several, show_labels=show_labels,
+                        label_columns=list(label_columns or []))
+    tables = []
+    for f in result.found:
+        if not f.items:
+            continue
+        if f.kind == "Event":
+            tables.append(render_table(*event_rows(f.items, opts)))
+        else:
+            tables.append(render_table(*object_rows(f.kind, f.cls, f.items, now, opts,
+                                                    _prefix(f))))
+    return "\n".join(tables)
 
 
-def _document(found: Found, single: bool) -> Any:
-    if single and len(found.items) == 1:
-        return found.items[0]
-    return {"apiVersion": "v1", "kind": "List", "items": found.items}
+def _prefix(f: Found) -> str:
+    if f.cls is None:
+        return "event"
+    return kind_prefix(f.cls.KIND, f.cls.API_VERSION.rpartition("/")[0])
 
 
 def _instant(record: RunRecord, t: float) -> datetime | None:
@@ -119,128 +192,3 @@ def _instant(record: RunRecord, t: float) -> datetime | None:
         return datetime.fromisoformat(record.meta.started_at) + timedelta(seconds=t)
     except ValueError:
         return None
-
-
-def _age(obj: dict[str, Any], now: datetime | None) -> str:
-    raw = obj.get("metadata", {}).get("creationTimestamp")
-    if not raw or now is None:
-        return "<unknown>"
-    try:
-        created = datetime.fromisoformat(str(raw).replace("Z", "+00:00"))
-    except ValueError:
-        return "<unknown>"
-    if created.tzinfo is None and now.tzinfo is not None:
-        created = created.replace(tzinfo=now.tzinfo)
-    return fmt_duration(max((now - created).total_seconds(), 0.0))
-
-
-def _rows(found: Found, now: datetime | None, *, wide: bool) -> tuple[list[str], list[list[str]]]:
-    kind = found.kind.partition(".")[0]
-    items = sorted(found.items, key=lambda o: (o.get("metadata", {}).get("namespace", ""),
-                                               o.get("metadata", {}).get("name", "")))
-    if kind == "Pod":
-        head = ["NAME", "READY", "STATUS", "RESTARTS", "AGE"] + (["NODE"] if wide else [])
-        return head, [[_name(o), _pod_ready(o), _pod_status(o), _restarts(o), _age(o, now)]
-                      + ([o.get("spec", {}).get("nodeName") or "<none>"] if wide else [])
-                      for o in items]
-    if kind == "Node":
-        return ["NAME", "STATUS", "AGE"], [[_name(o), _node_status(o), _age(o, now)]
-                                           for o in items]
-    columns = [c for c in getattr(found.cls, "PRINTER_COLUMNS", ()) if c.get("jsonPath")]
-    head = ["NAME"] + [str(c["name"]).upper() for c in columns]
-    if not any(c["jsonPath"] == ".metadata.creationTimestamp" for c in columns):
-        head.append("AGE")
-    rows = []
-    for o in items:
-        row = [_name(o)]
-        for c in columns:
-            if c["jsonPath"] == ".metadata.creationTimestamp":
-                row.append(_age(o, now))
-            else:
-                value = _json_path(o, str(c["jsonPath"]))
-                # Zero counters are left out of stored objects; kubectl would show 0.
-                row.append(value if value is not None
-                           else ("0" if c.get("type") == "integer" else ""))
-        if len(row) < len(head):
-            row.append(_age(o, now))
-        rows.append(row)
-    return head, rows
-
-
-def _event_rows(found: Found) -> tuple[list[str], list[list[str]]]:
-    head = ["T", "TYPE", "REASON", "OBJECT", "MESSAGE"]
-    rows = [[fmt_duration(e["t"]), e["type"], e["reason"],
-             f"{e['involvedObject']['kind'].lower()}/{e['involvedObject']['name']}",
-             e["message"] + (f" (x{e['count']})" if e["count"] > 1 else "")]
-            for e in found.items]
-    return head, rows
-
-
-def _table(head: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
-    lines = []
-    for r in [head, *rows]:
-        cells = [str(c).ljust(w) for c, w in zip(r[:-1], widths[:-1])] + [str(r[-1])]
-        lines.append("   ".join(cells).rstrip())
-    return "\n".join(lines) + "\n"
-
-
-def _name(o: dict[str, Any]) -> str:
-    return str(o.get("metadata", {}).get("name", ""))
-
-
-def _conditions(o: dict[str, Any]) -> dict[str, str]:
-    return {c.get("type", ""): c.get("status", "") for c in o.get("status", {}).get(
-        "conditions") or ()}
-
-
-def _pod_ready(o: dict[str, Any]) -> str:
-    total = len(o.get("spec", {}).get("containers") or ()) or 1
-    statuses = o.get("status", {}).get("containerStatuses") or ()
-    if statuses:
-        return f"{sum(1 for s in statuses if s.get('ready'))}/{total}"
-    return f"{total if _conditions(o).get('Ready') == 'True' else 0}/{total}"
-
-
-def _pod_status(o: dict[str, Any]) -> str:
-    if o.get("metadata", {}).get("deletionTimestamp"):
-        return "Terminating"
-    status = o.get("status", {})
-    phase = status.get("phase") or "Pending"
-    if phase == "Pending" and o.get("spec", {}).get("schedulingGates"):
-        return "SchedulingGated"
-    return str(status.get("reason") or phase)
-
-
-def _restarts(o: dict[str, Any]) -> str:
-    return str(sum(int(s.get("restartCount", 0))
-                   for s in o.get("status", {}).get("containerStatuses") or ()))
-
-
-def _node_status(o: dict[str, Any]) -> str:
-    ready = _conditions(o).get("Ready")
-    text = "Ready" if ready == "True" else ("NotReady" if ready else "Unknown")
-    if o.get("spec", {}).get("unschedulable"):
-        text += ",SchedulingDisabled"
-    return text
-
-
-_FILTER = re.compile(r'^(\w+)\[\?\(@\.(\w+)=="([^"]*)"\)\]$')
-
-
-def _json_path(o: Any, path: str) -> str | None:
-    """The subset of JSONPath CRD printer columns use: `.a.b` and `.a[?(@.k=="v")].b`;
-    None when the field is absent."""
-    value: Any = o
-    for part in path.lstrip(".").split("."):
-        m = _FILTER.match(part)
-        if m:
-            field, key, want = m.groups()
-            seq = value.get(field) if isinstance(value, dict) else None
-            value = next((x for x in seq or () if isinstance(x, dict) and x.get(key) == want),
-                         None)
-        else:
-            value = value.get(part) if isinstance(value, dict) else None
-        if value is None:
-            return None
-    return str(value)

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 
 from phalanx.sim.record import RunRecord, write_atomic
 
-from . import plots
+from . import placement, plots
 from .format import fmt_duration, plural
 from .summary import Summary, headline, summarize
 
@@ -28,7 +28,7 @@ header code { background:#eceef1; padding:1px 5px; border-radius:4px; font-size:
 .kpis { display:grid; grid-template-columns:repeat(auto-fit,minmax(160px,1fr)); gap:12px;
         margin-bottom:18px; }
 .kpi { background:#fff; border:1px solid var(--line); border-radius:10px; padding:12px 14px; }
-.kpi .v { font-size:20px; font-weight:650; white-space:nowrap; }
+.kpi .v { font-size:20px; font-weight:650; overflow-wrap:anywhere; }
 .kpi .l { color:var(--muted); font-size:12px; text-transform:uppercase; letter-spacing:.04em; }
 .kpi.bad .v { color:var(--bad); } .kpi.ok .v { color:var(--ok); }
 section { background:#fff; border:1px solid var(--line); border-radius:12px;
@@ -54,6 +54,8 @@ td code, li code { font-size:12px; }
 .pill.Normal { background:#e7eef7; color:#2c5282; }
 .explain { background:#fff8eb; border-left:3px solid var(--warn); padding:8px 12px;
            margin:8px 0; border-radius:0 8px 8px 0; white-space:pre-wrap; }
+.explain ul { margin:6px 0 0; padding-left:18px; color:var(--muted); font-size:12.5px;
+              white-space:normal; }
 footer { color:var(--muted); font-size:12px; margin-top:24px; }
 """
 
@@ -86,7 +88,8 @@ def _kpis(record: RunRecord, summary: Summary) -> str:
         ("gangs scheduled", f"{t.gangs_scheduled}/{t.gangs}",
          "ok" if t.gangs and t.gangs_scheduled == t.gangs else ""),
         ("pending gangs", str(t.gangs_pending), "bad" if t.gangs_pending else "ok"),
-        ("wait p50 / p95", f"{fmt_duration(t.wait_p50)} / {fmt_duration(t.wait_p95)}", ""),
+        ("wait p50 / p95 / max", (f"{fmt_duration(t.wait_p50)} / {fmt_duration(t.wait_p95)} / "
+                                  f"{fmt_duration(t.wait_max)}"), ""),
         ("gang preemptions", str(t.preemptions), ""),
     ]
     if t.gpu_total:
@@ -133,7 +136,9 @@ def _pending(summary: Summary) -> str:
         return '<p class="note">Every gang was scheduled.</p>'
     return "".join(
         f"<p><code>{_e(p.name)}</code> has waited {_e(fmt_duration(p.waiting_for))}:</p>"
-        f'<div class="explain">{_e(p.explanation)}</div>'
+        f'<div class="explain">{_e(p.explanation)}'
+        + ("<ul>" + "".join(f"<li>{_e(d)}</li>" for d in p.details) + "</ul>"
+           if p.details else "") + "</div>"
         for p in summary.pending
     )
 
@@ -168,6 +173,21 @@ def _plot(anchor: str, title: str, note: str, svg: str) -> str:
             f"{svg}</section>")
 
 
+def _placements(record: RunRecord) -> list[str]:
+    """One placement plot per moment that matters (placement.placement_moments)."""
+    out = []
+    moments = placement.placement_moments(record)
+    for i, (at, why) in enumerate(moments):
+        title = "Placement" if len(moments) == 1 else f"Placement at {fmt_duration(at)}"
+        out.append(_plot(
+            "placement" if i == len(moments) - 1 else f"placement-{i}", title,
+            f"Where every pod sat at t={fmt_duration(at)}, {why}: one row per topology "
+            "domain, one box per node, one cell per GPU coloured by gang; the strip below a "
+            "node's GPUs shows CPU-only pods. Red outlines are nodes that are down.",
+            placement.placement_svg(record, at)))
+    return out
+
+
 def render_html(record: RunRecord, summary: Summary | None = None) -> str:
     summary = summary or summarize(record, event_limit=200)
     meta = record.meta
@@ -181,7 +201,6 @@ def render_html(record: RunRecord, summary: Summary | None = None) -> str:
            f"{_e(fmt_duration(meta.duration))} of virtual time")
     if meta.wall_seconds:
         sub += f" (simulated in {meta.wall_seconds:.1f}s)"
-    placed_at, placed_why = plots.placement_time(record)
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -199,13 +218,10 @@ def render_html(record: RunRecord, summary: Summary | None = None) -> str:
               "lifts the scheduling gates once it is initialized, the scheduler queues and "
               "binds it all-or-nothing (amber), the kubelet starts the pods (blue).",
               plots.timeline_svg(record)),
-        _plot("placement", "Placement",
-              f"Where every pod sat at t={fmt_duration(placed_at)}, {placed_why}: one row per "
-              "topology domain, one box per node, one cell per GPU coloured by gang; the strip "
-              "below a node's GPUs shows CPU-only pods. Red outlines are nodes that are down.",
-              plots.placement_svg(record)),
+        *_placements(record),
         _plot("wait-times", "Gang wait time",
-              "Time from PodGang creation until the whole gang was bound.",
+              "Time from PodGang creation until the whole gang was bound; for a gang still "
+              "pending, how long it has waited (since its preemption, if it was preempted).",
               plots.wait_time_svg(record)),
         '<section id="pending"><h2>Pending gangs</h2>' + _pending(summary) + "</section>",
         '<section id="podcliquesets"><h2>PodCliqueSets</h2>' + _pcs_table(summary)
@@ -215,7 +231,7 @@ def render_html(record: RunRecord, summary: Summary | None = None) -> str:
         _steps(record),
         f"<footer>Generated by Phalanx {_e(meta.phalanx_version)} from a simulated run on the "
         "embedded cluster (virtual time). Explain any gang or pod with "
-        "<code>phalanx explain podgang NAME</code>.</footer>",
+        "<code>phalanx describe podgang NAME</code>.</footer>",
         "</main></body></html>",
     ]
     return "\n".join(parts)

@@ -13,14 +13,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import matplotlib as mpl
-from matplotlib.collections import PatchCollection
 from matplotlib.figure import Figure
-from matplotlib.patches import Patch, Rectangle
+from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, MaxNLocator, MultipleLocator, PercentFormatter
 
 from phalanx.sim.record import GangRecord, RunRecord
 
 from .format import fmt_duration
+from .summary import gang_is_pending, gang_wait, pending_since
 
 # Lifecycle colours: grey while the operator builds the gang, amber while it queues, blue
 # while pods start, green while it runs, red after a preemption sent it back to the queue.
@@ -47,14 +47,15 @@ MUTED = "#6b7280"
 GRID = "#e6e8eb"
 FREE_SLOT = "#eef0f3"
 MAX_TIMELINE_GANGS = 60
-NODES_PER_PLACEMENT_ROW = 16
 
-# A qualitative palette readable on white; gangs cycle through it in a stable order.
+# A qualitative palette readable on white; gangs cycle through it in a stable order. No red:
+# red means preempted or pending, everywhere in the report.
 GANG_PALETTE = (
-    "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1",
-    "#ff9da7", "#9c755f", "#bab0ac", "#1f77b4", "#8c564b", "#17becf", "#bcbd22",
+    "#4e79a7", "#f28e2b", "#59a14f", "#6b6ecf", "#76b7b2", "#edc948", "#b07aa1",
+    "#a0cbe8", "#9c755f", "#bab0ac", "#1f77b4", "#8c564b", "#17becf", "#bcbd22",
     "#7f7f7f", "#aec7e8", "#ffbb78", "#98df8a", "#c5b0d5", "#c49c94",
 )
+PENDING_RED = "#d9534f"
 
 _RC = {
     "svg.fonttype": "none",
@@ -131,8 +132,16 @@ def utilisation_svg(record: RunRecord) -> str:
     ts = [s.t for s in record.samples] + [end]
     gpu_total, cpu_total = record.gpu_total, record.cpu_total
     with _style("util"):
-        fig = Figure(figsize=(11.5, 4.2))
-        top, bottom = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [3, 1.4]})
+        rows = _step_rows(record, end)
+        strip_h = 0.22 * (max(rows.values(), default=-1) + 1)
+        fig = Figure(figsize=(11.5, 4.2 + strip_h))
+        if rows:
+            strip, top, bottom = fig.subplots(3, 1, sharex=True, gridspec_kw={
+                "height_ratios": [strip_h * 3 / 4.2 * 1.4, 3, 1.4], "hspace": 0.12})
+        else:
+            strip = None
+            top, bottom = fig.subplots(2, 1, sharex=True,
+                                       gridspec_kw={"height_ratios": [3, 1.4]})
         if record.samples:
             if gpu_total:
                 gpu = [s.gpu_used / gpu_total for s in record.samples]
@@ -162,19 +171,61 @@ def utilisation_svg(record: RunRecord) -> str:
         for step in record.steps:
             for ax in (top, bottom):
                 ax.axvline(step.t, color="#b07aa1", lw=0.9, ls=":", zorder=0)
-            top.annotate(step.action, (step.t, 1.05), xytext=(2, -2), textcoords="offset points",
-                         fontsize=7, color="#b07aa1", va="top", rotation=90)
-        if record.samples:
-            top.legend(loc="upper right", ncols=2, bbox_to_anchor=(1, 1.16))
-            bottom.legend(loc="upper right", ncols=2, bbox_to_anchor=(1, 1.32))
+        if strip is not None:
+            _draw_steps(strip, record, rows)
+        if record.samples:  # one legend under the plots: none sits on a line
+            handles = [*top.get_legend_handles_labels()[0],
+                       *bottom.get_legend_handles_labels()[0]]
+            bottom.legend(handles=handles, loc="upper center", ncols=len(handles),
+                          bbox_to_anchor=(0.5, -0.62))
         return _svg(fig, "cluster utilisation over time")
+
+
+def _step_label(step) -> str:  # type: ignore[no-untyped-def]
+    text = f"{fmt_duration(step.t)} {step.description or step.action}"
+    if not step.ok:
+        text += " (failed)"
+    return text if len(text) <= 48 else text[:47] + "\u2026"
+
+
+def _step_rows(record: RunRecord, end: float) -> dict[int, int]:
+    """A row per step label so that labels never overlap: a label takes the first row whose
+    last label ended (about 7 px per character on the 11.5-inch axis) before it starts."""
+    span = max(end, 1.0)
+    per_char = span / 150  # ~150 characters across the axis at font size 8
+    rows: dict[int, int] = {}
+    ends: list[float] = []
+    for i, step in enumerate(record.steps):
+        start = step.t
+        row = next((r for r, stop in enumerate(ends) if stop <= start), len(ends))
+        stop = start + per_char * (len(_step_label(step)) + 2)
+        if row == len(ends):
+            ends.append(stop)
+        else:
+            ends[row] = stop
+        rows[i] = row
+    return rows
+
+
+def _draw_steps(ax, record: RunRecord,  # type: ignore[no-untyped-def]
+                rows: dict[int, int]) -> None:
+    """Scenario steps as horizontal labels in a strip above the plots, each at its time."""
+    ax.set_axis_off()
+    depth = max(rows.values()) + 1
+    ax.set_ylim(depth, 0)
+    for i, step in enumerate(record.steps):
+        colour = "#b07aa1" if step.ok else PENDING_RED
+        ax.plot([step.t, step.t], [rows[i] + 0.15, depth], color=colour, lw=0.9, ls=":")
+        ax.text(step.t, rows[i] + 0.5, " " + _step_label(step), fontsize=8.5, color=colour,
+                va="center", ha="left", clip_on=False)
 
 
 def wait_time_svg(record: RunRecord) -> str:
     """Time to schedule per gang (few gangs) or as a histogram (many); pending gangs marked."""
     end = record.meta.duration
     gangs = [g for g in record.gangs if g.created is not None]
-    waits = {g.name: g.wait_seconds for g in gangs}
+    # A gang waiting now (say, preempted) has no time to schedule, whatever it took before.
+    waits = {g.name: gang_wait(g) for g in gangs}
     with _style("wait"):
         if len(gangs) <= 40:
             ordered = sorted(gangs, key=lambda g: (waits[g.name] is None, waits[g.name] or 0.0,
@@ -186,11 +237,12 @@ def wait_time_svg(record: RunRecord) -> str:
             for i, g in enumerate(ordered):
                 w = waits[g.name]
                 if w is None:
-                    span = max(0.0, end - (g.created or 0.0))
-                    ax.barh(i, span, color="none", edgecolor="#d9534f", hatch="////", lw=0.8,
-                            height=0.62)
-                    ax.text(span, i, "  still pending", va="center", fontsize=7.5,
-                            color="#d9534f")
+                    span = max(0.0, end - pending_since(g))
+                    ax.barh(i, span, color="none", edgecolor=PENDING_RED, hatch="////",
+                            lw=0.8, height=0.62)
+                    why = " since its preemption" if g.preempted else ""
+                    ax.text(span, i, f"  still pending: {fmt_duration(span)}{why}",
+                            va="center", fontsize=7.5, color=PENDING_RED)
                 else:
                     ax.barh(i, w, color=colours[g.name], height=0.62)
                     ax.text(w, i, f"  {fmt_duration(w)}", va="center", fontsize=7.5,
@@ -199,7 +251,7 @@ def wait_time_svg(record: RunRecord) -> str:
             ax.invert_yaxis()
             ax.grid(axis="x")
             longest = max([w for w in waits.values() if w is not None] +
-                          [end - (g.created or 0.0) for g in ordered if waits[g.name] is None] +
+                          [end - pending_since(g) for g in ordered if waits[g.name] is None] +
                           [1.0])
             ax.set_xlim(0, longest * 1.25)
             _time_ticks(ax.xaxis, longest * 1.25)
@@ -222,133 +274,34 @@ def wait_time_svg(record: RunRecord) -> str:
         return _svg(fig, "gang wait-time distribution")
 
 
-def _group_level(record: RunRecord) -> tuple[str, str]:
-    """The topology level to draw as rows: the one just above host (usually rack)."""
-    levels = [t for t in record.topology if t.domain not in ("host", "hostname", "node")]
-    if levels:
-        return levels[-1].domain, levels[-1].key
-    return "cluster", ""
-
-
-def placement_time(record: RunRecord) -> tuple[float, str]:
-    """When to draw the placement: the end of the run if anything still runs, else the
-    moment of peak GPU use (so a run whose jobs all finished still shows where they ran)."""
+def timeline_gangs(record: RunRecord) -> tuple[list[GangRecord], str]:
+    """The gangs to draw (all, in creation order, when they fit) and a note on the rest.
+    Too many: the pending ones (longest waiting first), then the slowest to schedule."""
     end = record.meta.duration
-    if any(p.node and p.deleted is None and p.phase not in ("Succeeded", "Failed")
-           for p in record.pods) or not record.samples:
-        return end, "the end of the run"
-    peak = max(record.samples, key=lambda s: (s.gpu_used, s.cpu_used))
-    return peak.t, "peak use (nothing was running at the end)"
-
-
-def placement_svg(record: RunRecord) -> str:
-    """Where each gang's pods sit at the end of the run: one row per rack, one box per node,
-    one cell per GPU coloured by the gang holding it; a strip below for CPU-only pods."""
-    colours = gang_colours(record)
-    level, key = _group_level(record)
-    groups: dict[str, list[str]] = {}
-    for n in sorted(record.nodes, key=lambda n: (n.labels.get(key, ""), n.name)):
-        groups.setdefault(n.labels.get(key, "") or "(unlabelled)" if key else "cluster",
-                          []).append(n.name)
-    nodes = {n.name: n for n in record.nodes}
-    at, _ = placement_time(record)
-    on_node: dict[str, list[tuple[str, int, float]]] = {}
-    for p in record.pods:
-        if p.node and p.bound is not None and p.bound <= at and all(
-                end is None or end > at for end in (p.finished, p.deleted)):
-            on_node.setdefault(p.node, []).append((p.gang, p.gpu, p.cpu))
-    # Lay rows out: long racks wrap onto several lines.
-    lines: list[tuple[str, list[str]]] = []
-    for gname, members in groups.items():
-        for i in range(0, len(members), NODES_PER_PLACEMENT_ROW):
-            lines.append((gname if i == 0 else "", members[i:i + NODES_PER_PLACEMENT_ROW]))
-    per_line = max((len(m) for _, m in lines), default=1)
-    with _style("placement"):
-        width = min(12.0, max(6.0, 1.3 + 0.85 * per_line))
-        fig = Figure(figsize=(width, 0.7 + 0.8 * max(1, len(lines))))
-        ax = fig.subplots()
-        ax.set_axis_off()
-        used: dict[str, int] = {}
-        frames: list[Rectangle] = []
-        frame_edges: list[str] = []
-        frame_widths: list[float] = []
-        cells: list[Rectangle] = []
-        cell_colours: list[str] = []
-        for row, (label, members) in enumerate(lines):
-            y = -row * 1.25
-            if label:
-                text = label if not key or label.startswith(level) else f"{level} {label}"
-                ax.text(-0.25, y + 0.5, text, ha="right", va="center", fontsize=8, color=INK,
-                        fontweight="bold")
-            for col, name in enumerate(members):
-                x = col * 1.15
-                info = nodes[name]
-                frames.append(Rectangle((x, y), 1, 1))
-                frame_edges.append("#9aa5b4" if info.ready else "#d9534f")
-                frame_widths.append(0.8 if info.ready else 1.6)
-                for rect, colour in _node_cells(x, y, info.gpu, info.cpu,
-                                                on_node.get(name, []), colours, used):
-                    cells.append(rect)
-                    cell_colours.append(colour)
-                short = name.rsplit("-", 1)[-1] if "-" in name else name
-                ax.text(x + 0.5, y - 0.08, short, ha="center", va="top", fontsize=6,
-                        color=MUTED)
-        # Two collections instead of thousands of patches: fast to draw, compact SVG.
-        ax.add_collection(PatchCollection(frames, facecolors="white", edgecolors=frame_edges,
-                                          linewidths=frame_widths))
-        ax.add_collection(PatchCollection(cells, facecolors=cell_colours, linewidths=0))
-        ax.set_xlim(-0.3, per_line * 1.15)
-        ax.set_ylim(-(len(lines) - 1) * 1.25 - 0.35, 1.1)
-        ax.set_aspect("equal")
-        order = list(colours)  # creation order, as everywhere else in the report
-        shown = sorted(used, key=lambda g: order.index(g) if g in order else len(order))[:16]
-        handles = [Patch(color=colours.get(g, "#999"), label=g) for g in shown]
-        if len(used) > len(shown):
-            handles.append(Patch(color="white", label=f"+{len(used) - len(shown)} more gangs"))
-        if handles:
-            ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(0, -0.02),
-                      ncols=min(6, len(handles)), handlelength=1.0, columnspacing=1.2)
-        return _svg(fig, "placement of gangs on nodes")
-
-
-def _node_cells(x: float, y: float, gpus: int, cpus: float,
-                pods: list[tuple[str, int, float]], colours: dict[str, str],
-                used: dict[str, int]) -> list[tuple[Rectangle, str]]:
-    """A node's GPU cells (coloured by owning gang, else free) and its CPU-only pod strip."""
-    out: list[tuple[Rectangle, str]] = []
-    owners: list[str] = []
-    for gang, gpu, _ in sorted(pods):
-        owners += [gang] * gpu
-        used[gang] = used.get(gang, 0) + max(gpu, 1)
-    strip = 0.16  # bottom strip for CPU-only pods
-    if gpus:
-        cols = max(1, -(-gpus // 2))
-        w, h = 0.9 / cols, (0.84 - strip) / 2
-        for i in range(gpus):
-            r, c = divmod(i, cols)
-            colour = colours.get(owners[i], "#999") if i < len(owners) else FREE_SLOT
-            out.append((Rectangle((x + 0.05 + c * w + 0.01, y + strip + 0.04 + (1 - r) * h),
-                                  w - 0.02, h - 0.03), colour))
-    cpu_pods = [(g, c) for g, gpu, c in pods if gpu == 0]
-    if cpu_pods and cpus:
-        left = x + 0.05
-        for gang, cpu in cpu_pods:
-            width = min(max(0.06, 0.9 * min(1.0, cpu / cpus)), x + 0.95 - left)
-            out.append((Rectangle((left, y + 0.04), width, strip - 0.04),
-                        colours.get(gang, "#999")))
-            left += width + 0.01
-            if left >= x + 0.95:
-                break
-    return out
+    gangs = sorted((g for g in record.gangs if g.created is not None),
+                   key=lambda g: (g.created or 0.0, g.name))
+    if len(gangs) <= MAX_TIMELINE_GANGS:
+        return gangs, ""
+    pending = sorted((g for g in gangs if gang_is_pending(g)),
+                     key=lambda g: (pending_since(g) - end, g.name))
+    others = sorted((g for g in gangs if not gang_is_pending(g)),
+                    key=lambda g: (-(gang_wait(g) or 0.0), g.name))
+    shown = (pending + others)[:MAX_TIMELINE_GANGS]
+    n_pending = min(len(pending), MAX_TIMELINE_GANGS)
+    parts = [f"{len(shown)} of {len(gangs)} gangs shown"]
+    if n_pending:
+        parts.append(f"the {n_pending} pending" if n_pending == len(pending)
+                     else f"{n_pending} of {len(pending)} pending (longest waiting)")
+    if len(shown) > n_pending:
+        parts.append(f"then the {len(shown) - n_pending} slowest to schedule")
+    hidden = len(gangs) - len(shown)
+    return shown, f"{parts[0]}: {', '.join(parts[1:])}; {hidden} more in the PodGangs table"
 
 
 def timeline_svg(record: RunRecord) -> str:
     """Each gang's lifecycle as a bar: creating, gated, queued, starting, running."""
     end = record.meta.duration
-    gangs = sorted((g for g in record.gangs if g.created is not None),
-                   key=lambda g: (g.created or 0.0, g.name))
-    hidden = max(0, len(gangs) - MAX_TIMELINE_GANGS)
-    gangs = gangs[:MAX_TIMELINE_GANGS]
+    gangs, note = timeline_gangs(record)
     with _style("timeline"):
         fig = Figure(figsize=(11.5, max(1.8, 0.27 * len(gangs) + 1.2)))
         ax = fig.subplots()
@@ -360,9 +313,9 @@ def timeline_svg(record: RunRecord) -> str:
         ax.grid(axis="x")
         _time_axis(ax, end)
         ax.set_xlabel("virtual time since start")
-        if hidden:
-            ax.set_title(f"first {MAX_TIMELINE_GANGS} gangs shown; {hidden} more in the table",
-                         fontsize=8, fontweight="normal", color=MUTED, loc="right")
+        if note:
+            ax.set_title(note, fontsize=8.5, fontweight="normal", color=MUTED, loc="right",
+                         pad=22)
         handles = [Patch(color=STATE_COLOURS[s], label=STATE_LABELS[s])
                    for s in STATE_COLOURS if s in seen]
         if any(g.preempted for g in gangs):

@@ -66,7 +66,8 @@ class PendingRow:
     name: str
     namespace: str
     waiting_for: float
-    explanation: str
+    explanation: str  # one reason, as kube-scheduler gives one
+    details: list[str] = field(default_factory=list)  # the other findings (describe)
 
 
 @dataclass(slots=True)
@@ -124,6 +125,31 @@ def gang_is_pending(g: GangRecord) -> bool:
     return g.deleted is None and not gang_is_placed(g)
 
 
+def pending_since(g: GangRecord) -> float:
+    """When the gang's current wait began: its creation, or the last time it lost its
+    placement (preempted, its node went down)."""
+    since: float | None = g.created or 0.0
+    for tr in g.transitions():
+        if tr.state in ("Scheduled", "Running", "Degraded", "Finished"):
+            since = None
+        elif since is None:
+            since = tr.t
+    return since if since is not None else (g.created or 0.0)
+
+
+def gang_wait(g: GangRecord) -> float | None:
+    """Time to schedule of a gang that is placed (or was, until it finished or was deleted);
+    None for a gang waiting now, whatever an earlier placement took."""
+    return None if gang_is_pending(g) else g.wait_seconds
+
+
+def live_pods(g: GangRecord, pods_by_name: dict[str, PodRecord]) -> list[PodRecord]:
+    """The gang's pods that exist now (scaled-in and replaced ones left out); all of them
+    for a deleted gang."""
+    pods = [p for n in g.pods if (p := pods_by_name.get(n)) is not None]
+    return pods if g.deleted is not None else [p for p in pods if p.deleted is None]
+
+
 # Conditions whose healthy state is False (the rest are healthy when True).
 _HEALTHY = {"TopologyLevelsUnavailable": "False", "MinAvailableBreached": "False"}
 
@@ -135,7 +161,7 @@ def _pcs_rows(record: RunRecord) -> list[PodCliqueSetRow]:
         meta, spec, status = obj.get("metadata", {}), obj.get("spec", {}), obj.get("status", {})
         name, ns = meta.get("name", ""), meta.get("namespace", "default")
         gangs = [g for g in record.gangs if g.podcliqueset == name and gang_is_live(g)]
-        pods = [pods_by_name[p] for g in gangs for p in g.pods if p in pods_by_name]
+        pods = [p for g in gangs for p in live_pods(g, pods_by_name)]
         running = sum(1 for p in pods if p.phase == "Running")
         scheduled = sum(1 for g in gangs if gang_is_placed(g))
         conditions = [
@@ -146,6 +172,8 @@ def _pcs_rows(record: RunRecord) -> list[PodCliqueSetRow]:
         ]
         if meta.get("deletionTimestamp"):
             state = "Terminating"
+        elif not gangs and not int(spec.get("replicas", 0)):
+            state = "Idle"  # scaled to zero replicas
         elif gangs and scheduled == len(gangs) and running == len(pods) and pods:
             state = "Running"
         elif pods and all(p.phase == "Succeeded" for p in pods):
@@ -159,7 +187,7 @@ def _pcs_rows(record: RunRecord) -> list[PodCliqueSetRow]:
                 name=name,
                 namespace=ns,
                 scheduler=next((g.scheduler for g in gangs if g.scheduler), ""),
-                replicas=int(spec.get("replicas", 1) or 0),
+                replicas=int(spec.get("replicas", 0)),  # 0 is left out of stored objects
                 gangs_scheduled=scheduled,
                 gangs_total=len(gangs),
                 pods_running=running,
@@ -172,18 +200,18 @@ def _pcs_rows(record: RunRecord) -> list[PodCliqueSetRow]:
 
 
 def _gang_row(g: GangRecord, pods_by_name: dict[str, PodRecord]) -> GangRow:
-    bound = sum(1 for p in g.pods if (pod := pods_by_name.get(p)) and pod.node
-                and pod.deleted is None and pod.phase != "Failed")
+    pods = live_pods(g, pods_by_name)
+    bound = sum(1 for p in pods if p.node and p.deleted is None and p.phase != "Failed")
     return GangRow(
         name=g.name,
         namespace=g.namespace,
         podcliqueset=g.podcliqueset,
         phase="Deleted" if g.deleted is not None else g.phase,
         pods_bound=bound,
-        pods_total=len(g.pods),
+        pods_total=len(pods),
         placement=hostlist(n for n in g.nodes if n),
         domain=g.domain,
-        wait=g.wait_seconds,
+        wait=gang_wait(g),
         priority=g.priority,
         priority_class=g.priority_class,
         preemptions=len(g.preempted),
@@ -220,7 +248,7 @@ def _event_rows(record: RunRecord, limit: int) -> tuple[list[EventRow], int]:
 
 
 def _totals(record: RunRecord, gangs: list[GangRecord]) -> Totals:
-    waits = [w for g in gangs if (w := g.wait_seconds) is not None]
+    waits = [w for g in gangs if (w := gang_wait(g)) is not None]
     t = Totals(
         gangs=len(gangs),
         gangs_scheduled=sum(1 for g in gangs if gang_is_placed(g)),
@@ -259,8 +287,9 @@ def summarize(record: RunRecord, *, event_limit: int = 20) -> Summary:
             name=g.name,
             namespace=g.namespace,
             # A preempted gang has waited since its eviction, not since it was created.
-            waiting_for=end - (g.preempted[-1] if g.preempted else (g.created or 0.0)),
+            waiting_for=end - pending_since(g),
             explanation=g.explanation or "no explanation recorded",
+            details=list(g.reasons),
         )
         for g in live
         if gang_is_pending(g)
@@ -276,6 +305,12 @@ def summarize(record: RunRecord, *, event_limit: int = 20) -> Summary:
     )
 
 
+def wait_text(t: Totals) -> str:
+    """The scheduled gangs' time to schedule, said the same way everywhere."""
+    return (f"wait p50 {fmt_duration(t.wait_p50)}, p95 {fmt_duration(t.wait_p95)}, "
+            f"max {fmt_duration(t.wait_max)}")
+
+
 def headline(record: RunRecord, summary: Summary) -> str:
     """One line a user reads first: did everything get scheduled, and how fast."""
     t = summary.totals
@@ -283,7 +318,7 @@ def headline(record: RunRecord, summary: Summary) -> str:
     if t.gangs_pending:
         parts.append(f"{t.gangs_pending} pending")
     if t.wait_p50 is not None:
-        parts.append(f"wait p50 {fmt_duration(t.wait_p50)}, max {fmt_duration(t.wait_max)}")
+        parts.append(wait_text(t))
     if t.preemptions:
         parts.append(f"{t.preemptions} gang preemption{'s' if t.preemptions != 1 else ''}")
     if t.gpu_total:

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 import yaml
 from rich.console import Console
-from rich.table import Table
+from rich.markup import escape
 from rich.text import Text
 
 from phalanx.sim.record import RunRecord
@@ -31,15 +31,10 @@ _PHASE_STYLE = {
 }
 
 
-# Long values that may be cut (with an ellipsis) on a narrow terminal; other columns keep
-# their full width, so names are never cut.
-_ELIDE = {"placement", "domain"}
-_WRAP: set[str] = set()
-
-
 class _Rows:
-    """Collects rows, then builds a kubectl-looking table: upper-case headers, no borders,
-    two spaces between columns."""
+    """Collects rows, then prints a kubectl-looking table: upper-case headers, no borders,
+    columns two spaces apart. Nothing is ever cut or dropped: a long cell makes a long line,
+    which the terminal wraps, as kubectl's tables do."""
 
     def __init__(self, *headers: str) -> None:
         self.headers = headers
@@ -48,21 +43,24 @@ class _Rows:
     def add_row(self, *cells: str | Text) -> None:
         self.rows.append(cells)
 
-    def table(self) -> Table:
-        table = Table(box=None, pad_edge=False, padding=(0, 2, 0, 0), show_edge=False,
-                      header_style="bold")
-        for i, h in enumerate(self.headers):
-            widest = max([len(h)] + [len(str(r[i])) for r in self.rows])
-            if h in _WRAP:
-                table.add_column(h.upper(), overflow="fold", min_width=20)
-            elif h in _ELIDE:
-                table.add_column(h.upper(), no_wrap=True, overflow="ellipsis",
-                                 min_width=min(widest, 12))
-            else:
-                table.add_column(h.upper(), no_wrap=True, min_width=widest)
+    def lines(self) -> list[Text]:
+        widths = [max([len(h)] + [len(str(r[i])) for r in self.rows])
+                  for i, h in enumerate(self.headers)]
+        out = [Text("  ".join(h.upper().ljust(w) for h, w in zip(self.headers, widths))
+                    .rstrip(), style="bold")]
         for r in self.rows:
-            table.add_row(*r)
-        return table
+            line = Text()
+            for i, (cell, w) in enumerate(zip(r, widths)):
+                text = cell if isinstance(cell, Text) else Text(str(cell))
+                line.append_text(text)
+                if i < len(r) - 1:
+                    line.append(" " * (w - len(text.plain) + 2))
+            out.append(line)
+        return out
+
+    def print(self, console: Console) -> None:
+        for line in self.lines():
+            console.print(line, soft_wrap=True, crop=False, overflow="ignore")
 
 
 def _table(*headers: str) -> _Rows:
@@ -81,7 +79,7 @@ def print_tables(record: RunRecord, console: Console, summary: Summary | None = 
             t.add_row(r.name, r.scheduler or "-", str(r.replicas),
                       f"{r.gangs_scheduled}/{r.gangs_total}", f"{r.pods_running}/{r.pods_total}",
                       _phase(r.status))
-        console.print(t.table())
+        t.print(console)
         for r in summary.podcliquesets:
             for c in r.conditions:  # the unhealthy ones (summary.py), and SchedulerCompatible
                 if not c.startswith("SchedulerCompatible=True"):
@@ -95,13 +93,15 @@ def print_tables(record: RunRecord, console: Console, summary: Summary | None = 
                       (f"{g.priority_class} ({g.priority})" if g.priority_class
                        else str(g.priority)) + (f", preempted x{g.preemptions}"
                                                 if g.preemptions else ""))
-        console.print(t.table())
+        t.print(console)
         console.print()
     if summary.pending:
         console.print("[bold yellow]Pending gangs[/bold yellow]")
         for p in summary.pending:
+            more = (f" [dim](more: phalanx describe podgang {p.name})[/dim]" if p.details
+                    else "")
             console.print(f"  [bold]{p.name}[/bold] (waiting {fmt_duration(p.waiting_for)}): "
-                          f"{p.explanation}", highlight=False)
+                          f"{escape(p.explanation)}{more}", highlight=False, soft_wrap=True)
         console.print()
     if summary.events:
         # One event per line, message last and free to wrap: readable at any width.

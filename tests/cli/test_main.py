@@ -37,3 +37,43 @@ def test_error_messages_keep_their_brackets() -> None:
     r = phalanx("get", "podgang", "--run", "/nonexistent/[run].json")
     assert r.returncode != 0 and "Traceback" not in r.stderr
     assert "[run]" in r.stderr, r.stderr
+
+
+def test_version_and_completion() -> None:
+    from phalanx.cli.app import version_text
+
+    for args in (("--version",), ("version",)):
+        r = phalanx(*args)
+        assert r.returncode == 0 and r.stdout.strip() == f"phalanx {version_text()}"
+    r = phalanx("--help")
+    assert "--install-completion" in r.stdout and "--show-completion" in r.stdout
+
+
+def test_every_command_a_kubectl_user_reaches_for_exists() -> None:
+    text = phalanx("--help").stdout
+    for command in ("version", "run", "get", "describe", "explain", "validate", "export",
+                    "diff", "operator", "scheduler", "manifests", "bench"):
+        assert f"│ {command} " in text, command
+
+
+def test_namespace_flags_are_named_alike_and_bench_help_is_right() -> None:
+    for service in ("operator", "scheduler"):
+        assert "--namespace" in phalanx(service, "--help").stdout
+    bench = " ".join(phalanx("bench", "--help").stdout.split())
+    assert "real kube-apiserver" in bench
+    sched = " ".join(phalanx("bench", "scheduler", "--help").stdout.split())
+    assert "[default: 5000]" in sched and "[default: 50000]" not in sched
+
+
+def test_an_unreachable_api_server_leaves_no_unclosed_session(tmp_path) -> None:  # type: ignore
+    kubeconfig = tmp_path / "kc.yaml"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "
+        "'https://127.0.0.1:1', insecure-skip-tls-verify: true}\nusers:\n- name: u\n  user: "
+        "{token: t}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
+        "current-context: x\n")
+    r = phalanx("scheduler", "--kubeconfig", str(kubeconfig), "--no-leader-elect",
+                "--probe-port", "27953", "--metrics-port", "27954")
+    assert r.returncode == 1
+    assert "cannot reach the API server at https://127.0.0.1:1" in r.stderr
+    assert "Unclosed client session" not in r.stderr and "Traceback" not in r.stderr

@@ -14,6 +14,6 @@ def test_every_backend_gets_its_gang_scheduled(tmp_path_factory) -> None:
         assert g.phase == "Running", f"{name}: {g.phase}: {g.explanation}"
         assert len(g.nodes) == 4
     assert {by_pcs[n].scheduler for n in by_pcs} == {
-        "phalanx-scheduler", "default-scheduler", "kai-scheduler", "volcano", "koordinator"}
+        "phalanx-scheduler", "default-scheduler", "kai-scheduler", "volcano", "koord-scheduler"}
     assert {"PodGroup.scheduling.run.ai", "PodGroup.scheduling.volcano.sh",
             "PodGroup.scheduling.sigs.k8s.io", "Workload.scheduling.k8s.io"} <= set(rec.objects)

@@ -25,10 +25,11 @@ metadata: {name: huge}
 spec:
   replicas: 1
   template:
-    topologyConstraint: {packDomain: rack}
+    topologyConstraint: {topologyName: phalanx-topology, pack: {required: rack}}
     cliques:
     - name: w
       spec:
+        roleName: w
         replicas: 9
         podSpec:
           schedulerName: phalanx-scheduler
@@ -44,7 +45,7 @@ WHY = ("can never be scheduled on cluster default-64xh100: it needs 9 pods of 8 
 
 def test_a_gang_that_can_never_fit_stays_pending_with_the_reason(tmp_path: Path) -> None:
     """As on a cluster (Grove's TAS13): the gang stays Pending, the run goes on and ends 0,
-    and the gang is listed under pending with why; --fail-on-pending makes that exit 3."""
+    and the gang is listed under pending with why; --fail-on-pending makes that exit 4."""
     from phalanx.sim.record import load_record
 
     (tmp_path / "huge.yaml").write_text(NEVER_FITS)
@@ -63,7 +64,7 @@ def test_a_gang_that_can_never_fit_stays_pending_with_the_reason(tmp_path: Path)
     r = subprocess.run(
         [sys.executable, "-m", "phalanx.cli.main", "run", "huge.yaml", "--no-save",
          "--fail-on-pending"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
-    assert r.returncode == 3
+    assert r.returncode == 4  # ExitCode.PENDING: not 3, which is an admission rejection
     err = " ".join(r.stderr.split())
     assert "error: 1 PodGang(s) still pending at the end of the run (--fail-on-pending): " \
            "huge-0 (" + WHY in err
@@ -73,7 +74,8 @@ def test_a_real_runs_report_renders_in_headless_chromium(tmp_path_factory, tmp_p
     _, rec, out = run_example("preemption", examples_tmp(tmp_path_factory))
     page = out / "report.html"
     dom = dump_dom(page, tmp_path / "profile")
-    assert dom.count("<svg") == 4 and dom.count("<path") > 100
+    # utilisation, lifecycle, placement before the preemption and at the end, wait times
+    assert dom.count("<svg") == 5 and dom.count("<path") > 100
     for gang in ("batch-0", "urgent-0"):
         assert gang in dom
     shot = screenshot(page, tmp_path / "report.png", tmp_path / "profile")
@@ -91,6 +93,7 @@ spec:
     - name: w
       labels: {kai.scheduler/queue: test}
       spec:
+        roleName: w
         replicas: 2
         podSpec:
           containers:

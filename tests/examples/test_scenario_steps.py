@@ -19,6 +19,7 @@ spec:
     cliques:
     - name: w
       spec:
+        roleName: w
         replicas: 4
         podSpec:
           schedulerName: phalanx-scheduler
@@ -102,6 +103,7 @@ spec:
     cliques:
     - name: w
       spec:
+        roleName: w
         replicas: 3
         minAvailable: 2
         podSpec:
@@ -144,8 +146,9 @@ def test_cordon_uncordon_delete_pod_and_label_steps_with_snapshots_and_get(
                              capture_output=True, text=True, timeout=60)
         assert out.returncode == 0, out.stderr
         lines = out.stdout.splitlines()
-        assert lines[0].split() == ["NAME", "READY", "STATUS", "RESTARTS", "AGE", "NODE"]
-        return {ln.split()[0]: ln.split()[-1] for ln in lines[1:]}
+        assert lines[0].split() == ["NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE",
+                                    "NOMINATED", "NODE", "READINESS", "GATES"]
+        return {ln.split()[0]: ln.split()[6] for ln in lines[1:]}
 
     # Cordoned before the workload existed: 2 pods (minAvailable) ran on n-002 and n-003, the
     # third waited for the uncordon at 1m.

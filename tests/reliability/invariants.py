@@ -21,8 +21,8 @@ from phalanx.cluster.client import AlreadyExists, ApiError, Client, Invalid, Not
 from phalanx.cluster.memory import MemoryCluster
 
 # Kinds that are inputs or bookkeeping, not something the control plane derives.
-_NOT_DERIVED = {"Node", "Event", "Lease", "ClusterTopology", "PriorityClass", "Namespace",
-                "PodCliqueSet"}
+_NOT_DERIVED = {"Node", "Event", "Lease", "ClusterTopology", "ClusterTopologyBinding",
+                "PriorityClass", "Namespace", "PodCliqueSet"}
 # Scheduler objects the backends write (owned by their PodGang).
 SCHEDULER_GROUPS = ("scheduling.k8s.io/", "scheduling.run.ai/", "scheduling.volcano.sh/",
                     "scheduling.sigs.k8s.io/")
@@ -171,7 +171,7 @@ def derived_left(state: dict[type[Resource], list[Resource]]) -> list[str]:
 
 _VOLATILE_KEYS = {"uid", "resourceVersion", "creationTimestamp", "deletionTimestamp",
                   "generateName", "managedFields", "startedAt", "finishedAt", "observedAt",
-                  "lastScheduled", "lastReady", "startTime"}
+                  "lastTransitionTime", "startTime"}
 
 
 def _strip(value: Any, key: str = "") -> Any:

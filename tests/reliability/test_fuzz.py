@@ -21,7 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from phalanx.api.errors import ManifestError
-from phalanx.api.grove import PodCliqueSet, TopologyConstraint
+from phalanx.api.grove import PodCliqueSet, TopologyConstraint, TopologyPackConstraint
+from phalanx.sim.runner import DEFAULT_TOPOLOGY_NAME
 from phalanx.api.loader import load_yaml
 from phalanx.backends.registry import BackendRegistry
 from phalanx.bench.workload import job_podcliqueset, leader_workers_podcliqueset
@@ -46,7 +47,8 @@ FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None,
 
 def _pcs_bases() -> list[dict[str, Any]]:
     packed = job_podcliqueset("packed", 4, 8, termination_delay="30m")
-    packed.spec.template.topology_constraint = TopologyConstraint(pack_domain="rack")
+    packed.spec.template.topology_constraint = TopologyConstraint(
+        topology_name=DEFAULT_TOPOLOGY_NAME, pack=TopologyPackConstraint(required="rack"))
     ordered = leader_workers_podcliqueset("serve", replicas=2, workers=2, group_replicas=2)
     ordered.spec.template.clique_startup_type = "CliqueStartupTypeExplicit"
     ordered.spec.template.cliques[2].spec.starts_after = ["leader"]

@@ -24,7 +24,7 @@ import random
 
 from phalanx.api import labels
 from phalanx.api.core import Node, Pod
-from phalanx.api.grove import PodCliqueSet, PodGang, TopologyConstraint
+from phalanx.api.grove import PodCliqueSet, PodGang, TopologyConstraint, TopologyPackConstraint
 from phalanx.bench.stack import EmbeddedStack
 from phalanx.bench.tracker import PodTracker
 from phalanx.bench.workload import (
@@ -37,6 +37,7 @@ from phalanx.cluster.client import Conflict, ServerError
 from phalanx.cluster.clock import run_virtual
 from phalanx.cluster.memory import MemoryCluster
 from phalanx.sim.clusterspec import RACK_KEY
+from phalanx.sim.runner import DEFAULT_TOPOLOGY_NAME
 
 from .invariants import (
     create_retrying,
@@ -65,7 +66,8 @@ def workload(seed: int) -> list[PodCliqueSet]:
                                scheduler=scheduler)
         # Some gangs must sit in one rack (default-scheduler cannot place by topology).
         if i % 8 == 3 and scheduler != labels.SCHEDULER_DEFAULT:
-            pcs.spec.template.topology_constraint = TopologyConstraint(pack_domain="rack")
+            pcs.spec.template.topology_constraint = TopologyConstraint(
+                topology_name=DEFAULT_TOPOLOGY_NAME, pack=TopologyPackConstraint(required="rack"))
         out.append(pcs)
     for i in range(5):
         out.append(leader_workers_podcliqueset(

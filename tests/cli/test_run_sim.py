@@ -1,0 +1,120 @@
+"""`phalanx run` end to end on the real stack (issue 25 items 2, 3, 10, 12, 14): one phase
+for a gang everywhere, the counts after a scale-in, --strict, and `get --at` any time."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+
+
+def phalanx(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "phalanx.cli.main", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=600)
+
+
+def _row(text: str, first: str) -> list[str]:
+    return next(line.split() for line in text.splitlines() if line.startswith(first))
+
+
+TRAINING = """\
+apiVersion: grove.io/v1alpha1
+kind: PodCliqueSet
+metadata:
+  name: pretrain
+  annotations: {sim.phalanx.dev/run-for: 30m}
+spec:
+  replicas: 2
+  template:
+    cliques:
+    - name: trainer
+      spec:
+        roleName: trainer
+        replicas: 8
+        podSpec:
+          schedulerName: phalanx-scheduler
+          containers:
+          - name: trainer
+            image: x
+            resources:
+              requests: {cpu: "96", memory: 1Ti, nvidia.com/gpu: "8"}
+              limits: {nvidia.com/gpu: "8"}
+"""
+
+
+def test_a_finished_gang_is_succeeded_everywhere(tmp_path: Path) -> None:
+    """`run` said Succeeded, `get pg` Starting, and `describe` listed GangScheduled=False
+    "0/8 members created" on a gang that had finished (issue 25 item 2)."""
+    (tmp_path / "w.yaml").write_text(TRAINING)
+    r = phalanx("run", "w.yaml", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert _row(r.stdout, "pretrain-0")[1] == "Succeeded"
+    got = phalanx("get", "pg", cwd=tmp_path).stdout
+    assert _row(got, "pretrain-0")[1:4] == ["Succeeded", "True", "True"]
+    described = phalanx("describe", "podgang", "pretrain-0", cwd=tmp_path).stdout
+    assert "Phase:         Succeeded" in described
+    assert "GangIncomplete" not in described and "0/8 members created" not in described
+    assert re.search(r"\n  GangScheduled\s+True\s+Scheduled\s", described)
+
+
+SCALE_IN = """\
+apiVersion: grove.io/v1alpha1
+kind: PodCliqueSet
+metadata: {name: svc}
+spec:
+  replicas: 1
+  template:
+    cliques:
+    - name: w
+      spec:
+        roleName: w
+        replicas: 4
+        minAvailable: 2
+        autoScalingConfig: {minReplicas: 1, maxReplicas: 8}
+        podSpec:
+          schedulerName: phalanx-scheduler
+          containers:
+          - {name: c, image: x, resources: {requests: {cpu: "1"}}}
+---
+apiVersion: grove.io/v1alpha1
+kind: PodCliqueSet
+metadata: {name: idle}
+spec:
+  replicas: 0
+  template:
+    cliques:
+    - name: w
+      spec:
+        roleName: w
+        replicas: 1
+        podSpec:
+          containers:
+          - {name: c, image: x}
+---
+apiVersion: sim.phalanx.dev/v1alpha1
+kind: Scenario
+metadata: {name: s}
+spec:
+  steps:
+  - at: 1m
+    scale: {kind: PodClique, name: svc-0-w, replicas: 2}
+  - at: 2m
+    delete: {kind: PodCliqueSet, name: nope}
+"""
+
+
+def test_scale_in_zero_replicas_strict_and_get_at(tmp_path: Path) -> None:
+    (tmp_path / "w.yaml").write_text(SCALE_IN)
+    r = phalanx("run", "w.yaml", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "pass --strict to exit 5" in " ".join(r.stderr.split())
+    assert _row(r.stdout, "svc ")[2:6] == ["1", "1/1", "2/2", "Running"]
+    assert _row(r.stdout, "idle")[2] == "0"
+    assert _row(r.stdout, "svc-0")[2] == "2/2"
+    strict = phalanx("run", "w.yaml", "--strict", "--no-save", cwd=tmp_path)
+    assert strict.returncode == 5
+    assert "1 Scenario step(s) failed (at 2m: delete PodCliqueSet nope" in " ".join(
+        strict.stderr.split())
+    before = phalanx("get", "pods", "--at", "59s", cwd=tmp_path).stdout
+    after = phalanx("get", "pods", "--at", "1m30s", cwd=tmp_path).stdout
+    assert len(before.splitlines()) == 1 + 4 and len(after.splitlines()) == 1 + 2
