@@ -19,10 +19,11 @@ SPREAD = "spread"  # topologySpreadConstraints
 HOST_PORTS = "host_ports"  # container hostPorts
 VOLUMES = "volumes"  # PersistentVolumeClaims: bound (PV node affinity), unbound, missing
 MATCH_LABEL_KEYS = "match_label_keys"  # matchLabelKeys / mismatchLabelKeys on terms
+DRA = "dra"  # ResourceSlices of GPUs and a ResourceClaim on the pod (draparts.py)
 
 ALL_FEATURES: tuple[str, ...] = (
     RESOURCES, TAINTS, UNSCHEDULABLE, NODE_AFFINITY, POD_AFFINITY, PREFERRED, SPREAD,
-    HOST_PORTS, VOLUMES, MATCH_LABEL_KEYS,
+    HOST_PORTS, VOLUMES, MATCH_LABEL_KEYS, DRA,
 )
 # What phalanx-scheduler has had from the start (plugins NodeResourcesFit, TaintToleration,
 # NodeUnschedulable, NodeAffinity, InterPodAffinity).
@@ -39,6 +40,7 @@ PLUGIN_OF: dict[str, str] = {
     SPREAD: "PodTopologySpread",
     HOST_PORTS: "NodePorts",
     VOLUMES: "VolumeBinding",
+    DRA: "DynamicResources",
 }
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from . import features as F
 
+from .draparts import DraParts
 from .podparts import (  # noqa: F401  (re-exported: the names a case uses)
     APPS,
     CASE_LABEL,
@@ -50,6 +51,8 @@ class Case:
     existing: list[dict[str, Any]] = field(default_factory=list)  # pods bound at creation
     volumes: list[dict[str, Any]] = field(default_factory=list)  # StorageClass, PV, PVC
     pod: dict[str, Any] = field(default_factory=dict)  # the pod to place: metadata + spec
+    devices: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # node -> GPUs (DRA)
+    claim: dict[str, Any] | None = None  # the pod's ResourceClaim spec (DRA), driver as DRIVER
     uses: list[str] = field(default_factory=list)  # features it exercises, in ALL_FEATURES order
 
     @property
@@ -69,10 +72,11 @@ class Case:
     def to_dict(self) -> dict[str, Any]:
         return {"seed": self.seed, "prefix": self.prefix, "features": list(self.features),
                 "uses": self.uses, "nodes": self.nodes, "existing": self.existing,
-                "volumes": self.volumes, "pod": self.pod}
+                "volumes": self.volumes, "pod": self.pod, "devices": self.devices,
+                "claim": self.claim}
 
 
-class _Gen(PodParts):
+class _Gen(PodParts, DraParts):
     def __init__(self, seed: int, features: tuple[str, ...], prefix: str) -> None:
         self.rng = random.Random(seed)
         self.on = set(features)
@@ -123,6 +127,7 @@ class _Gen(PodParts):
             if F.UNSCHEDULABLE in self.on and not self.lean and self.chance(0.1):
                 spec["unschedulable"] = True
                 self.use(F.UNSCHEDULABLE)
+            self.node_devices(name)
             self.case.nodes.append({
                 "apiVersion": "v1", "kind": "Node",
                 "metadata": {"name": name, "labels": labels},
@@ -226,6 +231,7 @@ class _Gen(PodParts):
             self.use(F.HOST_PORTS)
         if F.VOLUMES in self.on and self.chance(0.35):
             self.volumes(spec)
+        self.claim(spec)
         self.case.pod = {"metadata": {"labels": labels}, "spec": spec}
 
     def build(self) -> Case:

@@ -43,8 +43,9 @@ from typing import Any
 from phalanx.cluster.client import ApiError
 
 from .compare import Difference, MessageError, Outcome, compare
+from .draparts import driver_names
 from .generate import NODE_LABEL, Case
-from .world import PIN_TAINT, World
+from .world import PIN_TAINT, World, dra_objects
 
 KUBE = "default-scheduler"
 PHALANX = "kubediff-phalanx"
@@ -139,6 +140,7 @@ class DiffRunner:
         self.scheduler = scheduler
         self._own_scheduler = scheduler is None
         self._serial = 0
+        self._placements = 0  # of the current case: which of its DRA drivers is next
 
     async def start(self) -> None:
         if self.scheduler is None:
@@ -154,6 +156,7 @@ class DiffRunner:
     async def run_case(self, case: Case) -> CaseRun:
         run = CaseRun(case)
         started = time.perf_counter()
+        self._placements = 0
         try:
             await self.world.create(case)
             await self._wait_phalanx_sees(case)
@@ -211,7 +214,8 @@ class DiffRunner:
         cache = self.scheduler.cache
 
         # Volume objects, for the informers phalanx-scheduler has of their kinds.
-        want_objects = [(v["kind"], _key(v, self.namespace)) for v in case.volumes]
+        want_objects = [(v["kind"], _key(v, self.namespace))
+                        for v in [*case.volumes, *dra_objects(case)]]
         informers = [i for i in self.scheduler.informers.informers
                      if i.namespace in (None, self.namespace)
                      and i.label_selector is None and i.field_selector is None]
@@ -235,7 +239,9 @@ class DiffRunner:
         if pin:
             pod["spec"]["nodeSelector"] = {**(pod["spec"].get("nodeSelector") or {}),
                                            NODE_LABEL: pin}
-        outcome = await self.world.place(pod, scheduler)
+        driver = driver_names(case.prefix)[self._placements]
+        self._placements += 1
+        outcome = await self.world.place(pod, scheduler, case.claim, driver)
         outcome.pinned_to = pin
         return outcome
 

@@ -1,9 +1,12 @@
 """A kubediff case's objects on the API server, and knowing when kube-scheduler sees them.
 
-- `create` / `delete`: StorageClasses, PVs and PVCs first, then the nodes (registered Ready;
+- `create` / `delete`: StorageClasses, PVs and PVCs, and the DRA DeviceClasses and
+  ResourceSlices (one copy per driver, draparts.py) first, then the nodes (registered Ready;
   their taints then replace the not-ready taint the API server adds), then the existing pods,
   bound at creation. Deletion is by the case's label, pods with grace period 0 (no kubelet).
-- `place`: create one pod, wait until it is bound or PodScheduled=False, delete it.
+- `place`: create one pod (and its ResourceClaim, on the placement's driver), wait until it
+  is bound or PodScheduled=False, delete it. Claims stay until the case is deleted (their
+  finalizer is dropped then: no kube-controller-manager runs to deallocate them).
 - `wait_kube_sees`: a canary pod kube-scheduler cannot place (10^6 cpu, tolerates every
   taint, requires the case's label); its message must read `0/K nodes are available:
   K Insufficient cpu` with K the case's nodes: kube-scheduler's snapshot then holds exactly
@@ -23,6 +26,7 @@ from typing import Any
 from phalanx.cluster.client import NotFound
 
 from .compare import MessageError, Outcome, parse_message
+from .draparts import CLAIM, DRIVER, driver_names
 from .generate import CASE_LABEL, TAINTS, Case
 
 MERGE_PATCH = "application/merge-patch+json"
@@ -54,6 +58,9 @@ class World:
     async def create(self, case: Case) -> None:
         for obj in case.volumes:
             await self._post(_volume_path(obj, self.namespace), self._namespaced(obj))
+        for obj in dra_objects(case):
+            plural = {"DeviceClass": "deviceclasses", "ResourceSlice": "resourceslices"}
+            await self._post(f"/apis/{RESOURCE_API}/{plural[obj['kind']]}", obj)
 
         async def node(obj: dict[str, Any]) -> None:
             created = await self._post("/api/v1/nodes", _registered(obj))
@@ -80,6 +87,18 @@ class World:
                        "PersistentVolumeClaim"),
                       ("/api/v1/persistentvolumes", "PersistentVolume"),
                       ("/apis/storage.k8s.io/v1/storageclasses", "StorageClass")]
+        if case.devices or case.claim is not None:
+            claims = f"/apis/{RESOURCE_API}/namespaces/{self.namespace}/resourceclaims"
+            listed = await self.t.request("GET", claims, query=query, kind="ResourceClaim")
+            for c in listed.get("items") or ():
+                if c["metadata"].get("finalizers"):
+                    name = c["metadata"]["name"]
+                    await self.t.request("PATCH", f"{claims}/{name}", body={"metadata": {
+                        "finalizers": None}}, content_type=MERGE_PATCH, kind="ResourceClaim",
+                        name=name)
+            paths += [(claims, "ResourceClaim"),
+                      (f"/apis/{RESOURCE_API}/resourceslices", "ResourceSlice"),
+                      (f"/apis/{RESOURCE_API}/deviceclasses", "DeviceClass")]
         for path, kind in paths:
             await self.t.request("DELETE", path, query=query, body=body, kind=kind)
 
@@ -96,11 +115,15 @@ class World:
                 raise TimeoutError(f"{what} (after {self.timeout:g}s)")
             await asyncio.sleep(POLL)
 
-    async def place(self, pod: dict[str, Any], scheduler: str) -> Outcome:
-        """Create the pod, wait until it is bound or Unschedulable, delete it."""
+    async def place(self, pod: dict[str, Any], scheduler: str,
+                    claim: dict[str, Any] | None = None, driver: str = "") -> Outcome:
+        """Create the pod (and its claim on `driver`), wait until it is bound or
+        Unschedulable, delete the pod."""
         name = pod["metadata"]["name"]
         path = f"{self.pods_path}/{name}"
         started = time.perf_counter()
+        if claim is not None:
+            await self._create_claim(pod, claim, driver)
         await self._post(self.pods_path, pod)
 
         async def outcome() -> Outcome | None:
@@ -124,6 +147,18 @@ class World:
                 pass
         result.seconds = time.perf_counter() - started
         return result
+
+    async def _create_claim(self, pod: dict[str, Any], spec: dict[str, Any],
+                            driver: str) -> None:
+        claim_name = f"{pod['metadata']['name']}-gpu"
+        for ref in pod["spec"].get("resourceClaims") or ():
+            if ref.get("resourceClaimName") == CLAIM:
+                ref["resourceClaimName"] = claim_name
+        labels = {CASE_LABEL: pod["metadata"]["labels"][CASE_LABEL]}
+        await self._post(f"/apis/{RESOURCE_API}/namespaces/{self.namespace}/resourceclaims", {
+            "apiVersion": RESOURCE_API, "kind": "ResourceClaim",
+            "metadata": {"name": claim_name, "labels": labels},
+            "spec": _on_driver(spec, driver)})
 
     # --- kube-scheduler's view ----------------------------------------------------------
 
@@ -173,6 +208,41 @@ class World:
             expected[UNTOLERATED] = len(others)
         await self._canary_until(case, "pincanary", _canary_spec(case, tolerate), expected,
                                  scheduler)
+
+
+RESOURCE_API = "resource.k8s.io/v1"
+
+
+def dra_objects(case: Case) -> list[dict[str, Any]]:
+    """Per driver: its DeviceClass (named as the driver) and one ResourceSlice per node with
+    GPUs; none when the case has no devices and no claim."""
+    if not case.devices and case.claim is None:
+        return []
+    labels = {CASE_LABEL: case.prefix}
+    out: list[dict[str, Any]] = []
+    for driver in driver_names(case.prefix):
+        out.append({"apiVersion": RESOURCE_API, "kind": "DeviceClass",
+                    "metadata": {"name": driver, "labels": labels},
+                    "spec": {"selectors": [{"cel": {
+                        "expression": f'device.driver == "{driver}"'}}]}})
+        for node, devices in case.devices.items():
+            out.append({"apiVersion": RESOURCE_API, "kind": "ResourceSlice",
+                        "metadata": {"name": f"{node}-{driver.split('.', 1)[0]}",
+                                     "labels": labels},
+                        "spec": {"driver": driver, "nodeName": node,
+                                 "pool": {"name": node, "generation": 1,
+                                          "resourceSliceCount": 1},
+                                 "devices": copy.deepcopy(devices)}})
+    return out
+
+
+def _on_driver(spec: dict[str, Any], driver: str) -> dict[str, Any]:
+    """The claim spec with DRIVER (class names, attribute domains) replaced by `driver`."""
+    if isinstance(spec, dict):
+        return {k: _on_driver(v, driver) for k, v in spec.items()}
+    if isinstance(spec, list):
+        return [_on_driver(v, driver) for v in spec]
+    return spec.replace(DRIVER, driver) if isinstance(spec, str) else spec
 
 
 def _canary_spec(case: Case, tolerations: list[dict[str, Any]]) -> dict[str, Any]:

@@ -182,3 +182,33 @@ def test_auto_features_follow_the_registered_plugins():
     for feature, plugin in F.PLUGIN_OF.items():
         assert (feature in auto) == (get_plugin(plugin) is not None), feature
     assert F.parse_features("auto") == auto == F.ordered(auto)
+
+
+def test_dra_cases_claim_devices_on_a_driver_per_placement():
+    from phalanx.api.resource import DeviceClass, ResourceClaim, ResourceSlice
+    from phalanx.bench.kubediff.draparts import CLAIM, DRIVER, DRIVERS, driver_names
+    from phalanx.bench.kubediff.world import _on_driver, dra_objects
+
+    cases = [generate_case(s, (F.RESOURCES, F.DRA)) for s in SEEDS]
+    with_claim = [c for c in cases if c.claim is not None]
+    assert 0.3 * len(cases) < len(with_claim) < 0.7 * len(cases)
+    assert all(F.DRA in c.uses for c in with_claim)
+    shapes = {("exactly" in r, "firstAvailable" in r, "constraints" in c.claim["devices"])
+              for c in with_claim for r in c.claim["devices"]["requests"]}
+    assert shapes == {(True, False, False), (True, False, True), (False, True, False)}
+    for case in with_claim:
+        assert case.pod["spec"]["resourceClaims"] == [{"name": "gpu", "resourceClaimName": CLAIM}]
+        drivers = driver_names(case.prefix)
+        assert len(set(drivers)) == DRIVERS
+        objs = dra_objects(case)
+        assert len(objs) == DRIVERS * (1 + len(case.devices))
+        for obj in objs:  # what the API server would be sent parses as our kinds
+            kind = DeviceClass if obj["kind"] == "DeviceClass" else ResourceSlice
+            kind.model_validate(obj)
+        spec = _on_driver(case.claim, drivers[1])
+        assert DRIVER not in json.dumps(spec) and drivers[1] in json.dumps(spec)
+        ResourceClaim.model_validate({"metadata": {"name": "c", "namespace": "n"}, "spec": spec})
+    # Without the feature nothing of DRA is generated.
+    for s in range(20):
+        plain = generate_case(s, (F.RESOURCES,))
+        assert plain.claim is None and not plain.devices and dra_objects(plain) == []

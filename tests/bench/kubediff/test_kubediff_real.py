@@ -8,9 +8,9 @@ or not; when not, the per-reason node counts of `0/N nodes are available: ...`; 
 phalanx binds the pod, kube-scheduler must accept that node too (the pod pinned there).
 
 The features in play are the ones phalanx implements (`available_features()`: topology
-spread, host ports and volumes join as soon as their plugins are registered; matchLabelKeys
-is merged into the selectors by kube-apiserver itself); any other set can be run with
-`phalanx bench kubediff --features ...`. A failure lists each disagreeing
+spread, host ports, volumes and DRA claims join as soon as their plugins are registered;
+matchLabelKeys is merged into the selectors by kube-apiserver itself); any other set can be
+run with `phalanx bench kubediff --features ...`. A failure lists each disagreeing
 case's seed and the command that reproduces it alone.
 """
 
