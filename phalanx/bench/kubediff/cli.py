@@ -27,7 +27,8 @@ def kubediff(
     cases: Annotated[int, typer.Option(min=1, help=H_CASES)] = 100,
     seed: Annotated[int, typer.Option(help=H_SEED)] = 0,
     features: Annotated[str, typer.Option(help=H_FEATURES)] = "auto",
-    output: Annotated[Path | None, typer.Option(help=H_OUTPUT)] = None,
+    # --out as every other bench command; --output kept as an alias.
+    output: Annotated[Path | None, typer.Option("--out", "--output", help=H_OUTPUT)] = None,
     timeout: Annotated[str, typer.Option(help=H_TIMEOUT)] = "20s",
     check: Annotated[bool, typer.Option(help=H_CHECK)] = False,
     keep: Annotated[bool, typer.Option(help=H_KEEP)] = False,
@@ -60,7 +61,7 @@ def kubediff(
         raise UserError(str(e)) from None
     path = output or DEFAULT_OUT / f"kubediff-{cases}.json"
     if path.is_dir():
-        raise UserError(f"--output: {path} is a directory; give a file name such as "
+        raise UserError(f"--out: {path} is a directory; give a file name such as "
                         f"{path / f'kubediff-{cases}.json'}")
     console = Console(stderr=True)
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -86,7 +87,7 @@ def kubediff(
     try:
         write_report(report, path)
     except OSError as e:
-        raise UserError(f"--output: cannot write {path}: {e.strerror or e}") from None
+        raise UserError(f"--out: cannot write {path}: {e.strerror or e}") from None
     for line in summary_lines(report):
         typer.echo(line)
     typer.echo(f"wrote {path}")
