@@ -64,6 +64,10 @@ def scheduler(
     dra: Annotated[bool, typer.Option(help="GPUs as DRA devices (a ResourceSlice per node) "
                                       "and one ResourceClaim per GPU pod, instead of "
                                       "nvidia.com/gpu.")] = False,
+    spread: Annotated[float, typer.Option(min=0.0, max=1.0, help="Fraction of the gangs whose pods "
+                                          "carry topologySpreadConstraints (maxSkew 1 over zones, "
+                                          "DoNotSchedule; half of them also ScheduleAnyway over "
+                                          "hostnames).")] = 0.0,
     out: Annotated[Path, typer.Option(help="Directory for the JSON results.")] = DEFAULT_OUT,
 ) -> None:
     """Schedule --pods gang pods on --nodes nodes through the full scheduler; report pods/s and
@@ -76,15 +80,16 @@ def scheduler(
     counts = _parse_counts(scaling) if scaling else []
     typer.echo(f"scheduling {pods} pods (gangs of {gang_min}-{gang_max}) on {nodes} nodes ...")
     cfg = BenchConfig(nodes=nodes, pods=pods, gang_min=gang_min, gang_max=gang_max, seed=seed,
-                      events=events, profile=profile, gc_freeze=gc_freeze, dra=dra)
+                      events=events, profile=profile, gc_freeze=gc_freeze, dra=dra,
+                      spread_fraction=spread)
     result = run_scheduler_bench(cfg)
     profile_text = result.pop("profile", "")
     path = write_result(result, out, f"scheduler-{nodes}n-{pods}p" + ("-gcfreeze" if gc_freeze else "")
-                        + ("-dra" if dra else ""))
+                        + ("-dra" if dra else "") + (f"-spread{round(spread * 100)}" if spread else ""))
     tts = result["gang_time_to_schedule_seconds"]
     e2e = result["gang_end_to_end_seconds"]
     typer.echo(
-        f"  {result['pods_bound']}/{pods} pods bound, {result['gangs_scheduled']}/{result['gangs']} gangs, "
+        f"  {result['pods_bound']}/{pods} pods bound ({result['pods_with_spread']} with spread), {result['gangs_scheduled']}/{result['gangs']} gangs, "
         f"{result['pods_per_second']:.0f} pods/s ({result['us_per_pod']:.0f} us/pod wall, "
         f"{result['cpu_us_per_pod']:.0f} us/pod CPU)\n"
         f"  gang time-to-schedule p50 {tts['p50'] * 1000:.1f} ms, p99 {tts['p99'] * 1000:.1f} ms; "

@@ -2,7 +2,9 @@
 
 A MemoryCluster gets `nodes` GPU nodes (8 GPUs, 96 cpu, 1Ti; zone/block/rack labels) and
 `pods` pods in PodGangs of `gang_min`..`gang_max` members (70% of gangs ask 1 GPU + 8 cpu
-per pod, 30% are CPU-only with 4 cpu), all created before the scheduler starts. The full
+per pod, 30% are CPU-only with 4 cpu), all created before the scheduler starts. With
+`spread_fraction`, that share of the gangs spread their members over zones (maxSkew 1,
+DoNotSchedule), half of them also over hosts (ScheduleAnyway). The full
 Scheduler (default profile, gang plugins included when registered, events on) then runs
 until every pod is bound or nothing more can be done.
 
@@ -64,12 +66,19 @@ class BenchConfig:
     # GPUs as DRA devices (a ResourceSlice of 8 per node) and one ResourceClaim per GPU pod,
     # instead of nvidia.com/gpu (phalanx/bench/dra.py).
     dra: bool = False
+    # Fraction of the gangs (so, about of the pods) whose members carry topologySpreadConstraints:
+    # maxSkew 1 over zones, DoNotSchedule; every other such gang also ScheduleAnyway over
+    # hostnames, as serving replicas use. Chosen with its own random stream, so the gangs
+    # (sizes, requests) are the same as without spread.
+    spread_fraction: float = 0.0
+    nodes_per_zone: int = 1000  # topology.kubernetes.io/zone: 5 zones at 5,000 nodes
 
 
 @dataclass(slots=True)
 class _Recorder:
     first_attempt: dict[str, float] = field(default_factory=dict)  # gang -> wall time
     bound: dict[str, list[float]] = field(default_factory=dict)  # gang -> bind wall times
+    nodes: dict[str, list[str]] = field(default_factory=dict)  # gang -> nodes bound to
     cpu_first: float | None = None  # process CPU time at the first cycle
     cpu_last: float = 0.0  # ... and at the last bind
 
@@ -95,15 +104,18 @@ class BenchRecorder(Plugin):
         if _ACTIVE is not None:
             gang = pod.labels.get(labels.LABEL_PODGANG, pod.key)
             _ACTIVE.bound.setdefault(gang, []).append(time.perf_counter())
+            _ACTIVE.nodes.setdefault(gang, []).append(node)
             _ACTIVE.cpu_last = time.process_time()
 
 
-def make_nodes(n: int) -> list[Node]:
+def make_nodes(n: int, nodes_per_zone: int = 1000) -> list[Node]:
+    if nodes_per_zone < 1:
+        raise ValueError(f"nodes_per_zone must be >= 1, got {nodes_per_zone}")
     alloc = {"cpu": "96", "memory": "1Ti", "pods": "110", "nvidia.com/gpu": "8"}
     out = []
     for i in range(n):
         lbl = {
-            "topology.kubernetes.io/zone": f"zone-{i // 1000}",
+            "topology.kubernetes.io/zone": f"zone-{i // nodes_per_zone}",
             "topology.kubernetes.io/block": f"block-{i // 128}",
             "topology.kubernetes.io/rack": f"rack-{i // 16}",
             "kubernetes.io/hostname": f"node-{i:05}",
@@ -113,8 +125,28 @@ def make_nodes(n: int) -> list[Node]:
     return out
 
 
-def make_gangs(pods: int, gang_min: int, gang_max: int, seed: int) -> list[tuple[PodGang, list[Pod]]]:
+ZONE_KEY = "topology.kubernetes.io/zone"
+HOSTNAME_KEY = "kubernetes.io/hostname"
+
+
+def spread_constraints(gang: str, with_hostname: bool) -> list[dict[str, Any]]:
+    """A gang's members spread evenly over zones (hard) and, optionally, hosts (soft)."""
+    selector = {"matchLabels": {labels.LABEL_PODGANG: gang}}
+    out: list[dict[str, Any]] = [{"maxSkew": 1, "topologyKey": ZONE_KEY,
+                                  "whenUnsatisfiable": "DoNotSchedule", "labelSelector": selector}]
+    if with_hostname:
+        out.append({"maxSkew": 1, "topologyKey": HOSTNAME_KEY,
+                    "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": selector})
+    return out
+
+
+def make_gangs(pods: int, gang_min: int, gang_max: int, seed: int,
+               spread_fraction: float = 0.0) -> list[tuple[PodGang, list[Pod]]]:
+    if not 0.0 <= spread_fraction <= 1.0:
+        raise ValueError(f"spread_fraction must be within 0..1, got {spread_fraction}")
     rng = random.Random(seed)
+    spread_rng = random.Random(f"spread-{seed}")
+    spread_gangs = 0
     out: list[tuple[PodGang, list[Pod]]] = []
     made = 0
     g = 0
@@ -124,13 +156,18 @@ def make_gangs(pods: int, gang_min: int, gang_max: int, seed: int) -> list[tuple
         req = {"cpu": "8", "memory": "64Gi", "nvidia.com/gpu": "1"} if gpu else {"cpu": "4", "memory": "16Gi"}
         name = f"gang-{g:05}"
         clique = f"{name}-workers"
+        spread = None
+        if spread_rng.random() < spread_fraction:
+            spread = spread_constraints(name, with_hostname=spread_gangs % 2 == 1)
+            spread_gangs += 1
         members = []
         for j in range(size):
             members.append(Pod(
                 metadata=ObjectMeta(name=f"{name}-{j}", namespace=NAMESPACE,
                                     labels={labels.LABEL_PODGANG: name, labels.LABEL_PODCLIQUE: clique}),
                 spec=PodSpec(scheduler_name=SCHEDULER_NAME, containers=[
-                    Container(name="main", image="trainer", resources=ResourceRequirements.from_requests(req))]),
+                    Container(name="main", image="trainer", resources=ResourceRequirements.from_requests(req))],
+                    topology_spread_constraints=[dict(c) for c in spread] if spread else None),
             ))
         gang = PodGang(
             metadata=ObjectMeta(name=name, namespace=NAMESPACE, labels={labels.LABEL_SCHEDULER_NAME: SCHEDULER_NAME}),
@@ -155,8 +192,8 @@ def run_scheduler_bench(cfg: BenchConfig) -> dict[str, Any]:
     """One run; returns the JSON-ready result."""
     global _ACTIVE
     load_before = _loadavg()
-    gangs = make_gangs(cfg.pods, cfg.gang_min, cfg.gang_max, cfg.seed)
-    nodes = make_nodes(cfg.nodes)
+    gangs = make_gangs(cfg.pods, cfg.gang_min, cfg.gang_max, cfg.seed, cfg.spread_fraction)
+    nodes = make_nodes(cfg.nodes, cfg.nodes_per_zone)
     extra: list[Any] = []
     if cfg.dra:
         from phalanx.bench.dra import with_dra
@@ -274,6 +311,10 @@ def run_scheduler_bench(cfg: BenchConfig) -> dict[str, Any]:
         "config": asdict(cfg),
         "gangs": len(gangs),
         "gangs_scheduled": len(complete),
+        "pods_with_spread": sum(len(m) for _, m in gangs if m[0].spec.topology_spread_constraints),
+        # Largest zone skew (most minus fewest members per zone) over the gangs with spread:
+        # a bound gang with maxSkew 1 over zones must show at most 1.
+        "spread_max_zone_skew": _max_zone_skew(gangs, nodes, rec.nodes),
         "pods_bound": bound,
         "schedule_seconds": round(window, 3),
         "pods_per_second": round(bound / window, 1),
@@ -302,6 +343,21 @@ def run_scheduler_bench(cfg: BenchConfig) -> dict[str, Any]:
     if profile_text:
         result["profile"] = profile_text
     return result
+
+
+def _max_zone_skew(gangs: list[tuple[PodGang, list[Pod]]], nodes: list[Node],
+                   placed: dict[str, list[str]]) -> int:
+    zone_of = {n.name: n.metadata.labels[ZONE_KEY] for n in nodes}
+    zones = sorted(set(zone_of.values()))
+    worst = 0
+    for gang, members in gangs:
+        if not members[0].spec.topology_spread_constraints or gang.name not in placed:
+            continue
+        counts = {z: 0 for z in zones}
+        for node in placed[gang.name]:
+            counts[zone_of[node]] += 1
+        worst = max(worst, max(counts.values()) - min(counts.values()))
+    return worst
 
 
 def run_scaling(node_counts: list[int], pods: int, gang_min: int, gang_max: int, seed: int = 0,

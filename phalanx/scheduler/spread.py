@@ -21,6 +21,8 @@ its row changes too).
 
 from __future__ import annotations
 
+import json
+
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -151,6 +153,12 @@ def parse_constraints(
     return tuple(out)
 
 
+# Parsed constraints by (their JSON, the values of the labels their matchLabelKeys name):
+# a workload's replicas (a gang's members) share one spec, so they parse it once.
+_PARSED: dict[tuple[str, tuple[tuple[str, str | None], ...]], PodSpread] = {}
+_PARSED_MAX = 4096
+
+
 def parse_pod_spread(pod: Any) -> PodSpread:
     """A pod's own spread constraints (NO_SPREAD when it declares none)."""
     items = pod.spec.topology_spread_constraints
@@ -158,11 +166,29 @@ def parse_pod_spread(pod: Any) -> PodSpread:
         return NO_SPREAD
     labels = pod.metadata.labels or {}
     try:
+        used = tuple(
+            (str(k), labels.get(str(k)))
+            for raw in items if isinstance(raw, Mapping)
+            for k in raw.get("matchLabelKeys") or ()
+        )
+        key: tuple[str, tuple[tuple[str, str | None], ...]] | None = (
+            json.dumps(items, sort_keys=True), used)
+    except (TypeError, ValueError):  # not JSON-shaped: parse (and report) without caching
+        key = None
+    cached = _PARSED.get(key) if key is not None else None
+    if cached is not None:
+        return cached
+    try:
         hard = parse_constraints(items, labels, DO_NOT_SCHEDULE)
         soft = parse_constraints(items, labels, SCHEDULE_ANYWAY)
+        out = PodSpread(hard, soft, own=True)
     except SelectorError as exc:
-        return PodSpread(own=True, error=str(exc))
-    return PodSpread(hard, soft, own=True)
+        out = PodSpread(own=True, error=str(exc))
+    if key is not None:
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.clear()
+        _PARSED[key] = out
+    return out
 
 
 def with_selector(
@@ -231,9 +257,7 @@ class MatchCounter:
             bumped = snap.rows_bumped_since(entry.version)
             rows = set(bumped) if bumped is not None else None
             # Recount the changed rows when that is cheaper than a pass over the candidates.
-            if rows is not None and sum(len(snap.pods[r]) for r in rows) <= len(
-                _candidates(snap, selector, namespace)
-            ) + len(rows):
+            if rows is not None and _recount_is_cheaper(snap, rows, selector, namespace):
                 per_row = entry.per_row
                 if per_row.size < snap.n:
                     per_row = np.concatenate([per_row, np.zeros(snap.n - per_row.size, np.int64)])
@@ -249,6 +273,21 @@ class MatchCounter:
             self._entries.pop(next(iter(self._entries)))
         self._entries[key] = entry
         return entry.per_row
+
+
+def _recount_is_cheaper(
+    snap: Snapshot, rows: set[int], selector: LabelSelector, namespace: str
+) -> bool:
+    """Whether the pods on `rows` are no more than the candidates (plus a row each); stops
+    adding as soon as they are more (many rows change between two looks of a selector when
+    other workloads bind in between)."""
+    budget = len(_candidates(snap, selector, namespace)) + len(rows)
+    pods = snap.pods
+    for r in rows:
+        budget -= len(pods[r])
+        if budget < 0:
+            return False
+    return True
 
 
 def has_all_keys(snap: Snapshot, rows: np.ndarray, constraints: Sequence[Constraint]) -> np.ndarray:
