@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 if TYPE_CHECKING:
     from phalanx.api.core import Pod
@@ -72,7 +72,26 @@ class BackendConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
+    # Whether this backend's scheduler itself holds a pod until its PodGang is Initialized and
+    # its backend objects exist (phalanx-scheduler's PreEnqueue). Only then may the operator
+    # create pods without Grove's scheduling gate.
+    GATE_OPTIONAL: ClassVar[bool] = False
+    GATE_REQUIRED_WHY: ClassVar[str] = (
+        "this scheduler would schedule a pod before its PodGang is Initialized; "
+        "only phalanx-scheduler holds such pods itself")
+
     mismatch_policy: MismatchPolicy = Field(MismatchPolicy.REJECT, alias="mismatchPolicy")
+    # `false`: pods are created without the grove.io/podgang-pending-creation gate, saving
+    # the gate-removal write per pod (issue 28). Pods of a scaled PodGang keep the gate: only
+    # the operator knows when their base PodGang is scheduled.
+    pod_scheduling_gate: bool = Field(True, alias="podSchedulingGate")
+
+    @field_validator("pod_scheduling_gate")
+    @classmethod
+    def _gate_supported(cls, value: bool) -> bool:
+        if not value and not cls.GATE_OPTIONAL:
+            raise ValueError(f"false is not supported: {cls.GATE_REQUIRED_WHY}")
+        return value
 
 
 class SyncPending(Exception):

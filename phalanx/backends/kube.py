@@ -103,6 +103,14 @@ class KubeBackendConfig(BackendConfig):
     admits such PodCliqueSets and names what is ignored in `SchedulerCompatible`.
     """
 
+    # kube-scheduler 1.36's GangScheduling PreEnqueue holds a pod only until its PodGroup
+    # (Workload) exists and has minCount pods, not until its PodGang is Initialized (every
+    # replica created and referenced); pods of Basic-policy groups, or with gangScheduling
+    # off, are not held at all. So Workload-API pods keep Grove's gate.
+    GATE_REQUIRED_WHY: ClassVar[str] = (
+        "kube-scheduler's GangScheduling holds a pod only until its PodGroup has minCount "
+        "pods, not until its PodGang is Initialized")
+
     gang_scheduling: bool = Field(False, alias="gangScheduling")
     workload_api_version: str | None = Field(None, alias="workloadAPIVersion")
     mismatch_policy: MismatchPolicy = Field(MismatchPolicy.REJECT, alias="mismatchPolicy")

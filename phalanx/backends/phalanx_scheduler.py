@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 
 
 class PhalanxBackendConfig(BackendConfig):
+    # Its PreEnqueue holds members of a PodGang that is not Initialized or not BackendSynced
+    # (phalanx.scheduler.gang.sources.podgang.operator_hold).
+    GATE_OPTIONAL: ClassVar[bool] = True
     # Nothing can mismatch; `reject` keeps any future gap loud.
     mismatch_policy: MismatchPolicy = Field(MismatchPolicy.REJECT, alias="mismatchPolicy")
 

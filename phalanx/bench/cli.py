@@ -49,6 +49,9 @@ def e2e(
     tune_gc: Annotated[bool, typer.Option(help="Freeze startup objects, collect less often (see "
                                           "phalanx/bench/gctune.py).")] = True,
     profile: Annotated[bool, typer.Option(help="Run under pyinstrument; write the profile next to the JSON.")] = False,
+    pod_scheduling_gate: Annotated[bool, typer.Option(help="Create pods with Grove's scheduling gate "
+                                                      "(--no-pod-scheduling-gate: phalanx-scheduler "
+                                                      "holds them instead).")] = True,
     out: Annotated[Path, typer.Option(help="Directory for the JSON results.")] = DEFAULT_OUT,
 ) -> None:
     """Create PodCliqueSets back to back on the embedded stack (operator + scheduler +
@@ -60,7 +63,8 @@ def e2e(
     require_profiler(profile)
     cfg = E2EConfig(nodes=nodes, pods=pods, pods_per_pcs=pods_per_pcs, gpus_per_pod=gpus_per_pod,
                     schedulers=schedulers, start_delay=_duration(start_delay, "--start-delay"),
-                    events=events, tune_gc=tune_gc, profile=profile)
+                    events=events, tune_gc=tune_gc, profile=profile,
+                    pod_scheduling_gate=pod_scheduling_gate)
     try:
         cfg.scheduler_names()
     except ValueError as e:
@@ -70,6 +74,7 @@ def e2e(
     r = run_e2e_bench(cfg)
     variant = "" if schedulers == "phalanx-scheduler" else "-" + schedulers.replace(",", "+")
     variant += "" if tune_gc else "-default-gc"
+    variant += "" if pod_scheduling_gate else "-gate-free"
     path = _write(r, out, f"e2e-{nodes}n-{r['pods']}p{variant}")
     if not r["completed"]:
         s = r["final_state"]
@@ -81,7 +86,8 @@ def e2e(
         f"{r['all_pods_bound_seconds']:.2f}s, Running {r['all_pods_running_seconds']:.2f}s (wall)\n"
         f"  {r['podcliquesets_per_second']:.1f} PodCliqueSets/s, {r['pods_per_second_to_running']:.0f} pods/s; "
         f"PodCliqueSet create->Running p50 {lat['p50']:.2f}s p99 {lat['p99']:.2f}s\n"
-        f"  {r['api_writes_per_pod']:.2f} API writes/pod; CPU {r['cpu_seconds']:.1f}s "
+        f"  {r['api_writes_per_pod']:.2f} API writes/pod ({r['operator_writes_per_pod']:.2f} by the "
+        f"operator, Events aside); CPU {r['cpu_seconds']:.1f}s "
         f"({r['cpu_us_per_pod']:.0f} us/pod); peak RSS {r['peak_rss_mb']:.0f} MB; "
         f"load {r['load_average_1m'][0]:.1f}->{r['load_average_1m'][1]:.1f}\n"
         f"  wrote {path}"

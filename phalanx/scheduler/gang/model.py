@@ -196,6 +196,10 @@ class Gang:
     match_policy: MatchPolicy | None = None
     # Reasons the object could not be read completely (surfaced in conditions and events).
     warnings: tuple[str, ...] = field(default=(), compare=False)
+    # Why the gang's owner says it is not ready yet (a Grove PodGang not Initialized, or its
+    # backend objects not synced): members wait in PreEnqueue as for missing members, which
+    # is what lets the operator create pods without a scheduling gate (issue 28).
+    hold: str | None = None
 
     def __post_init__(self) -> None:
         if not self.gang_group:

@@ -364,6 +364,8 @@ class GangState:
             out.append(
                 f"all {self.created} members created but {self._gated} still have scheduling gates"
             )
+        if not out and spec.hold:
+            out.append(spec.hold)
         return out
 
     @property

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from phalanx.api import labels
-from phalanx.api.podgang import PodGang
+from phalanx.api.podgang import PODGANG_INITIALIZED, PodGang
 
 from ..model import Gang, GangMode, MemberGroup, MemberRef, ObjectRef, PackConstraint, PackScope, Source, gang_id
 from .base import labels_of
@@ -29,6 +29,28 @@ def pack_constraints(tc: Any) -> tuple[PackConstraint, ...]:
     if pc.preferred and pc.preferred != pc.required:
         out.append(PackConstraint(pc.preferred, False))
     return tuple(out)
+
+
+# The PodGang conditions the Grove operator sets before a pod of the gang may be scheduled
+# (it lifts its scheduling gate only then: phalanx.operator.podclique).
+_READY_CONDITIONS = (PODGANG_INITIALIZED, "BackendSynced")
+
+
+def operator_hold(obj: PodGang) -> str | None:
+    """Why an operator-managed PodGang's pods must still wait, or None.
+
+    The operator creates pods without a gate for schedulers that hold them here, so this is
+    the guarantee the gate gave: no pod binds before its PodGang is Initialized (every pod
+    exists and is referenced) and its backend objects exist. PodGangs nobody manages (written
+    by hand) have no such conditions and are not held."""
+    if (obj.metadata.labels or {}).get(labels.LABEL_MANAGED_BY) != labels.MANAGED_BY_VALUE:
+        return None
+    for cond in _READY_CONDITIONS:
+        if not obj.is_condition_true(cond):
+            c = obj.condition(cond)
+            detail = f" ({c.reason}: {c.message})" if c is not None and c.message else ""
+            return f"PodGang {obj.metadata.name} is not {cond} yet{detail}"
+    return None
 
 
 class PodGangSource:
@@ -72,6 +94,7 @@ class PodGangSource:
                 else None,
                 object_ref=ObjectRef(obj.api_version, obj.kind, ns, name),
                 generation=obj.metadata.generation,
+                hold=operator_hold(obj),
             )
         ]
 
