@@ -9,6 +9,7 @@ Construct in Python with snake_case, load with `Model.model_validate(dict)` or
 """
 
 from . import labels, registry
+from .autoscaling import HorizontalPodAutoscaler
 from .base import (
     Condition,
     KubeModel,
@@ -77,6 +78,7 @@ from .storage import PersistentVolume, PersistentVolumeClaim, StorageClass
 from .resource import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from .storage_csi import CSIDriver, CSINode, VolumeAttachment
 from .runtimeclass import RuntimeClass
+from .computedomain import ComputeDomain
 from .scheduling import (
     GANG_INCOMPLETE,
     CoschedulingPodGroup,
@@ -86,6 +88,7 @@ from .scheduling import (
 )
 
 __all__ = [
+    "ComputeDomain",
     "GANG_INCOMPLETE",
     "KNOWN_SCHEDULER_NAMES",
     "Affinity",
@@ -141,7 +144,7 @@ __all__ = [
     "RuntimeClass",
     "SchedulerConfiguration",
     "SchedulerProfile",
-    "Service",
+    "Service", "HorizontalPodAutoscaler",
     "StorageClass",
     "Taint",
     "Toleration",

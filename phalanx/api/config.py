@@ -10,7 +10,7 @@ Defaulting and validation follow GREP-375:
 Grove's own OperatorConfiguration files load unchanged (ai-dynamo/grove
 operator/cmd/cli/testdata/valid-config*.yaml): every field of Grove's OperatorConfiguration is
 either honoured or, when set to something Phalanx does not do (`authorizer.enabled`,
-`network.autoMNNVLEnabled`, `debugging`, the client's content types), named by
+`debugging`, the client's content types), named by
 `ignored_fields` in a start-up warning; never refused. So is `clusterTopology`, a key Grove's
 own test files carry that Grove's decoder drops (topology-aware scheduling is
 `topologyAwareScheduling.enabled`). Grove's validation holds too: positive lease timings with
@@ -47,7 +47,8 @@ KNOWN_SCHEDULER_NAMES: list[str] = [
 ]
 
 # default-scheduler profile config keys (the kube backend validates workloadAPIVersion's value).
-DEFAULT_SCHEDULER_CONFIG_KEYS = ("gangScheduling", "workloadAPIVersion", "mismatchPolicy")
+DEFAULT_SCHEDULER_CONFIG_KEYS = ("gangScheduling", "workloadAPIVersion", "mismatchPolicy",
+                                 "podSchedulingGate")
 
 
 def register_scheduler_name(name: str) -> None:
@@ -151,7 +152,8 @@ class AuthorizerConfig(KubeModel):
 
 
 class NetworkAcceleration(KubeModel):
-    """Grove's automatic multi-node NVLink (ComputeDomain) support; not in Phalanx."""
+    """Grove's automatic multi-node NVLink: a ComputeDomain per PodCliqueSet replica and
+    `grove.io/mnnvl-group` (phalanx/operator/computedomain.py)."""
 
     auto_mnnvl_enabled: bool = Field(default=False, alias="autoMNNVLEnabled")
 
@@ -285,9 +287,6 @@ def ignored_fields(cfg: OperatorConfiguration) -> list[str]:
     if cfg.authorizer.enabled or cfg.authorizer.exempt_service_account_user_names:
         out.append("authorizer: ignored: Phalanx has no authorizer webhook; anyone RBAC "
                    "allows may change the pods and PodCliques it manages")
-    if cfg.network.auto_mnnvl_enabled:
-        out.append("network.autoMNNVLEnabled: ignored: Phalanx creates no multi-node NVLink "
-                   "ComputeDomains")
     if cfg.debugging is not None:
         out.append("debugging: ignored: Phalanx serves no pprof endpoint")
     conn = cfg.runtime_client_connection
@@ -318,6 +317,12 @@ def _check_default_scheduler_config(
         elif key == "mismatchPolicy":
             if value not in ("reject", "pass-through"):
                 err([*where, key], f'must be "reject" or "pass-through", got {value!r}')
+        elif key == "podSchedulingGate":
+            # kube-scheduler holds a pod only until its PodGroup has minCount pods, not until
+            # its PodGang is Initialized (phalanx.backends.kube): the gate stays.
+            if value is not True:
+                err([*where, key], "only true is supported: kube-scheduler would schedule a "
+                    "pod before its PodGang is Initialized")
         else:
             hint = suggest(key, DEFAULT_SCHEDULER_CONFIG_KEYS)
             err(

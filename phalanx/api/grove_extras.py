@@ -1,8 +1,8 @@
-"""Parts of Grove's API that Phalanx holds exactly but does not act on yet.
+"""Parts of Grove's API kept apart from grove.py: resource sharing and update progress.
 
 - Resource sharing (`resourceSharing` at PodCliqueSet, scaling-group and clique level) and
-  `resourceClaimTemplates`: DRA ResourceClaims shared between pods. Phalanx does not create
-  those claims yet, so admission refuses these fields by name (never admitted and ignored).
+  `resourceClaimTemplates`: DRA ResourceClaims shared between pods (phalanx/operator/
+  resourceclaim.py creates them and injects the references).
 - Update progress (`status.updateProgress` of PodCliqueSet, PodClique, scaling group): what
   Grove's rolling update writes. Phalanx reads it from objects Grove wrote (so they load) and
   writes none.

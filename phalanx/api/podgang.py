@@ -26,9 +26,9 @@ PODGANG_INITIALIZED = "Initialized"
 PODGANG_UNHEALTHY = "Unhealthy"
 PODGANG_DISRUPTION_TARGET = "DisruptionTarget"
 # Initialized=False until every pod exists and carries the grove.io/podgang label.
-REASON_PODS_PENDING = "PodsPending"
+REASON_PODS_PENDING = "PodGangPodsCreationPending"  # Grove's reasons
 # Initialized=True: references filled in; gates may be lifted.
-REASON_READY = "Ready"
+REASON_READY = "PodGangPodsCreated"
 
 
 class NamespacedName(KubeModel):

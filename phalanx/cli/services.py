@@ -20,10 +20,11 @@ KUBECONFIG_HELP = ("kubeconfig file; without it: the in-cluster service account 
 
 def _run(coro: object) -> None:
     from phalanx.cluster.kube import KubeConfigError
+    from phalanx.operator.admission_mnnvl import MNNVLPreflightError
 
     try:
         code = asyncio.run(coro)  # type: ignore[arg-type]
-    except KubeConfigError as e:
+    except (KubeConfigError, MNNVLPreflightError) as e:
         raise UserError(str(e)) from None
     if code:
         sys.exit(code)

@@ -50,7 +50,15 @@ def operator_rules(
                       "verbs": ["get", "patch", "update"]})
     rules += [
         {"apiGroups": [""], "resources": ["pods", "services"], "verbs": WRITE},
+        {"apiGroups": ["autoscaling"], "resources": ["horizontalpodautoscalers"],
+         "verbs": WRITE},  # one per autoscaled clique / scaling group (operator/hpa.py)
         {"apiGroups": [""], "resources": ["nodes", "namespaces"], "verbs": READ},
+        # resource sharing (operator/resourceclaim.py) and auto-MNNVL (computedomain.py)
+        {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims"], "verbs": WRITE},
+        {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaimtemplates"],
+         "verbs": READ},
+        {"apiGroups": ["resource.nvidia.com"], "resources": ["computedomains"],
+         "verbs": WRITE},
         *EVENTS,
         *backend_rules,
     ]

@@ -10,8 +10,9 @@ Messages name the field as users write it (camelCase paths) and say what is wron
 is allowed.
 
 Grove fields Phalanx holds but does not act on yet are refused by name, never admitted and
-ignored: `resourceClaimTemplates` and `resourceSharing` at every level (DRA claims Phalanx
-does not create) and autoscaling `metrics` (Phalanx creates no HorizontalPodAutoscaler).
+ignored. Autoscaling `metrics` are admitted: they go to the HorizontalPodAutoscaler
+(operator/hpa.py). Resource sharing is checked in admission_resourcesharing.py; env var
+names in admission_env.py.
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ from phalanx.backends.topology import get_topology
 from phalanx.cluster.client import Invalid
 from phalanx.cluster.podvalidation import pod_spec_errors
 
+from .admission_env import env_errors
+from .admission_mnnvl import mnnvl_errors
+from .templatehash import pod_template_hash
+from .admission_resourcesharing import resource_sharing_errors
 from .admission_topology import DomainLookup, binding_errors, cel_errors, webhook_errors
 from .naming import MAX_COMBINED_NAME_LENGTH
 from .plan import STARTUP_EXPLICIT
@@ -89,6 +94,8 @@ def validate_podcliqueset(pcs: PodCliqueSet, old: PodCliqueSet | None = None) ->
     _check_startup(pcs, clique_names, errs)
     _check_groups(pcs, clique_names, errs)
     errs.extend(unsupported_fields(pcs))
+    errs.extend(env_errors(pcs))
+    errs.extend(resource_sharing_errors(pcs, old))
     delay = t.termination_delay
     if delay is not None:
         try:
@@ -102,32 +109,11 @@ def validate_podcliqueset(pcs: PodCliqueSet, old: PodCliqueSet | None = None) ->
     return errs
 
 
-_NO_DRA = ("not supported yet: Phalanx does not create the ResourceClaims it would share "
-           "(dynamic resource allocation); remove it")
-_NO_HPA = ("not supported yet: Phalanx creates no HorizontalPodAutoscaler, so these metrics "
-           "would be ignored; remove them (the PodClique or scaling group stays a scale "
-           "target for `kubectl scale` or an HPA of your own)")
-
 
 def unsupported_fields(pcs: PodCliqueSet) -> FieldErrors:
     """Grove fields Phalanx would otherwise accept and ignore, refused by name."""
     t = pcs.spec.template
     errs: FieldErrors = []
-    if t.resource_claim_templates:
-        errs.append((f"{_T}.resourceClaimTemplates", _NO_DRA))
-    if t.resource_sharing:
-        errs.append((f"{_T}.resourceSharing", _NO_DRA))
-    for i, c in enumerate(t.cliques):
-        if c.resource_sharing:
-            errs.append((f"{_T}.cliques[{i}].resourceSharing", _NO_DRA))
-        auto = c.spec.auto_scaling_config
-        if auto is not None and auto.metrics:
-            errs.append((f"{_T}.cliques[{i}].spec.autoScalingConfig.metrics", _NO_HPA))
-    for i, g in enumerate(t.pod_clique_scaling_groups or ()):
-        if g.resource_sharing:
-            errs.append((f"{_T}.podCliqueScalingGroups[{i}].resourceSharing", _NO_DRA))
-        if g.scale_config is not None and g.scale_config.metrics:
-            errs.append((f"{_T}.podCliqueScalingGroups[{i}].scaleConfig.metrics", _NO_HPA))
     return errs
 
 
@@ -264,6 +250,28 @@ def _check_immutable(pcs: PodCliqueSet, old: PodCliqueSet, errs: FieldErrors) ->
     if groups != old_groups:
         errs.append((f"{_T}.podCliqueScalingGroups", "scaling groups' names, cliqueNames and "
                                                      "minAvailable are immutable"))
+    _check_group_template_updates(pcs, old, errs)
+
+
+def _check_group_template_updates(pcs: PodCliqueSet, old: PodCliqueSet,
+                                  errs: FieldErrors) -> None:
+    """Refuse a pod template change of a clique in a scaling group under RollingRecreate:
+    the replica-at-a-time update of scaling groups (rollingupdate_groups.py) does not yet
+    finish every replica, so accepting it would leave replicas on the old template while the
+    user believes the update rolls (issue 23). Standalone cliques, and OnDelete, roll."""
+    strategy = pcs.spec.update_strategy
+    if strategy is not None and getattr(strategy, "type", None) == "OnDelete":
+        return
+    grouped = {n for g in pcs.spec.template.pod_clique_scaling_groups or ()
+               for n in g.clique_names}
+    pcn, opcn = pcs.spec.template.priority_class_name, old.spec.template.priority_class_name
+    for i, (c, oc) in enumerate(zip(pcs.spec.template.cliques, old.spec.template.cliques,
+                                    strict=True)):
+        if c.name in grouped and (pod_template_hash(c, pcn) != pod_template_hash(oc, opcn)):
+            errs.append((f"{_T}.cliques[{i}].spec.podSpec",
+                         f"clique {c.name} is in a scaling group: a RollingRecreate of "
+                         "scaling-group cliques is not supported yet; use updateStrategy "
+                         "OnDelete, or recreate the PodCliqueSet"))
 
 
 # --- wiring into MemoryCluster ----------------------------------------------------------------
@@ -294,12 +302,14 @@ def topology_lookup(client: Any) -> DomainLookup:
 
 
 def install_admission(cluster: Any, registry: BackendRegistry | None, *,
-                      topology_aware: bool | None = None, client: Any = None) -> None:
+                      topology_aware: bool | None = None, client: Any = None,
+                      auto_mnnvl: bool = False) -> None:
     """Run PodCliqueSet defaulting and validation on every create and update in `cluster`
     (anything with `register_admission`: a MemoryCluster, or the webhook's chain).
     `topology_aware` (the OperatorConfiguration's topologyAwareScheduling.enabled) turns on
     Grove's topology webhook rules, which read ClusterTopologyBindings through `client`
-    (default: `cluster` itself); None leaves them out. Idempotent per cluster."""
+    (default: `cluster` itself); None leaves them out. `auto_mnnvl`: network.autoMNNVLEnabled
+    (off: the grove.io/mnnvl-group annotation is refused). Idempotent per cluster."""
     if cluster in _INSTALLED:
         _INSTALLED[cluster] = registry or _INSTALLED[cluster]
         return
@@ -312,6 +322,7 @@ def install_admission(cluster: Any, registry: BackendRegistry | None, *,
 
     async def validate(obj: PodCliqueSet, old: PodCliqueSet | None) -> None:
         errs = validate_podcliqueset(obj, old)
+        errs += mnnvl_errors(obj, old, enabled=auto_mnnvl)  # admission_mnnvl.py
         if topology_aware is not None:
             errs += await webhook_errors(obj, old, enabled=topology_aware, lookup=lookup)
         registry = _INSTALLED.get(cluster)

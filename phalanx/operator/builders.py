@@ -6,6 +6,8 @@ costs no extra writes (labels, owner references, the backend finalizer, the sche
 
 from __future__ import annotations
 
+import copy
+
 from phalanx.api import labels as L
 from phalanx.api.base import ObjectMeta, OwnerReference
 from phalanx.api.core import Pod, PodSpec
@@ -21,7 +23,7 @@ from phalanx.api.grove import (
     TopologyConstraintGroupConfig,
 )
 
-from . import naming
+from . import computedomain, headless_service, naming, resourceclaim, templatehash
 from .plan import CliquePlan, DomainKey, GangPlan, min_available, pack_constraint, template_replicas
 
 
@@ -78,6 +80,8 @@ def podclique_labels(pcs: PodCliqueSet, plan: CliquePlan) -> dict[str, str]:
     out.update(naming.replica_labels(pcs.name, plan.replica))
     out[L.LABEL_APP_NAME] = plan.name
     out[L.LABEL_PODGANG] = plan.podgang
+    # Pods copy it from the PodClique: which template a pod was made from (rolling updates).
+    out[L.LABEL_POD_TEMPLATE_HASH] = templatehash.clique_hash(pcs, plan.template.name) or ""
     if plan.group is None:
         out[L.LABEL_COMPONENT] = L.COMPONENT_PCS_PODCLIQUE
     else:
@@ -101,6 +105,9 @@ def build_podclique(pcs: PodCliqueSet, plan: CliquePlan,
     if spec.pod_spec.priority_class_name is None and pcs.spec.template.priority_class_name:
         spec.pod_spec.priority_class_name = pcs.spec.template.priority_class_name
     annotations = dict(plan.template.annotations or {})
+    # The template value applied last: `kubectl scale` or an HPA then owns the PodClique's
+    # replicas until the template's own value changes (Grove keeps a direct scale).
+    annotations[naming.ANNOTATION_TEMPLATE_REPLICAS] = str(plan.template.spec.replicas)
     if plan.starts_after:
         annotations[naming.ANNOTATION_STARTS_AFTER] = naming.format_starts_after(
             list(plan.starts_after))
@@ -132,6 +139,43 @@ def build_scaling_group(pcs: PodCliqueSet, replica: int,
     )
 
 
+def grove_env(pclq: PodClique, pcs: str, replica: int,
+              group_pods: int | None) -> list[dict]:
+    """Grove's variables in Grove's order: the pod's (components/pod addEnvironmentVariables),
+    then the scaling group's (prepended to the PodClique's template by Grove's PCSG
+    controller, so they follow the pod's). fieldRefs where Grove uses them, so every pod of
+    a clique shares one template."""
+    def label_ref(label: str) -> dict:
+        return {"fieldRef": {"fieldPath": f"metadata.labels['{label}']"}}
+
+    env: list[dict] = [
+        {"name": L.ENV_PCS_NAME, "value": pcs},
+        {"name": L.ENV_PCS_INDEX, "value": str(replica)},
+        {"name": L.ENV_PCLQ_NAME, "value": pclq.name},
+        {"name": L.ENV_HEADLESS_SERVICE,
+         "value": headless_service.service_address(pcs, replica, pclq.namespace)},
+        {"name": L.ENV_PCLQ_POD_INDEX, "valueFrom": label_ref(L.LABEL_PODCLIQUE_POD_INDEX)},
+    ]
+    if L.LABEL_PODCLIQUESCALINGGROUP in pclq.metadata.labels:
+        env.append({"name": L.ENV_PCSG_NAME,
+                    "valueFrom": label_ref(L.LABEL_PODCLIQUESCALINGGROUP)})
+        if group_pods is not None:
+            env.append({"name": L.ENV_PCSG_TEMPLATE_NUM_PODS, "value": str(group_pods)})
+        env.append({"name": L.ENV_PCSG_INDEX,
+                    "valueFrom": label_ref(L.LABEL_PODCLIQUESCALINGGROUP_REPLICA_INDEX)})
+    return env
+
+
+def prepend_env(spec: dict, env: list[dict]) -> None:
+    """Grove's PrependEnvVarsToContainers: `env` first, replacing user variables of the same
+    name, so user values can refer to them as `$(GROVE_...)` (Grove #753)."""
+    names = {e["name"] for e in env}
+    for key in ("containers", "initContainers"):
+        for container in spec.get(key, ()):
+            container["env"] = [*(dict(e) for e in env),
+                                *(e for e in container.get("env", ()) if e["name"] not in names)]
+
+
 class PodFactory:
     """Pods of one PodClique: the pod template is prepared once (labels, env, the gate) and
     each pod is validated from it, which is much cheaper than deep-copying a PodSpec per pod.
@@ -140,8 +184,13 @@ class PodFactory:
     clique is in a scaling group. The backend's `prepare_pod` runs on each pod afterwards.
     """
 
-    def __init__(self, pclq: PodClique, *, group_pods: int | None = None) -> None:
+    def __init__(self, pclq: PodClique, *, group_pods: int | None = None,
+                 pcs: PodCliqueSet | None = None) -> None:
         m = pclq.metadata
+        self.owner_pcs = pcs  # for shared ResourceClaim references (resourceclaim.py)
+        tpl = pcs.clique(resourceclaim.clique_template_name(pclq, pcs.name)) if pcs else None
+        # auto-MNNVL's IMEX channel claim (computedomain.py)
+        self.mnnvl_group = computedomain.clique_group(pcs, tpl) if pcs and tpl else None
         self.pclq = pclq
         self.pcs = naming.pcs_of(m.labels) or ""
         self.replica = naming.replica_of(m.labels) or 0
@@ -155,36 +204,23 @@ class PodFactory:
         gates = [g for g in spec.get("schedulingGates", ())
                  if g["name"] != L.GATE_PODGANG_PENDING_CREATION]
         spec["schedulingGates"] = [*gates, {"name": L.GATE_PODGANG_PENDING_CREATION}]
-        spec["subdomain"] = naming.base_podgang_name(self.pcs, self.replica)  # headless svc
-        env = [
-            {"name": L.ENV_PCS_NAME, "value": self.pcs},
-            {"name": L.ENV_PCS_INDEX, "value": str(self.replica)},
-            {"name": L.ENV_PCLQ_NAME, "value": pclq.name},
-            # From the pod's own label, so every pod of the clique shares one template.
-            {"name": L.ENV_PCLQ_POD_INDEX, "valueFrom": {"fieldRef": {
-                "fieldPath": f"metadata.labels['{L.LABEL_PODCLIQUE_POD_INDEX}']"}}},
-            {"name": L.ENV_HEADLESS_SERVICE,
-             "value": f"{spec['subdomain']}.{pclq.namespace}.svc.cluster.local"},
-        ]
-        pcsg = m.labels.get(L.LABEL_PODCLIQUESCALINGGROUP)
-        if pcsg is not None:
-            env.append({"name": L.ENV_PCSG_NAME, "value": pcsg})
-            env.append({"name": L.ENV_PCSG_INDEX,
-                        "value": m.labels.get(L.LABEL_PODCLIQUESCALINGGROUP_REPLICA_INDEX, "0")})
-            if group_pods is not None:
-                env.append({"name": L.ENV_PCSG_TEMPLATE_NUM_PODS, "value": str(group_pods)})
-        for key in ("containers", "initContainers"):
-            for container in spec.get(key, ()):
-                have = {e["name"] for e in container.get("env", ())}
-                container["env"] = [*container.get("env", ()),
-                                    *(e for e in env if e["name"] not in have)]
+        spec["subdomain"] = headless_service.service_name(self.pcs, self.replica)
+        prepend_env(spec, grove_env(pclq, self.pcs, self.replica, group_pods))
         self.spec = spec
 
     def __call__(self, index: int) -> Pod:
         name = naming.pod_name(self.pclq.name, index)
         labels = dict(self.labels)
         labels[L.LABEL_PODCLIQUE_POD_INDEX] = str(index)
-        spec = PodSpec.model_validate({**self.spec, "hostname": name})
+        raw = {**self.spec, "hostname": name}
+        if self.owner_pcs is not None:
+            claims = resourceclaim.pod_claim_names(self.owner_pcs, self.pclq, index)
+            if claims:
+                raw = copy.deepcopy(raw)
+                resourceclaim.inject_claims(raw, claims)
+        spec = PodSpec.model_validate(raw)
+        if self.mnnvl_group is not None and self.owner_pcs is not None:
+            computedomain.inject_mnnvl(spec, self.owner_pcs, self.replica, self.mnnvl_group)
         return Pod(
             metadata=ObjectMeta(name=name, namespace=self.pclq.namespace, labels=labels,
                                 annotations=dict(self.annotations),

@@ -31,6 +31,7 @@ from phalanx.cluster.controller import Controller, Result, map_from_label
 
 from . import naming
 from .conditions import MIN_AVAILABLE_BREACHED, breached_since
+from .updateprogress import in_progress, pcs_rolling
 from .context import IDX_PCS, OperatorContext, bounded, first_error, requeue_on_conflict
 
 log = logging.getLogger(__name__)
@@ -41,7 +42,8 @@ DEFAULT_DELAY = 4 * 3600.0
 def _breach_changed(old: PodClique | PodCliqueScalingGroup,
                     new: PodClique | PodCliqueScalingGroup) -> bool:
     return (breached_since(old.status.conditions) != breached_since(new.status.conditions)
-            or old.metadata.deletion_timestamp != new.metadata.deletion_timestamp)
+            or old.metadata.deletion_timestamp != new.metadata.deletion_timestamp
+            or in_progress(old) != in_progress(new))
 
 
 class GangTerminationController:
@@ -50,7 +52,8 @@ class GangTerminationController:
         self.controller = Controller("gang-termination", requeue_on_conflict(self.reconcile),
                                      workers=workers)
         c = self.controller
-        c.watch(ctx.pcs, predicate=lambda o, n: o.metadata.generation != n.metadata.generation)
+        c.watch(ctx.pcs, predicate=lambda o, n: o.metadata.generation != n.metadata.generation
+                or pcs_rolling(o) != pcs_rolling(n))
         by_pcs = map_from_label(L.LABEL_PART_OF)
         c.watch(ctx.cliques, by_pcs, predicate=_breach_changed)
         c.watch(ctx.pcsgs, by_pcs, predicate=_breach_changed)
@@ -73,7 +76,10 @@ class GangTerminationController:
         standalone = {c.name for c in pcs.standalone_cliques()}
         wait: float | None = None
         doomed: list[tuple[int, str]] = []
-        for i in range(pcs.spec.replicas):
+        # A planned update takes pods down on purpose: no replica is gang-terminated while a
+        # RollingRecreate runs (Grove), nor a scaling group replica while its group updates.
+        rolling = pcs_rolling(pcs)
+        for i in range(pcs.spec.replicas if not rolling else 0):
             base = ctx.gangs.get(f"{pcs.namespace}/{naming.base_podgang_name(pcs.name, i)}")
             want = {naming.podclique_name(pcs.name, i, n) for n in standalone}
             mine = [c for c in cliques if c.name in want and c.metadata.deletion_timestamp is None]
@@ -101,7 +107,7 @@ class GangTerminationController:
         for g in groups:
             i = naming.replica_of(g.metadata.labels)
             if i is None or i in gone or i >= pcs.spec.replicas or \
-                    g.metadata.deletion_timestamp is not None:
+                    g.metadata.deletion_timestamp is not None or in_progress(g):
                 continue
             left = await self._sync_group(pcs, g, cliques, delay, now)
             if left is not None:

@@ -53,3 +53,18 @@ def pods_created(recorder: object, clique: Resource, created: list[str]) -> None
         what = "pod" if len(created) == 1 else "pods"
         recorder.normal(clique, POD_CREATE_SUCCESSFUL,  # type: ignore[attr-defined]
                         f"Created {len(created)} {what}: {names(created)}")
+
+
+ALL_SCHEDULED_REPLICAS_LOST = "AllScheduledReplicasLost"  # Grove's ReasonAllScheduledReplicasLost
+
+
+def all_scheduled_lost(recorder: object, obj: Resource, was: int, now: int) -> None:
+    """Warning when a PodClique's or scaling group's scheduledReplicas drops from non-zero to
+    zero (Grove's emitAllScheduledReplicasLostIfNeeded): a running workload is fully down and
+    gang termination is armed."""
+    if was > 0 and now == 0:
+        what, who = ("pods", "PodClique") if obj.KIND == "PodClique" else ("replicas", "PCSG")
+        recorder.warning(obj, ALL_SCHEDULED_REPLICAS_LOST,  # type: ignore[attr-defined]
+                         f"All scheduled {what} lost (was {was}). Gang termination will fire "
+                         f"after TerminationDelay if the {who} stays below MinAvailable; "
+                         "investigate node availability or capacity.")

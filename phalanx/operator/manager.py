@@ -14,6 +14,12 @@ Controllers (one module each; workers from `config.controllers`):
     podgang               pod references, Initialized, Scheduled / Ready / phase
     podgang-backend       finalizer, sync_podgang, on_podgang_delete (GREP-375)
     gang-termination      recreates a replica that stayed below minAvailable
+    podcliqueset-update   generation hash, update progress, replica-at-a-time updates
+    headless-service      one headless Service per PodCliqueSet replica
+    hpa                   a HorizontalPodAutoscaler per autoscaled clique / scaling group
+    resourceclaim         ResourceClaims shared by resourceSharing (resourceclaim.py)
+    computedomain         auto-MNNVL ComputeDomains (only with network.autoMNNVLEnabled;
+                          start() refuses to run when the server serves no ComputeDomain)
     clustertopology       backends' topology objects (KAI Topology) and each
                           ClusterTopologyBinding's status (SchedulerTopologyDrift)
 
@@ -38,12 +44,18 @@ from .clustertopology import ClusterTopologyController
 from .context import COMPONENT, OperatorContext, Tunables
 from .errors import StatusErrorReporter
 from .gangtermination import GangTerminationController
+from .headless_service import HeadlessServiceController
+from .hpa import HPAController
 from .podclique import PodCliqueController
 from .podclique_status import PodCliqueStatusController
 from .podcliqueset import PodCliqueSetController
 from .podcliqueset_status import PodCliqueSetStatusController
 from .podgang import PodGangController
 from .podgang_backend import PodGangBackendController
+from .admission_mnnvl import preflight as mnnvl_preflight
+from .computedomain import ComputeDomainController
+from .resourceclaim import ResourceClaimController
+from .rollingupdate import PodCliqueSetUpdateController
 from .scalinggroup import ScalingGroupController
 
 log = logging.getLogger(__name__)
@@ -83,12 +95,25 @@ class OperatorManager:
         self.podgang = PodGangController(ctx, workers.pod_gang.concurrent_syncs)
         self.backend = PodGangBackendController(ctx, workers.pod_gang.concurrent_syncs)
         self.gang_termination = GangTerminationController(ctx)
+        self.update = PodCliqueSetUpdateController(ctx)
         self.cluster_topology = ClusterTopologyController(ctx)
+        self.headless_service = HeadlessServiceController(ctx)
+        self.hpa = HPAController(ctx)
+        self.resource_claims = ResourceClaimController(ctx)
+        # Only with network.autoMNNVLEnabled: a server without the CRD serves no such kind.
+        self.compute_domains = (ComputeDomainController(ctx)
+                                if cfg.network.auto_mnnvl_enabled else None)
         # Permanent errors are reported on the object each controller reconciles.
         reported_on = {
             self.podcliqueset: (PodCliqueSet, ctx.pcs),
             self.podcliqueset_status: (PodCliqueSet, ctx.pcs),
             self.gang_termination: (PodCliqueSet, ctx.pcs),
+            self.update: (PodCliqueSet, ctx.pcs),
+            self.headless_service: (PodCliqueSet, ctx.pcs),
+            self.hpa: (PodCliqueSet, ctx.pcs),
+            self.resource_claims: (PodCliqueSet, ctx.pcs),
+            **({self.compute_domains: (PodCliqueSet, ctx.pcs)}
+               if self.compute_domains is not None else {}),
             self.scalinggroup: (PodCliqueScalingGroup, ctx.pcsgs),
             self.podclique: (PodClique, ctx.cliques),
             self.podclique_status: (PodClique, ctx.cliques),
@@ -105,14 +130,18 @@ class OperatorManager:
         return [x.controller for x in (
             self.podcliqueset, self.podcliqueset_status, self.scalinggroup, self.podclique,
             self.podclique_status, self.podgang, self.backend, self.gang_termination,
-            self.cluster_topology)]
+            self.update,
+            self.cluster_topology, self.headless_service, self.hpa, self.resource_claims,
+            *((self.compute_domains,) if self.compute_domains is not None else ()))]
 
     async def start(self) -> None:
         for line in ignored_fields(self.config):
             log.warning("OperatorConfiguration %s", line)
+        await mnnvl_preflight(self.client, self.config.network.auto_mnnvl_enabled)
         if self.install_admission and hasattr(self.client, "register_admission"):
             install_admission(self.client, self.registry,
-                              topology_aware=self.config.topology_aware_scheduling.enabled)
+                              topology_aware=self.config.topology_aware_scheduling.enabled,
+                              auto_mnnvl=self.config.network.auto_mnnvl_enabled)
         await self.registry.init_all(self.client)
         if self.ctx.topologies is not None:
             await self.ctx.topologies.attach(self.client)

@@ -15,7 +15,9 @@ The gate is removed -- only Phalanx's gate, never one another controller added -
 3. for a scaled PodGang, its base PodGang is scheduled: every base PodClique has at least
    minAvailable pods scheduled (Grove's rule).
 That is one write per pod (a merge patch with a resourceVersion precondition): Kubernetes
-offers no bulk gate removal, so this is the floor for gates.
+offers no bulk gate removal, so this is the floor for gates. A backend profile with
+`podSchedulingGate: false` (phalanx-scheduler only: its PreEnqueue holds the pods of a PodGang
+not yet Initialized and BackendSynced) gets its base PodGangs' pods without the gate.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ from phalanx.cluster.objects import object_key
 from . import builders, lifecycle_events, naming
 from .expectations import CreateExpectations
 from .conditions import BACKEND_SYNCED
+from .rollingupdate_pods import PodRollingUpdater
+from .updateprogress import in_progress, is_auto_update
 from .context import IDX_BASE_PODGANG, OperatorContext, bounded, first_error, requeue_on_conflict
 
 log = logging.getLogger(__name__)
@@ -56,6 +60,17 @@ def owned_pods(ctx: OperatorContext, pclq: PodClique) -> dict[int, Pod]:
     return out
 
 
+def needs_gate(backend: object, pclq: PodClique) -> bool:
+    """Whether this clique's pods are created with Phalanx's gate. Without it (profile
+    `podSchedulingGate: false`, allowed only for schedulers that hold the pods of an
+    un-Initialized PodGang themselves) one write per pod is saved. Pods of a scaled PodGang
+    keep it: they also wait for their base PodGang to be scheduled, which only we track."""
+    config = getattr(backend, "config", None)
+    if getattr(config, "pod_scheduling_gate", True):
+        return True
+    return L.LABEL_BASE_PODGANG in pclq.metadata.labels
+
+
 def gang_ready_for_pods(gang: PodGang) -> bool:
     return gang.is_initialized and gang.is_condition_true(BACKEND_SYNCED)
 
@@ -73,6 +88,11 @@ def _pod_changed(old: Pod, new: Pod) -> bool:
     return (old.metadata.deletion_timestamp != new.metadata.deletion_timestamp
             or old.spec.scheduling_gates != new.spec.scheduling_gates
             or (new.status.phase == "Failed") != (old.status.phase == "Failed"))
+
+
+def _update_changed(old: PodClique, new: PodClique) -> bool:
+    return old.status.update_progress != new.status.update_progress or (
+        in_progress(new) and old.status.ready_replicas != new.status.ready_replicas)
 
 
 def _gang_changed(old: PodGang, new: PodGang) -> bool:
@@ -94,8 +114,19 @@ class PodCliqueController:
         ctx.pods.add_handler(on_add=lambda pod: self.expectations.observed(pod.key),
                              on_delete=lambda pod: self.expectations.observed(pod.key))
         c.watch(ctx.gangs, self._cliques_of_gang, predicate=_gang_changed)
+        # A rolling update advances on pod readiness and on its own progress.
+        self.updater = PodRollingUpdater(ctx)
+        c.watch(ctx.pods, map_from_label(L.LABEL_PODCLIQUE), predicate=self._ready_while_updating)
+        c.watch(ctx.cliques, predicate=_update_changed)
         # A base PodGang getting scheduled releases the cliques of its scaled PodGangs.
         c.watch(ctx.cliques, self._dependents_of_clique, predicate=_scheduled_changed)
+
+    def _ready_while_updating(self, old: Pod, new: Pod) -> bool:
+        if old.is_ready == new.is_ready and old.status.phase == new.status.phase:
+            return False
+        name = new.metadata.labels.get(L.LABEL_PODCLIQUE)
+        pclq = self.ctx.cliques.get(object_key(new.metadata.namespace, name)) if name else None
+        return pclq is not None and in_progress(pclq)
 
     def _cliques_of_gang(self, gang: PodGang) -> list[str]:
         ns = gang.metadata.namespace
@@ -119,11 +150,25 @@ class PodCliqueController:
             return None  # PodGang first: its creation event brings us back
         pods = owned_pods(ctx, pclq)
         errors = [await self._create_missing(pclq, pods), await self._delete_excess(pclq, pods),
-                  await self._replace_failed(pclq, pods)]
+                  await self._replace_failed(pclq, pods), await self._roll(pclq, pods)]
         errors.append(await self._lift_gates(pclq, gang, pods))
         err = next((e for e in errors if e is not None), None)
         if err is not None:
             raise err
+        return None
+
+    async def _roll(self, pclq: PodClique, pods: dict[int, Pod]) -> BaseException | None:
+        """RollingRecreate of a standalone clique (rollingupdate_pods.py); a scaling group
+        replaces its PodCliques whole instead."""
+        if not in_progress(pclq) or L.LABEL_PODCLIQUESCALINGGROUP in pclq.metadata.labels:
+            return None
+        pcs = self.ctx.pcs_of(pclq)
+        if pcs is None or not is_auto_update(pcs):
+            return None
+        try:
+            await self.updater.sync(pclq, pods)
+        except Exception as e:  # noqa: BLE001 -- reported with the other steps' errors
+            return e
         return None
 
     async def _create_missing(self, pclq: PodClique, pods: dict[int, Pod]
@@ -135,11 +180,16 @@ class PodCliqueController:
         if not missing:
             return None
         backend = ctx.registry.get_or_default(pclq.spec.pod_spec.scheduler_name)
-        factory = builders.PodFactory(pclq, group_pods=self._group_pods(pclq))
+        factory = builders.PodFactory(pclq, group_pods=self._group_pods(pclq),
+                                      pcs=ctx.pcs_of(pclq))
+
+        gate = needs_gate(backend, pclq)
 
         async def create(k: int) -> str | None:
             pod = factory(k)
             backend.prepare_pod(pod)
+            if not gate:
+                pod.remove_gate(L.GATE_PODGANG_PENDING_CREATION)
             try:
                 await ctx.client.create(pod)
             except AlreadyExists:

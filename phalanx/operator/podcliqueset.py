@@ -2,7 +2,7 @@
 
 For each replica i, in this order:
 1. the PodGangs (base, then scaled), created with empty pod references and, right after,
-   status `Initialized=False` (reason PodsPending) -- GREP-375's "PodGang first";
+   status `Initialized=False` (reason PodGangPodsCreationPending) -- GREP-375's "PodGang first";
 2. the standalone PodCliques `<pcs>-<i>-<clique>`, each only once its PodGang exists and is
    not being deleted (a gang-terminated replica waits for its old PodGang to go);
 3. the PodCliqueScalingGroups `<pcs>-<i>-<group>` (their controller makes their PodCliques).
@@ -13,9 +13,8 @@ PodCliqueSet deletion (the delete flow has nothing else to do).
 Replicas: a PodCliqueScalingGroup owns its replicas once created, as in Grove (it is the
 scale target of an HPA or `kubectl scale`, with or without `scaleConfig`); only a change of
 the template's value resets them (`naming.ANNOTATION_TEMPLATE_REPLICAS` records the value last
-applied). A standalone clique with an autoscaling config owns its replicas on the PodClique;
-otherwise the template is authoritative and edits to the PodClique are put back, as a
-Deployment does with a ReplicaSet.
+applied). PodCliques likewise (standalone or in a group; the same annotation): a direct
+scale sticks until the template's value changes.
 """
 
 from __future__ import annotations
@@ -37,7 +36,7 @@ from phalanx.api.grove import (
 from phalanx.cluster.client import AlreadyExists, NotFound
 from phalanx.cluster.controller import Controller, PermanentError, Result, map_from_label
 
-from . import builders, lifecycle_events, naming
+from . import builders, lifecycle_events, naming, templatehash
 from .admission import check_all, default_podcliqueset
 from .context import IDX_OWNER, IDX_PCS, OperatorContext, bounded, first_error, owner_key, requeue_on_conflict
 from .plan import (
@@ -80,7 +79,16 @@ def owned_group_replicas(cfg: PodCliqueScalingGroupConfig,
     return want if applied != str(want) else existing.spec.replicas
 
 
-def clique_drifted(existing: PodClique, plan: CliquePlan, replicas: int) -> bool:
+def owned_clique_replicas(plan: CliquePlan, existing: PodClique) -> int:
+    """A PodClique's replicas: the object's (`kubectl scale`, an HPA), unless the template
+    value changed since it was last applied (Grove keeps a direct scale)."""
+    want = plan.template.spec.replicas
+    applied = existing.metadata.annotations.get(naming.ANNOTATION_TEMPLATE_REPLICAS, str(want))
+    return want if applied != str(want) else existing.spec.replicas
+
+
+def clique_drifted(existing: PodClique, plan: CliquePlan, replicas: int,
+                   want_hash: str | None = None) -> bool:
     """Whether a PodClique's spec or our labels differ from the plan (compared in place:
     building a fresh PodClique per check would copy a pod template each time)."""
     spec, want = existing.spec, plan.template.spec
@@ -90,7 +98,16 @@ def clique_drifted(existing: PodClique, plan: CliquePlan, replicas: int) -> bool
             or (spec.starts_after or []) != [n for n, _ in plan.starts_after]
             or spec.auto_scaling_config != want.auto_scaling_config
             or spec.role_name != want.role_name
-            or existing.metadata.labels.get(L.LABEL_PODGANG) != plan.podgang)
+            or existing.metadata.labels.get(L.LABEL_PODGANG) != plan.podgang
+            or existing.metadata.annotations.get(naming.ANNOTATION_TEMPLATE_REPLICAS)
+            != str(want.replicas)
+            or hash_drifted(existing, want_hash))
+
+
+def hash_drifted(existing: PodClique, want_hash: str | None) -> bool:
+    """Whether the PodClique's pod template hash label differs from the template's."""
+    return want_hash is not None and \
+        existing.metadata.labels.get(L.LABEL_POD_TEMPLATE_HASH) != want_hash
 
 
 class PodCliqueSetController:
@@ -252,9 +269,9 @@ class PodCliqueSetController:
             return
         if existing.metadata.deletion_timestamp is not None:
             return
-        autoscaled = plan.template.spec.auto_scaling_config is not None
-        replicas = existing.spec.replicas if autoscaled else plan.template.spec.replicas
-        if clique_drifted(existing, plan, replicas):
+        replicas = owned_clique_replicas(plan, existing)
+        if clique_drifted(existing, plan, replicas,
+                          templatehash.clique_hash(pcs, plan.template.name)):
             want = builders.build_podclique(pcs, plan, pcs, replicas)
             updated = existing.copy_deep()
             updated.spec = want.spec

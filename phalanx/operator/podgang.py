@@ -1,9 +1,10 @@
 """PodGang controller: pod references, `Initialized`, and the gang's scheduling status.
 
 Initialization (GREP-375): a PodGang is created with empty references and
-`Initialized=False` (PodsPending). Once every group's PodClique exists and has all its pods,
-each carrying the `grove.io/podgang` label of this gang, the references are written (one
-spec update) and `Initialized=True` (Ready) is set; that is what lets the PodClique
+`Initialized=False` (PodGangPodsCreationPending, Grove's reason). Once every group's
+PodClique exists and has all its pods, each carrying the `grove.io/podgang` label of this
+gang, the references are written (one spec update) and `Initialized=True`
+(PodGangPodsCreated) is set; that is what lets the PodClique
 controller lift the gates. Afterwards the references follow the pods (scale out/in).
 
 Status: per group, pods bound (not failed) and pods Ready against minReplicas give

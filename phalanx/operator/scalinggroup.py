@@ -25,13 +25,14 @@ from phalanx.api.grove import (
     PodClique,
     PodCliqueScalingGroup,
     PodCliqueScalingGroupConfig,
+    PodCliqueScalingGroupStatus,
     PodCliqueSet,
 )
 from phalanx.cluster.client import AlreadyExists, NotFound
 from phalanx.cluster.controller import Controller, Result, map_to_owner
 from phalanx.cluster.objects import object_key
 
-from . import builders, lifecycle_events, naming
+from . import builders, lifecycle_events, naming, templatehash
 from .conditions import (
     MIN_AVAILABLE_BREACHED,
     REASON_PCSG_INSUFFICIENT_AVAILABLE,
@@ -42,12 +43,15 @@ from .conditions import (
 )
 from .context import copy_status, IDX_OWNER, IDX_PCS, OperatorContext, enqueue_batched, owner_key, requeue_on_conflict
 from .plan import group_clique_plans
-from .podcliqueset import clique_drifted
+from .podcliqueset import clique_drifted, hash_drifted, owned_clique_replicas
+from .rollingupdate_groups import GroupRollingUpdater, replica_current, replicas_of
+from .updateprogress import expected_hash, in_progress, is_auto_update
 
 
 def _spec_or_deletion(old: PodCliqueScalingGroup, new: PodCliqueScalingGroup) -> bool:
     return (old.metadata.generation != new.metadata.generation
-            or old.metadata.deletion_timestamp != new.metadata.deletion_timestamp)
+            or old.metadata.deletion_timestamp != new.metadata.deletion_timestamp
+            or old.status.update_progress != new.status.update_progress)
 
 
 def _clique_status_changed(old: PodClique, new: PodClique) -> bool:
@@ -62,9 +66,13 @@ class ScalingGroupController:
                                      workers=workers)
         c = self.controller
         c.watch(ctx.pcsgs, predicate=_spec_or_deletion)
+        self.updater = GroupRollingUpdater(ctx)
         # Status follows its PodCliques; batched like every pod-driven status.
         enqueue_batched(c, ctx.cliques, map_to_owner(PodCliqueScalingGroup),
                         ctx.tunables.status_batch_period, _clique_status_changed)
+        # A template change (a member clique's replicas, its pod spec) reaches the groups.
+        c.watch(ctx.pcs, lambda pcs: [g.key for g in ctx.pcsgs.by_index(IDX_PCS, pcs.key)],
+                predicate=lambda o, n: o.metadata.generation != n.metadata.generation)
         # A new PodGang may unblock PodCliques waiting for it: every group of that replica.
         c.watch(ctx.gangs, self._groups_of_gang, predicate=lambda o, n: False)
 
@@ -93,16 +101,20 @@ class ScalingGroupController:
             return None  # the PodCliqueSet controller deletes groups it no longer plans
         existing = {c.name: c for c in ctx.cliques.by_index(IDX_OWNER, owner_key(pcsg))}
         await self._sync_cliques(pcs, pcsg, replica, cfg, existing)
+        if in_progress(pcsg) and is_auto_update(pcs):
+            await self.updater.sync(pcs, pcsg, existing)
         return await self._sync_status(pcs, pcsg, existing)
 
     async def _sync_cliques(self, pcs: PodCliqueSet, pcsg: PodCliqueScalingGroup, replica: int,
                             cfg: PodCliqueScalingGroupConfig,
                             existing: dict[str, PodClique]) -> None:
         client = self.ctx.client
+        auto_update = is_auto_update(pcs)
         planned: set[str] = set()
         for j in range(pcsg.spec.replicas):
             for plan in group_clique_plans(pcs, replica, cfg, j):
                 planned.add(plan.name)
+                want_hash = templatehash.clique_hash(pcs, plan.template.name)
                 current = existing.get(plan.name)
                 gang = self.ctx.gangs.get(object_key(pcs.namespace, plan.podgang))
                 if current is None:
@@ -114,8 +126,12 @@ class ScalingGroupController:
                         continue
                     lifecycle_events.child_created(self.ctx.recorder, pcsg, created)
                 elif current.metadata.deletion_timestamp is None and \
-                        clique_drifted(current, plan, plan.template.spec.replicas):
-                    want = builders.build_podclique(pcs, plan, pcsg)
+                        clique_drifted(current, plan, owned_clique_replicas(plan, current), want_hash) \
+                        and (not auto_update or not hash_drifted(current, want_hash)):
+                    # RollingRecreate replaces an outdated replica's PodCliques whole (see
+                    # rollingupdate_groups.py); OnDelete updates them in place, as Grove does.
+                    want = builders.build_podclique(pcs, plan, pcsg,
+                                                    owned_clique_replicas(plan, current))
                     updated = current.copy_deep()
                     updated.spec = want.spec
                     updated.metadata.labels.update(want.metadata.labels)
@@ -132,6 +148,26 @@ class ScalingGroupController:
                     continue
                 deleted.append(name)
         lifecycle_events.children_deleted(self.ctx.recorder, pcsg, "PodClique", deleted)
+
+    @staticmethod
+    def _update_status(pcs: PodCliqueSet, pcsg: PodCliqueScalingGroup,
+                       existing: dict[str, PodClique], status: PodCliqueScalingGroupStatus
+                       ) -> None:
+        """`updatedReplicas` (replicas available on the new template) and, once every
+        PodClique converged and no rolling update runs, `currentPodCliqueSetGenerationHash`
+        (Grove's reconcilestatus)."""
+        by_replica = replicas_of(pcsg, existing)
+        members = [by_replica.get(j, []) for j in range(pcsg.spec.replicas)]
+        status.updated_replicas = sum(replica_current(pcs, pcsg, m) for m in members)
+        gen = pcs.status.current_generation_hash
+        if gen is None or in_progress(pcsg):
+            return
+        if all(len(m) == len(pcsg.spec.clique_names) and all(
+                c.metadata.labels.get(L.LABEL_POD_TEMPLATE_HASH) == expected_hash(pcs, c)
+                and c.status.current_pod_template_hash == expected_hash(pcs, c)
+                and c.status.current_pod_clique_set_generation_hash == gen for c in m)
+               for m in members):
+            status.current_pod_clique_set_generation_hash = gen
 
     async def _sync_status(self, pcs: PodCliqueSet, pcsg: PodCliqueScalingGroup,
                            existing: dict[str, PodClique]) -> Result | None:
@@ -162,6 +198,7 @@ class ScalingGroupController:
         status = copy_status(pcsg.status)
         status.replicas, status.scheduled_replicas = created, scheduled
         status.available_replicas = available
+        self._update_status(pcs, pcsg, existing, status)
         status.observed_generation = pcsg.metadata.generation
         status.selector = ",".join(f"{k}={v}" for k, v in sorted({
             **naming.managed_labels(pcs.name),
@@ -190,4 +227,7 @@ class ScalingGroupController:
             updated = pcsg.copy_deep()
             updated.status = status
             await self.ctx.client.update_status(updated)
+            lifecycle_events.all_scheduled_lost(self.ctx.recorder, pcsg,
+                                                pcsg.status.scheduled_replicas,
+                                                status.scheduled_replicas)
         return None

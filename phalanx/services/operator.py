@@ -125,6 +125,7 @@ async def run_operator_service(
     """Run until `stop` is set (or SIGTERM/SIGINT); returns the exit code."""
     from phalanx.api.grove import PodCliqueSet
     from phalanx.operator.admission import install_admission
+    from phalanx.operator.admission_mnnvl import preflight as mnnvl_preflight
     from phalanx.operator.manager import OperatorManager
 
     cfg = load_operator_config(Path(opts.config) if opts.config else None)
@@ -137,6 +138,8 @@ async def run_operator_service(
     conn = cfg.runtime_client_connection
     client = await connect(opts.kubeconfig, opts.context, field_manager="phalanx-operator",
                            qps=conn.qps, burst=conn.burst)
+    # Grove's MNNVL preflight: before serving anything, as Grove's manager does.
+    await mnnvl_preflight(client, cfg.network.auto_mnnvl_enabled)
     namespace = opts.namespace or cfg.leader_election.resource_namespace or own_namespace(
         client.default_namespace)
     stop = stop or asyncio.Event()
@@ -162,7 +165,7 @@ async def run_operator_service(
 
             install_admission(_ChainAdapter(chain), BackendRegistry.from_config(cfg),
                               topology_aware=cfg.topology_aware_scheduling.enabled,
-                              client=client)
+                              client=client, auto_mnnvl=cfg.network.auto_mnnvl_enabled)
             hook = AdmissionWebhook(chain, _kind_lookup, observe=metrics.observe_admission)
             routes = hook.routes()
             ctx, task = await _webhook_tls(client, cfg, namespace, opts.webhook_service)

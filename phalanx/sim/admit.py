@@ -96,7 +96,8 @@ async def validate(workload: Workload, config: OperatorConfiguration,
         await client.create(node)
     # The operator's admission, with the backends the configuration enables (as it runs).
     cfg = default_operator_config(config.model_copy(deep=True))
-    install_admission(client, BackendRegistry.from_config(cfg))
+    install_admission(client, BackendRegistry.from_config(cfg),
+                      auto_mnnvl=cfg.network.auto_mnnvl_enabled)
     admitted = await create_all(client, creation_order([*extra, *workload.objects]))
     for i, step in enumerate(workload.steps):
         for j, data in enumerate(step.apply or ()):

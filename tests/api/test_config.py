@@ -95,7 +95,8 @@ def test_default_scheduler_config_keys():
     assert errs == [
         "scheduler.profiles[0].config.gangScheduling: must be a boolean (true or false), got 'yes'",
         'scheduler.profiles[0].config.gangSchedulng: unknown field for default-scheduler; '
-        'did you mean "gangScheduling"? (allowed: gangScheduling, workloadAPIVersion, mismatchPolicy)',
+        'did you mean "gangScheduling"? (allowed: gangScheduling, workloadAPIVersion, '
+        'mismatchPolicy, podSchedulingGate)',
     ]
     ok = load_operator_config(
         HEAD + "scheduler:\n  profiles:\n  - name: default-scheduler\n"

@@ -145,11 +145,11 @@ def test_lifecycle_order_podgang_first_backend_before_gates() -> None:
         assert gang_add < pod_adds[0], "PodGang must exist before any pod"
         first = events[gang_add][2]
         assert all(not g.pod_references for g in first.spec.pod_groups)
-        # Initialized=False (PodsPending) is written before any pod exists.
+        # Initialized=False (PodGangPodsCreationPending) is written before any pod exists.
         init_false = next(i for i, (k, _, o) in enumerate(events) if k == "PodGang" and
                           (c := o.condition("Initialized")) and c.status == "False")
         assert init_false < pod_adds[0]
-        assert events[init_false][2].condition("Initialized").reason == "PodsPending"
+        assert events[init_false][2].condition("Initialized").reason == "PodGangPodsCreationPending"
         # Pods are created gated and prepared by the backend.
         for i in pod_adds:
             pod = events[i][2]

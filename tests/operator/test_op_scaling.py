@@ -92,11 +92,14 @@ def test_autoscaled_podclique_replicas_belong_to_the_podclique() -> None:
         await env.cluster.patch(PodClique, "hpa-0-a", {"spec": {"replicas": 1}}, NS)
         await env.settle()
         assert sorted(await pod_uids(env)) == ["hpa-0-a-0", "hpa-0-b-0"]
-        # Without an autoscaling config the template owns replicas: an edit is put back.
+        # Without an autoscaling config too, a direct scale sticks (Grove), and the scale
+        # selector is published for every PodClique (Grove #591).
         await env.cluster.patch(PodClique, "hpa-0-b", {"spec": {"replicas": 3}}, NS)
         await env.settle()
-        assert (await env.cliques())["hpa-0-b"].spec.replicas == 1
-        assert sorted(await pod_uids(env)) == ["hpa-0-a-0", "hpa-0-b-0"]
+        assert (await env.cliques())["hpa-0-b"].spec.replicas == 3
+        assert sorted(await pod_uids(env)) == ["hpa-0-a-0", "hpa-0-b-0", "hpa-0-b-1",
+                                               "hpa-0-b-2"]
+        assert "grove.io/podclique=hpa-0-b" in (await env.cliques())["hpa-0-b"].status.hpa_pod_selector
 
     run(scenario)
 
@@ -194,5 +197,39 @@ def test_direct_scale_of_a_scaling_group_without_scale_config_is_kept() -> None:
         group = await env.cluster.get(PodCliqueScalingGroup, "dsg-0-grp", NS)
         assert group.spec.replicas == 4
         assert sorted(await env.gangs()) == ["dsg-0", "dsg-0-grp-0", "dsg-0-grp-1"]
+
+    run(scenario)
+
+
+def test_direct_scale_of_a_podclique_is_kept_until_the_template_changes() -> None:
+    """`kubectl scale pclq` of a standalone clique and of a scaling group member sticks
+    across other spec changes; a new template value resets it."""
+    async def scenario(env: Env) -> None:
+        await env.create(make_pcs("ks", [("a", 1), ("leader", 1), ("worker", 1)],
+                                  groups=[("grp", ["leader", "worker"], 1, 1)]))
+        await env.settle()
+        await env.cluster.patch(PodClique, "ks-0-a", {"spec": {"replicas": 3}}, NS)
+        await env.cluster.patch(PodClique, "ks-0-grp-0-worker", {"spec": {"replicas": 2}}, NS)
+        await env.settle()
+        pcs = await env.pcs("ks")
+        pcs.spec.template.termination_delay = "1h"
+        await env.cluster.update(pcs)
+        await env.settle()
+        cliques = await env.cliques()
+        assert (cliques["ks-0-a"].spec.replicas, cliques["ks-0-grp-0-worker"].spec.replicas) \
+            == (3, 2)
+        names = sorted(await pod_uids(env))
+        assert [n for n in names if n.startswith("ks-0-a-")] == ["ks-0-a-0", "ks-0-a-1",
+                                                                 "ks-0-a-2"]
+        assert [n for n in names if "-worker-" in n] == ["ks-0-grp-0-worker-0",
+                                                         "ks-0-grp-0-worker-1"]
+        pcs = await env.pcs("ks")
+        pcs.spec.template.cliques[0].spec.replicas = 2
+        pcs.spec.template.cliques[2].spec.replicas = 4
+        await env.cluster.update(pcs)
+        await env.settle()
+        cliques = await env.cliques()
+        assert (cliques["ks-0-a"].spec.replicas, cliques["ks-0-grp-0-worker"].spec.replicas) \
+            == (2, 4)
 
     run(scenario)

@@ -1,0 +1,157 @@
+"""The gate-free path (issue 28): with `podSchedulingGate: false` on the phalanx-scheduler
+profile the operator creates base PodGangs' pods without Grove's gate, and the scheduler's
+PreEnqueue holds them instead. Property, on the embedded cluster with the real operator,
+scheduler and kubelet: no pod is bound before its PodGang is Initialized and BackendSynced,
+and every pod is bound in the end. Plus the admission side: profiles whose scheduler cannot
+hold such pods refuse the setting, naming the field.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from op_harness import NS, make_pcs
+
+from phalanx.api import labels as L
+from phalanx.api.config import OperatorConfiguration
+from phalanx.api.core import Pod
+from phalanx.api.grove import PodGang
+from phalanx.api.podgang import PODGANG_INITIALIZED
+from phalanx.backends.registry import BackendConfigError, BackendRegistry
+from phalanx.cluster.clock import run_virtual, wait_for_condition
+from phalanx.cluster.memory import MemoryCluster
+from phalanx.operator import OperatorManager
+from phalanx.operator.conditions import BACKEND_SYNCED
+from phalanx.scheduler import Scheduler
+from phalanx.sim.clusterspec import build_nodes, default_cluster_spec
+from phalanx.sim.kubelet import Kubelet
+
+GATE = L.GATE_PODGANG_PENDING_CREATION
+# Virtual seconds: the operator, scheduler and kubelet settle a few dozen pods in well under
+# a virtual minute; an unbound pod after this is a pod the scheduler never released.
+SETTLE_TIMEOUT = 600.0
+
+
+def _config(gate: bool) -> OperatorConfiguration:
+    return OperatorConfiguration.model_validate({"scheduler": {
+        "profiles": [{"name": "phalanx-scheduler", "config": {"podSchedulingGate": gate}}],
+        "defaultProfileName": "phalanx-scheduler"}})
+
+
+class CheckedCluster(MemoryCluster):
+    """Records, at each bind, whether the pod's PodGang was ready for it then, and whether
+    each pod was created with Phalanx's gate."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.violations: list[str] = []
+        self.created_gated: dict[str, bool] = {}
+        self.scaled: set[str] = set()  # pods of a scaled PodGang
+
+    async def create(self, obj: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(obj, Pod):
+            self.created_gated[obj.name] = obj.has_gate(GATE)
+            if L.LABEL_BASE_PODGANG in obj.metadata.labels:
+                self.scaled.add(obj.name)
+        return await super().create(obj, *args, **kwargs)
+
+    async def bind(self, pod_name: str, namespace: str, node_name: str) -> None:
+        pod = await self.get(Pod, pod_name, namespace)
+        gang_name = pod.metadata.labels.get(L.LABEL_PODGANG)
+        gang = await self.get(PodGang, gang_name, namespace) if gang_name else None
+        if gang is None:
+            self.violations.append(f"{pod_name}: bound with no PodGang")
+        else:
+            for cond in (PODGANG_INITIALIZED, BACKEND_SYNCED):
+                if not gang.is_condition_true(cond):
+                    self.violations.append(f"{pod_name}: bound while {gang_name} not {cond}")
+            refs = {r.name for g in gang.spec.pod_groups for r in g.pod_references}
+            if pod_name not in refs:
+                self.violations.append(f"{pod_name}: bound before {gang_name} references it")
+        await super().bind(pod_name, namespace, node_name)
+
+
+async def _run(pcs: Any, gate: bool) -> CheckedCluster:
+    cluster = CheckedCluster()
+    for node in build_nodes(default_cluster_spec())[:8]:
+        await cluster.create(node)
+    config = _config(gate)
+    op = OperatorManager(cluster, config, registry=BackendRegistry.from_config(config))
+    sched, kubelet = Scheduler(cluster), Kubelet(cluster)
+    for c in (op, sched, kubelet):
+        await c.start()
+    try:
+        await cluster.create(pcs)
+
+        async def all_bound() -> bool:
+            pods = (await cluster.list(Pod, NS)).items
+            return bool(pods) and all(p.spec.node_name for p in pods)
+
+        assert await wait_for_condition(all_bound, timeout=SETTLE_TIMEOUT), "pods left unbound"
+        await op.wait_idle(timeout=SETTLE_TIMEOUT)
+    finally:
+        for c in (kubelet, sched, op):
+            await c.stop()
+    return cluster
+
+
+@st.composite
+def podcliquesets(draw: st.DrawFn) -> Any:
+    n = draw(st.integers(1, 3))
+    cliques: list[tuple[str, int, int]] = []
+    for i in range(n):
+        reps = draw(st.integers(1, 4))
+        cliques.append((f"c{i}", reps, draw(st.integers(1, reps))))
+    groups = None
+    if n > 1 and draw(st.booleans()):
+        # The last clique in a scaling group: replicas above minAvailable go to scaled
+        # PodGangs, whose pods keep the gate (they wait for the base PodGang too).
+        reps = draw(st.integers(1, 3))
+        groups = [("sg", [cliques[-1][0]], reps, draw(st.integers(1, reps)))]
+    return make_pcs("job", cliques, replicas=draw(st.integers(1, 2)), groups=groups,
+                    scheduler="phalanx-scheduler")
+
+
+@settings(max_examples=12, deadline=None, database=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(pcs=podcliquesets())
+def test_no_pod_binds_before_its_podgang_is_initialized_without_gates(pcs: Any) -> None:
+    cluster = run_virtual(lambda: _run(pcs, gate=False))
+    assert cluster.violations == []
+    base_pods = [name for name, gated in cluster.created_gated.items() if not gated]
+    # Every replica's base PodGang has at least one clique's pods, created gate-free.
+    assert base_pods, cluster.created_gated
+    # Only pods of scaled PodGangs keep the gate: they also wait for their base PodGang.
+    assert {name for name, gated in cluster.created_gated.items() if gated} == cluster.scaled
+
+
+def test_gated_path_keeps_the_same_guarantee() -> None:
+    pcs = make_pcs("job", [("a", 2, 1), ("b", 3, 2)], scheduler="phalanx-scheduler")
+    cluster = run_virtual(lambda: _run(pcs, gate=True))
+    assert cluster.violations == []
+    assert cluster.created_gated and all(cluster.created_gated.values())
+
+
+@pytest.mark.parametrize("profile", ["kai-scheduler", "volcano", "koordinator"])
+def test_schedulers_that_need_the_gate_refuse_to_go_without_it(profile: str) -> None:
+    with pytest.raises(BackendConfigError) as err:
+        BackendRegistry.from_profiles([(profile, {"podSchedulingGate": False})], profile)
+    assert "podSchedulingGate" in str(err.value) and "not supported" in str(err.value)
+
+
+def test_default_scheduler_refuses_to_go_without_the_gate() -> None:
+    from phalanx.api.config import default_operator_config, validate_operator_config
+
+    cfg = default_operator_config(OperatorConfiguration.model_validate({"scheduler": {
+        "profiles": [{"name": "default-scheduler",
+                      "config": {"gangScheduling": True, "podSchedulingGate": False}}]}}))
+    errors = validate_operator_config(cfg)
+    assert [e.path for e in errors] == ["scheduler.profiles[0].config.podSchedulingGate"]
+    assert "PodGang is Initialized" in errors[0].message
+    with pytest.raises(BackendConfigError, match="podSchedulingGate"):
+        BackendRegistry.from_profiles(
+            [("default-scheduler", {"gangScheduling": True, "podSchedulingGate": False})],
+            "default-scheduler")
