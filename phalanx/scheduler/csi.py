@@ -15,6 +15,8 @@ from typing import Any
 
 from phalanx.api.storage_csi import CSIDriver, CSINode, VolumeAttachment
 
+from .informed import attach_handlers, queue_event
+
 log = logging.getLogger(__name__)
 
 SHARED_KEY = "csi/cache"
@@ -49,23 +51,18 @@ class CSICache:
         def build() -> CSICache:
             cache = cls()
             cache.attach(sched.informers)
-            cache.listeners.append(lambda kind, old, new: _queue_event(sched, kind, old, new))
+            cache.listeners.append(lambda kind, old, new: queue_event(sched, kind, old, new))
             return cache
 
         cache: CSICache = shared(SHARED_KEY, build)
         return cache
 
     def attach(self, informers: Any) -> None:
-        for kind, setter, dropper in (
+        attach_handlers(informers, (
             (CSINode, self.set_node, self.delete_node),
             (CSIDriver, self.set_driver, self.delete_driver),
             (VolumeAttachment, self.set_attachment, self.delete_attachment),
-        ):
-            informers.informer(kind).add_handler(
-                _guard(lambda obj, f=setter: f(obj)),
-                _guard(lambda old, obj, f=setter: f(obj, old)),
-                _guard(lambda obj, f=dropper: f(obj)),
-            )
+        ), "CSI cache")
 
     # --- informer side ------------------------------------------------------------------
 
@@ -121,28 +118,3 @@ class CSICache:
 
     def nodes_with_attachments(self) -> list[str]:
         return sorted(self._on_node)
-
-
-def _queue_event(sched: Any, kind: str, old: Any, new: Any) -> None:
-    from phalanx.scheduler.framework.types import ActionType, ClusterEvent
-
-    queue = getattr(sched, "queue", None)
-    if queue is None:
-        return
-    if new is None:
-        action = ActionType.DELETE
-    elif old is None:
-        action = ActionType.ADD
-    else:
-        action = ActionType.UPDATE_OTHER
-    queue.on_event(ClusterEvent(kind, action), old, new)
-
-
-def _guard(fn: Callable[..., None]) -> Callable[..., None]:
-    def call(*args: Any) -> None:
-        try:
-            fn(*args)
-        except Exception:  # informer handlers must not raise
-            log.exception("CSI cache handler failed")
-
-    return call

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from phalanx.api.storage import PersistentVolume, PersistentVolumeClaim, StorageClass, volume_class
 
+from .informed import attach_handlers, queue_event
+
 if TYPE_CHECKING:
     from phalanx.api.core import Pod
 
@@ -127,24 +129,18 @@ class VolumeCache:
             cache.attach(sched.informers)
             # Changes may make pods schedulable: tell the queue (looked up at call time, as
             # plugins are built before the scheduler's queue).
-            cache.listeners.append(lambda kind, old, new: _queue_event(sched, kind, old, new))
+            cache.listeners.append(lambda kind, old, new: queue_event(sched, kind, old, new))
             return cache
 
         cache: VolumeCache = shared(SHARED_KEY, build)
         return cache
 
     def attach(self, informers: Any) -> None:
-        for kind, setter, dropper in (
+        attach_handlers(informers, (
             (PersistentVolume, self.set_pv, self.delete_pv),
             (PersistentVolumeClaim, self.set_pvc, self.delete_pvc),
             (StorageClass, self.set_class, self.delete_class),
-        ):
-            inf = informers.informer(kind)
-            inf.add_handler(
-                _guard(lambda obj, f=setter: f(obj)),
-                _guard(lambda old, obj, f=setter: f(obj, old)),
-                _guard(lambda obj, f=dropper: f(obj)),
-            )
+        ), "volume cache")
 
     # --- informer side --------------------------------------------------------------------
 
@@ -242,28 +238,3 @@ class VolumeCache:
 
     def restore_pvc(self, key: str) -> None:
         self._assumed_pvcs.pop(key, None)
-
-
-def _queue_event(sched: Any, kind: str, old: Any, new: Any) -> None:
-    from phalanx.scheduler.framework.types import ActionType, ClusterEvent
-
-    queue = getattr(sched, "queue", None)
-    if queue is None:
-        return
-    if new is None:
-        action = ActionType.DELETE
-    elif old is None:
-        action = ActionType.ADD
-    else:
-        action = ActionType.UPDATE_OTHER
-    queue.on_event(ClusterEvent(kind, action), old, new)
-
-
-def _guard(fn: Callable[..., None]) -> Callable[..., None]:
-    def call(*args: Any) -> None:
-        try:
-            fn(*args)
-        except Exception:  # informer handlers must not raise
-            log.exception("volume cache handler failed")
-
-    return call

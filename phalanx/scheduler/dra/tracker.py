@@ -32,6 +32,7 @@ from phalanx.api.resource import (
     allocated_devices,
 )
 
+from ..informed import attach_handlers, guard, queue_event
 from .inventory import Inventory
 from .pools import DeviceID
 
@@ -94,25 +95,20 @@ class DraTracker:
             tracker.attach(sched.informers)
             cache = sched.cache
             tracker.alive = lambda key: cache.is_assumed(key) or key in cache.bound
-            tracker.listeners.append(lambda kind, old, new: _queue_event(sched, kind, old, new))
+            tracker.listeners.append(lambda kind, old, new: queue_event(sched, kind, old, new))
             return tracker
 
         tracker: DraTracker = shared(SHARED_KEY, build)
         return tracker
 
     def attach(self, informers: Any) -> None:
-        for kind, setter, dropper in (
+        attach_handlers(informers, (
             (DeviceClass, self.set_class, self.delete_class),
             (ResourceSlice, self.set_slice, self.delete_slice),
             (ResourceClaim, self.set_claim, self.delete_claim),
-        ):
-            informers.informer(kind).add_handler(
-                _guard(lambda obj, f=setter: f(obj)),
-                _guard(lambda old, obj, f=setter: f(obj, old)),
-                _guard(lambda obj, f=dropper: f(obj)),
-            )
+        ), "DRA tracker")
         self.pods = informers.informer(Pod)
-        self.pods.add_handler(on_update=_guard(self._pod_updated))
+        self.pods.add_handler(on_update=guard(self._pod_updated, "DRA tracker"))
 
     # --- informer side --------------------------------------------------------------------
 
@@ -371,28 +367,3 @@ def _rv(obj: Any) -> int:
         return int(obj.metadata.resource_version or 0)
     except ValueError:
         return 0
-
-
-def _queue_event(sched: Any, kind: str, old: Any, new: Any) -> None:
-    from phalanx.scheduler.framework.types import ActionType, ClusterEvent
-
-    queue = getattr(sched, "queue", None)
-    if queue is None or (old is None and new is None):
-        return
-    if new is None:
-        action = ActionType.DELETE
-    elif old is None:
-        action = ActionType.ADD
-    else:
-        action = ActionType.UPDATE_OTHER
-    queue.on_event(ClusterEvent(kind, action), old, new)
-
-
-def _guard(fn: Callable[..., None]) -> Callable[..., None]:
-    def call(*args: Any) -> None:
-        try:
-            fn(*args)
-        except Exception:
-            log.exception("DRA tracker handler failed")
-
-    return call
