@@ -32,6 +32,7 @@ from phalanx.cluster.objects import object_key
 
 from . import naming
 from .plan import DomainKey, uses_topology
+from .podgang_sync_state import BackendSyncState
 from .topologies import TopologyCache
 
 T = TypeVar("T")
@@ -71,6 +72,10 @@ class Tunables:
     # Pod events are folded into one status write per object per batch period, as the
     # Job controller's syncJobBatchPeriod does: status writes per pod stay well below one.
     status_batch_period: float = 0.05
+    # A new PodGang whose pods are still being created gets `Initialized=False` written only
+    # if it is still incomplete this long after its creation: a gang whose pods all exist
+    # sooner goes straight to `Initialized=True` in one status write (Grove writes both).
+    initialized_pending_grace: float = 1.0
 
 
 @dataclass
@@ -91,6 +96,8 @@ class OperatorContext:
         self.pods: Informer[Pod] = mgr.informer(Pod)
         # ClusterTopologyBindings (and legacy ClusterTopologies); None with topology-aware
         # scheduling off. Informers exist once OperatorManager.start() attached them.
+        # BackendSynced verdicts, written by the PodGang controller (podgang_sync_state.py).
+        self.backend_sync = BackendSyncState()
         self.topologies: TopologyCache | None = (
             TopologyCache(mgr) if self.topology_aware else None)
         by_pcs = _label_index(L.LABEL_PART_OF)

@@ -23,10 +23,8 @@ import logging
 from typing import Any
 
 from phalanx.api import labels as L
-from phalanx.api.base import Resource, set_condition
+from phalanx.api.base import Resource
 from phalanx.api.grove import (
-    PODGANG_INITIALIZED,
-    REASON_PODS_PENDING,
     PodClique,
     PodCliqueScalingGroup,
     PodCliqueScalingGroupConfig,
@@ -244,15 +242,8 @@ class PodCliqueSetController:
             created = await client.create(gang)
         except AlreadyExists:
             return True  # our cache lags a create (e.g. before a restart); it exists
+        # Its status is the PodGang controller's to write (`Initialized`, podgang.py).
         lifecycle_events.child_created(self.ctx.recorder, pcs, created)
-        total = sum(c.template.spec.replicas for c in plan.cliques)
-        set_condition(created.status.conditions, PODGANG_INITIALIZED, False, REASON_PODS_PENDING,
-                      f"0/{total} pods created", now=client.clock.now_dt())
-        created.status.phase = "Pending"
-        try:
-            await client.update_status(created)
-        except NotFound:
-            return False
         return True
 
     # ------------------------------------------------------------------ PodCliques and groups

@@ -1,11 +1,17 @@
 """PodGang controller: pod references, `Initialized`, and the gang's scheduling status.
 
-Initialization (GREP-375): a PodGang is created with empty references and
-`Initialized=False` (PodGangPodsCreationPending, Grove's reason). Once every group's
+Initialization (GREP-375): a PodGang is created with empty references. Once every group's
 PodClique exists and has all its pods, each carrying the `grove.io/podgang` label of this
 gang, the references are written (one spec update) and `Initialized=True`
 (PodGangPodsCreated) is set; that is what lets the PodClique
 controller lift the gates. Afterwards the references follow the pods (scale out/in).
+`Initialized=False` (PodGangPodsCreationPending, Grove's reason) is written only for a gang
+still incomplete `initialized_pending_grace` after this controller first saw it: Grove
+writes it at once, which costs a status write per gang that is stale a moment later.
+
+This controller is the PodGang status's only writer in the operator: the backend
+controller's `BackendSynced` verdict reaches it through `ctx.backend_sync` and goes out in
+the same write (podgang_sync_state.py).
 
 Status: per group, pods bound (not failed) and pods Ready against minReplicas give
 `Scheduled`, `Ready` (whose lastTransitionTime says when the gang was last scheduled / became
@@ -37,6 +43,7 @@ from phalanx.cluster.objects import object_key
 
 from . import naming
 from .conditions import (
+    BACKEND_SYNCED,
     REASON_PODS_NOT_READY,
     REASON_PODS_READY,
     REASON_PODS_SCHEDULED,
@@ -86,6 +93,9 @@ class PodGangController:
         enqueue_batched(c, ctx.pods, map_from_label(L.LABEL_PODGANG), period)
         enqueue_batched(c, ctx.cliques, map_from_label(L.LABEL_PODGANG), period,
                         lambda o, n: o.metadata.generation != n.metadata.generation)
+        ctx.backend_sync.on_change(c.queue.add)
+        # key -> when this controller first saw the gang incomplete (monotonic clock)
+        self._pending_since: dict[str, float] = {}
 
     def _groups(self, gang: PodGang) -> list[GroupView]:
         ns = gang.namespace
@@ -106,14 +116,20 @@ class PodGangController:
         ctx = self.ctx
         gang = ctx.gangs.get(key)
         if gang is None or gang.metadata.deletion_timestamp is not None:
+            self._pending_since.pop(key, None)
             return None
         views = self._groups(gang)
         complete = bool(views) and all(v.complete for v in views)
         initialized = gang.is_initialized
         if complete or initialized:
+            self._pending_since.pop(key, None)
             gang = await self._sync_references(gang, views)
             if gang is None:
                 return None
+        elif gang.condition(PODGANG_INITIALIZED) is None:
+            wait = self._grace_left(key)
+            if wait > 0:
+                return Result(requeue_after=wait)
         status = self._status(gang, views, complete or initialized)
         if status != gang.status:
             updated = gang.model_copy(update={"status": status})
@@ -123,6 +139,16 @@ class PodGangController:
             except NotFound:
                 pass
         return None
+
+    def _grace_left(self, key: str) -> float:
+        """Seconds until an incomplete gang's `Initialized=False` is due, unless a failed
+        backend verdict is waiting (that goes out at once)."""
+        verdict = self.ctx.backend_sync.verdict(key)
+        if verdict is not None and not verdict.ok:
+            return 0.0
+        now = self.ctx.client.clock.monotonic()
+        since = self._pending_since.setdefault(key, now)
+        return since + self.ctx.tunables.initialized_pending_grace - now
 
     async def _sync_references(self, gang: PodGang, views: list[GroupView]) -> PodGang | None:
         ns = gang.namespace or "default"
@@ -140,6 +166,10 @@ class PodGangController:
     def _status(self, gang: PodGang, views: list[GroupView], initialized: bool) -> PodGangStatus:
         status = copy_status(gang.status)
         now = self.ctx.client.clock.now_dt()
+        verdict = self.ctx.backend_sync.verdict(gang.key)
+        if verdict is not None:
+            set_condition(status.conditions, BACKEND_SYNCED, verdict.ok, verdict.reason,
+                          verdict.message, now=now)
         created = sum(min(len(v.pods), v.wanted or 0) for v in views)
         wanted = sum(v.wanted or 0 for v in views)
         if initialized:

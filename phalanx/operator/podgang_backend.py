@@ -7,7 +7,8 @@
   here when missing) guarantees `on_podgang_delete` runs before the PodGang goes.
 - `sync_podgang` runs whenever the PodGang's metadata.generation is one this process has not
   synced (so once per spec change, and once per PodGang after a restart: it is idempotent).
-  The first success sets the PodGang condition `BackendSynced=True`; the PodClique controller
+  The first success sets the PodGang condition `BackendSynced=True` (written by the PodGang
+  controller with the rest of the status, podgang_sync_state.py); the PodClique controller
   lifts pod gates only after that, so the scheduler's objects exist before any pod can be
   scheduled. A backend raising `SyncPending` is retried after its hint.
 """
@@ -17,7 +18,6 @@ from __future__ import annotations
 import logging
 
 from phalanx.api import labels as L
-from phalanx.api.base import set_condition
 from phalanx.api.errors import short_cause
 from phalanx.api.grove import PodGang
 from phalanx.backends.base import Backend, SyncPending
@@ -32,7 +32,8 @@ from .conditions import (
     REASON_SYNCED,
     REASON_UNKNOWN_BACKEND,
 )
-from .context import copy_status, OperatorContext, requeue_on_conflict
+from .context import OperatorContext, requeue_on_conflict
+from .podgang_sync_state import SyncVerdict
 
 log = logging.getLogger(__name__)
 
@@ -113,6 +114,7 @@ class PodGangBackendController:
                 return Result(requeue_after=pending.after)
             await self._drop_finalizer(gang)
         self._synced.pop(gang.metadata.uid or "", None)
+        self.ctx.backend_sync.forget(gang.key)
         return None
 
     async def _drop_finalizer(self, gang: PodGang) -> None:
@@ -127,15 +129,7 @@ class PodGangBackendController:
             pass
 
     async def _set_synced(self, gang: PodGang, ok: bool, reason: str, message: str) -> bool:
-        """Set BackendSynced; True when it changed."""
-        status = copy_status(gang.status)
-        if not set_condition(status.conditions, BACKEND_SYNCED, ok, reason, message,
-                             now=self.ctx.client.clock.now_dt()):
-            return False
-        updated = gang.model_copy(update={"status": status})
-        updated.metadata = gang.metadata.model_copy()
-        try:
-            await self.ctx.client.update_status(updated)
-        except NotFound:
-            pass
-        return True
+        """Report BackendSynced to the PodGang controller, which writes it with the rest of
+        the PodGang's status (podgang_sync_state.py); True when it changed."""
+        return self.ctx.backend_sync.report(gang.key, SyncVerdict(ok, reason, message),
+                                            gang.condition(BACKEND_SYNCED))

@@ -23,6 +23,17 @@ def test_e2e_bench_runs_every_pod_and_counts_writes() -> None:
     assert by_kind["create Pod"] == 40 and by_kind["bind Pod"] == 40
     assert r["api_writes_per_pod"] >= 4
     assert 0 < r["all_pods_bound_seconds"] <= r["all_pods_running_seconds"]
+    # The count runs until the API is quiet: the status writes after the last start count.
+    assert r["api_writes_per_pod"] > r["api_writes_per_pod_to_running"]
+
+
+def test_e2e_bench_podgang_status_is_written_once_per_change_it_shows() -> None:
+    """Gate-free, pods created at once: per PodGang one operator status write for
+    Initialized + BackendSynced, one for Scheduled/Ready, one by the scheduler
+    (GangScheduled); no Initialized=False in between (podgang.py)."""
+    r = run_e2e_bench(E2EConfig(nodes=8, pods=40, pods_per_pcs=4, pod_scheduling_gate=False))
+    assert r["completed"]
+    assert r["api_writes_by_kind"]["update_status PodGang"] == 3 * r["podcliquesets"]
 
 
 def test_replay_runs_each_job_for_its_duration_and_measures_utilisation() -> None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any, ClassVar
 
+import pytest
+
 from op_harness import NS, Env, gated, make_pcs, run
 
 from phalanx.api import labels as L
@@ -13,9 +15,11 @@ from phalanx.api.core import Pod, PodSchedulingGate
 from phalanx.api.grove import PodClique, PodCliqueScalingGroup, PodGang
 from phalanx.backends.base import Capability, MismatchPolicy
 from phalanx.backends.registry import BackendRegistry
+from phalanx.cluster.client import ServerError
 from phalanx.cluster.clock import run_virtual
 from phalanx.cluster.memory import MemoryCluster
 from phalanx.operator import OperatorManager
+from phalanx.operator.context import Tunables
 from phalanx.operator.conditions import BACKEND_SYNCED
 
 LEADER_WORKERS = dict(cliques=[("router", 1), ("leader", 1), ("worker", 3, 2)],
@@ -121,14 +125,18 @@ class RecordingBackend:
         return []
 
 
-def test_lifecycle_order_podgang_first_backend_before_gates() -> None:
-    """Watch every PodGang and Pod event and check the GREP-375 order."""
+@pytest.mark.parametrize("grace", [0.0, 1.0], ids=["pending-written", "pending-coalesced"])
+def test_lifecycle_order_podgang_first_backend_before_gates(grace: float) -> None:
+    """Watch every PodGang and Pod event and check the GREP-375 order. With no grace the
+    PodGang shows Initialized=False before any pod exists, as Grove's does; with the default
+    grace a gang whose pods all exist in time goes straight to Initialized=True."""
 
     async def main() -> None:
         cluster = MemoryCluster()
         backend = RecordingBackend()
         registry = BackendRegistry({"default-scheduler": backend}, "default-scheduler")
-        op = OperatorManager(cluster, registry=registry)
+        op = OperatorManager(cluster, registry=registry,
+                             tunables=Tunables(initialized_pending_grace=grace))
         events: list[tuple[str, str, Any]] = []
 
         async def record(kind: type) -> None:
@@ -145,11 +153,15 @@ def test_lifecycle_order_podgang_first_backend_before_gates() -> None:
         assert gang_add < pod_adds[0], "PodGang must exist before any pod"
         first = events[gang_add][2]
         assert all(not g.pod_references for g in first.spec.pod_groups)
-        # Initialized=False (PodGangPodsCreationPending) is written before any pod exists.
-        init_false = next(i for i, (k, _, o) in enumerate(events) if k == "PodGang" and
-                          (c := o.condition("Initialized")) and c.status == "False")
-        assert init_false < pod_adds[0]
-        assert events[init_false][2].condition("Initialized").reason == "PodGangPodsCreationPending"
+        init_false = [i for i, (k, _, o) in enumerate(events) if k == "PodGang" and
+                      (c := o.condition("Initialized")) and c.status == "False"]
+        if grace == 0.0:
+            # Initialized=False (PodGangPodsCreationPending) before any pod exists.
+            assert init_false and init_false[0] < pod_adds[0]
+            assert (events[init_false[0]][2].condition("Initialized").reason
+                    == "PodGangPodsCreationPending")
+        else:
+            assert init_false == []
         # Pods are created gated and prepared by the backend.
         for i in pod_adds:
             pod = events[i][2]
@@ -292,5 +304,30 @@ def test_podcliqueset_priority_class_reaches_every_pod_unless_a_clique_names_its
         assert by_clique["prio-0-a"].spec.priority == 1000
         assert by_clique["prio-0-b"].spec.priority_class_name == "low"
         assert by_clique["prio-0-b"].spec.priority == 10
+
+    run(scenario)
+
+
+def test_incomplete_podgang_shows_pods_creation_pending_after_the_grace() -> None:
+    """A gang whose pods cannot be created is not left without `Initialized`: once the grace
+    has passed it shows Initialized=False (PodGangPodsCreationPending) with the count."""
+
+    def no_pods(verb: str, kind: str, key: str) -> ServerError | None:
+        return ServerError("injected: pod create failed") \
+            if verb == "create" and kind == Pod.KIND else None
+
+    async def scenario(env: Env) -> None:
+        env.cluster.faults.add_hook(no_pods)
+        await env.create(make_pcs("stuck", [("a", 2)]))
+        grace = env.op.ctx.tunables.initialized_pending_grace
+        await asyncio.sleep(grace / 2)
+        assert (await env.gangs())["stuck-0"].condition("Initialized") is None
+        await asyncio.sleep(grace)
+        cond = (await env.gangs())["stuck-0"].condition("Initialized")
+        assert cond is not None and cond.status == "False"
+        assert cond.reason == "PodGangPodsCreationPending" and cond.message == "0/2 pods created"
+        env.cluster.faults.remove(no_pods)
+        await env.run_for(60)
+        assert (await env.gangs())["stuck-0"].is_initialized
 
     run(scenario)
