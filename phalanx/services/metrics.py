@@ -8,9 +8,10 @@ gauges that mirror state (queue depth, leadership) are sampled at scrape time th
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterable
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -67,6 +68,11 @@ class PhalanxMetrics:
                                ["lease"], registry=r)
         self._sampled = _SampledGauges()
         r.register(self._sampled)
+        # What a leak shows in (process_resident_memory_bytes, open fds; and the tasks of the
+        # event loop the metrics endpoint is served from, which is the service's one loop).
+        ProcessCollector(registry=r)
+        self.add_sampler("phalanx_asyncio_tasks", "Tasks alive on the service's event loop.",
+                         (), lambda: [({}, float(len(asyncio.all_tasks())))])
 
     def add_sampler(self, name: str, doc: str, labels: tuple[str, ...],
                     sample: Callable[[], Iterable[Sample]]) -> None:

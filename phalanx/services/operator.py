@@ -151,6 +151,11 @@ async def run_operator_service(
     manager: OperatorManager | None = None
     probes.readiness["informer-sync"] = cache_sync_check(
         lambda: manager.manager.informers.informers if manager is not None else ())
+    enabled = cfg.leader_election.enabled if opts.leader_elect is None else opts.leader_elect
+    # Without leader election this replica runs the controllers: it is not ready until they
+    # exist (then informer-sync holds it until their caches are filled). A standby has none.
+    probes.readiness["controllers"] = lambda: (
+        manager is not None or enabled, "the controllers are starting")
     try:
         if not await client.serves(PodCliqueSet):
             raise NotFound(f"the API server does not serve {PodCliqueSet.API_VERSION} "
@@ -190,7 +195,6 @@ async def run_operator_service(
             finally:
                 await manager.stop()
 
-        enabled = cfg.leader_election.enabled if opts.leader_elect is None else opts.leader_elect
         return await run_with_leadership(
             client, enabled=enabled, lease=cfg.leader_election.resource_name,
             namespace=namespace, timing=lease_timing(cfg), metrics=metrics, stop=stop, lead=lead,

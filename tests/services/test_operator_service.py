@@ -7,6 +7,7 @@ import asyncio
 import base64
 import socket
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import yaml
@@ -91,6 +92,70 @@ def test_operator_service_runs_leads_and_serves(tmp_path: Path) -> None:
         assert await asyncio.wait_for(service, 30) == 0
         lease = await mem.get(Lease, "phalanx-operator-leader-election", "phalanx-system")
         assert not lease.spec.holder_identity  # released on a clean stop
+        await runner.cleanup()
+
+    run_virtual(main())
+
+
+def test_operator_without_leader_election_is_not_ready_until_its_controllers_exist(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    """The probe server starts before the controllers; a replica that does not wait for a
+    lease must not answer ready in between (a caller would send work no cache can see)."""
+    import phalanx.services.operator as service_module
+
+    probes, metrics, webhooks = free_ports(3)
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "apiVersion: operator.config.grove.io/v1alpha1\nkind: OperatorConfiguration\n"
+        "leaderElection: {enabled: false}\n"
+        f"server:\n  healthProbes: {{port: {probes}}}\n  metrics: {{port: {metrics}}}\n"
+        f"  webhooks: {{port: {webhooks}}}\n"
+    )
+    release = asyncio.Event()
+    real = service_module.run_with_leadership
+
+    async def held(*args: Any, **kwargs: Any) -> int:
+        await release.wait()
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(service_module, "run_with_leadership", held)
+
+    async def readyz(http: aiohttp.ClientSession) -> tuple[int, str]:
+        async with http.get(f"http://127.0.0.1:{probes}/readyz?verbose") as resp:
+            return resp.status, await resp.text()
+
+    async def main() -> None:
+        import phalanx.api.grove  # noqa: F401  (the facade serves Grove kinds)
+        import phalanx.api.podgang  # noqa: F401
+
+        mem = MemoryCluster()
+        facade, runner, url = await start_facade(mem)
+        stop = asyncio.Event()
+        opts = OperatorServiceOptions(kubeconfig=kubeconfig(tmp_path, url), config=str(config),
+                                      namespace="phalanx-system", webhook=False)
+        service = asyncio.create_task(run_operator_service(opts, stop))
+        async with aiohttp.ClientSession() as http:
+            async def serving() -> bool:
+                try:
+                    await readyz(http)
+                except aiohttp.ClientError:
+                    return False
+                return True
+
+            assert await wait_for_condition(serving, timeout=30)
+            status, text = await readyz(http)
+            assert status == 500 and "[-]controllers failed: the controllers are starting" in text
+            release.set()
+
+            async def ready() -> bool:
+                return (await readyz(http))[0] == 200
+
+            assert await wait_for_condition(ready, timeout=30)
+            async with http.get(f"http://127.0.0.1:{metrics}/metrics") as resp:
+                text = await resp.text()
+        assert "phalanx_asyncio_tasks" in text and "process_resident_memory_bytes" in text
+        stop.set()
+        assert await asyncio.wait_for(service, 30) == 0
         await runner.cleanup()
 
     run_virtual(main())
