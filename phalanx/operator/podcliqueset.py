@@ -20,6 +20,7 @@ scale sticks until the template's value changes.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from phalanx.api import labels as L
@@ -64,6 +65,25 @@ def _child_changed(old: object, new: object) -> bool:
     spec changes (a scaling group's replicas decide the scaled PodGangs)."""
     om, nm = old.metadata, new.metadata  # type: ignore[attr-defined]
     return om.deletion_timestamp != nm.deletion_timestamp or om.generation != nm.generation
+
+
+def _replica_inputs(pcs: PodCliqueSet, scheduler: str, key_of: DomainKey | None,
+                    topology_name: str | None, *children: dict[str, Any]
+                    ) -> Callable[[int], tuple[Any, ...]]:
+    """What a replica's sync reads: the spec generation, the backend and topology, and the
+    replica's children as (kind, name, resourceVersion, deleting). Equal inputs give the same
+    plan and the same writes (none, after a successful sync)."""
+    by_replica: dict[int | None, list[tuple[str, str, str | None, bool]]] = {}
+    for objs in children:
+        for o in objs.values():
+            m = o.metadata
+            by_replica.setdefault(naming.replica_of(m.labels), []).append(
+                (o.KIND, o.name, m.resource_version, m.deletion_timestamp is not None))
+    binding = getattr(key_of, "__self__", None)  # the ClusterTopologyBinding key_of reads
+    topology = (topology_name, key_of is None,
+                None if binding is None else (binding.metadata.uid, binding.metadata.resource_version))
+    base = (pcs.metadata.uid, pcs.metadata.generation, scheduler, topology)
+    return lambda i: (base, tuple(sorted(by_replica.get(i, ()))))
 
 
 def owned_group_replicas(cfg: PodCliqueScalingGroupConfig,
@@ -114,6 +134,11 @@ class PodCliqueSetController:
         self._topology_warned: dict[str, int] = {}
         # key -> ((uid, generation), errors) of admission's checks
         self._checked: dict[str, tuple[tuple[str, int], str]] = {}
+        # (key, replica) -> (inputs, planned PodGang, PodClique and scaling group names) of
+        # its last successful sync: a replica whose inputs are unchanged is not planned and
+        # synced again (each child's event reconciles the whole PodCliqueSet; at 500
+        # replicas that walk was most of the operator's CPU).
+        self._replica_synced: dict[tuple[str, int], tuple[Any, set[str], set[str], set[str]]] = {}
         self.controller = Controller("podcliqueset", requeue_on_conflict(self.reconcile),
                                      workers=workers)
         c = self.controller
@@ -129,6 +154,8 @@ class PodCliqueSetController:
         pcs = ctx.pcs.get(key)
         if pcs is None or pcs.metadata.deletion_timestamp is not None:
             self._checked.pop(key, None)
+            for k in [k for k in self._replica_synced if k[0] == key]:
+                del self._replica_synced[k]
             return None  # delete flow: owner references garbage-collect every child
         self._check_spec(pcs)
         key_of, topology_name = ctx.topology_for(pcs)
@@ -143,14 +170,28 @@ class PodCliqueSetController:
         planned_cliques: set[str] = set()
         planned_groups: set[str] = set()
         jobs = []
+        inputs = _replica_inputs(pcs, backend.name, key_of, topology_name, gangs, cliques,
+                                 groups)
         for i in range(pcs.spec.replicas):
+            seen = self._replica_synced.get((key, i))
+            if seen is not None and seen[0] == inputs(i):
+                planned_gangs.update(seen[1])  # nothing it depends on changed since
+                planned_cliques.update(seen[2])
+                planned_groups.update(seen[3])
+                continue
             plans = replica_gangs(pcs, i, self._group_replicas(pcs, i, groups), key_of)
-            planned_gangs.update(p.name for p in plans)
-            planned_cliques.update(c.name for c in plans[0].cliques if c.group is None)
-            for cfg in pcs.spec.template.pod_clique_scaling_groups or ():
-                planned_groups.add(naming.scaling_group_name(pcs.name, i, cfg.name))
-            jobs.append(lambda i=i, plans=plans: self._sync_replica(
-                pcs, i, plans, gangs, cliques, groups, backend.name, key_of, topology_name))
+            names = ({p.name for p in plans},
+                     {c.name for c in plans[0].cliques if c.group is None},
+                     {naming.scaling_group_name(pcs.name, i, cfg.name)
+                      for cfg in pcs.spec.template.pod_clique_scaling_groups or ()})
+            planned_gangs.update(names[0])
+            planned_cliques.update(names[1])
+            planned_groups.update(names[2])
+            jobs.append(lambda i=i, plans=plans, names=names: self._sync_replica_once(
+                pcs, i, plans, names, inputs(i), gangs, cliques, groups, backend.name, key_of,
+                topology_name))
+        for i in [i for k, i in self._replica_synced if k == key and i >= pcs.spec.replicas]:
+            del self._replica_synced[(key, i)]
         errors = [first_error(await bounded(jobs, ctx.tunables.write_concurrency))]
         errors.append(await self._delete_excess(pcs, gangs, planned_gangs, PodGang))
         errors.append(await self._delete_excess(pcs, cliques, planned_cliques, PodClique))
@@ -200,6 +241,12 @@ class PodCliqueSetController:
             return max(owned_group_replicas(cfg, existing), min_available(cfg))
 
         return replicas
+
+    async def _sync_replica_once(self, pcs: PodCliqueSet, i: int, plans: list[GangPlan],
+                                 names: tuple[set[str], set[str], set[str]], inputs: Any,
+                                 *args: Any) -> None:
+        await self._sync_replica(pcs, i, plans, *args)
+        self._replica_synced[(pcs.key, i)] = (inputs, *names)
 
     async def _sync_replica(self, pcs: PodCliqueSet, i: int, plans: list[GangPlan],
                             gangs: dict[str, PodGang], cliques: dict[str, PodClique],

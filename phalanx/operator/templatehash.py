@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import weakref
 from typing import Any
 
 from phalanx.api.grove import PodCliqueSet, PodCliqueTemplateSpec
@@ -43,12 +44,23 @@ def _compute(pcs: PodCliqueSet) -> tuple[str, dict[str, str]]:
     return _digest(docs), {c.name: _digest([d]) for c, d in zip(pcs.spec.template.cliques, docs)}
 
 
+# id(template) -> (weak reference to it, its hashes). Keyed by the template object itself
+# (informer objects are replaced, never changed in place), not by (uid, generation): uids
+# repeat across embedded clusters in one process. An entry goes with its template.
+_memo: dict[int, tuple[weakref.ref[Any], tuple[str, dict[str, str]]]] = {}
+
+
 def hashes(pcs: PodCliqueSet) -> tuple[str, dict[str, str]]:
     """(generation hash, pod template hash per clique name) of a PodCliqueSet's spec.
-
-    Computed from the spec each time: a cache keyed by (uid, generation) outlives the
-    object, and uids repeat across embedded clusters in one process."""
-    return _compute(pcs)
+    Remembered per template object: the controllers ask for every replica of every reconcile."""
+    template = pcs.spec.template
+    key = id(template)
+    hit = _memo.get(key)
+    if hit is not None and hit[0]() is template:
+        return hit[1]
+    value = _compute(pcs)
+    _memo[key] = (weakref.ref(template, lambda _ref, k=key: _memo.pop(k, None)), value)
+    return value
 
 
 def generation_hash(pcs: PodCliqueSet) -> str:
