@@ -115,6 +115,8 @@ def scheduler(
 from phalanx.bench import cli as _bench_cli  # noqa: E402,F401  (registers on bench_app)
 # The differential test against kube-scheduler (phalanx/bench/kubediff/cli.py).
 from phalanx.bench.kubediff import cli as _kubediff_cli  # noqa: E402,F401  (registers on bench_app)
+# Grove's operator scale tests on a real API server (phalanx/bench/grovescale/cli.py).
+from phalanx.bench.grovescale import cli as _grovescale_cli  # noqa: E402,F401  (registers on bench_app)
 
 
 @bench_app.command("dra-fragmented")

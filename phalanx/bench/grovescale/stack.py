@@ -1,0 +1,122 @@
+"""The stack a scale scenario runs on, started once for one or several scenarios.
+
+kube-apiserver 1.36; Phalanx's CRDs; `nodes` kwok-like Nodes as Grove's scale tests expect
+(label `type=kwok`, taint `node_role.e2e.grove.nvidia.com=agent:NoSchedule`);
+kube-controller-manager, started after the CRDs (its garbage collector maps a PodClique
+owner only once discovery lists the kind, which it refreshes every 30 s; a real cluster has
+its CRDs first); the scheduler; `phalanx operator` as a process. Every client (operator,
+schedulers, kube-controller-manager, the floor) gets the same QPS and burst.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from phalanx.api.core import Taint
+from phalanx.api.crds import crds
+from phalanx.bench.kube.procstat import cpu_seconds
+from phalanx.envtest import (
+    ControlPlane,
+    PhalanxService,
+    create_nodes,
+    gpu_cluster_spec,
+    install_crds,
+    operator_config,
+    start_operator,
+    start_phalanx_scheduler,
+)
+from phalanx.envtest.ports import free_port
+
+from .scenarios import NODE_LABELS, NODE_TAINT
+
+KUBE_SCHEDULER, PHALANX_SCHEDULER = "kube-scheduler", "phalanx-scheduler"
+
+
+@dataclass(frozen=True)
+class StackConfig:
+    nodes: int = 30
+    scheduler: str = KUBE_SCHEDULER
+    qps: float = 2000.0
+    burst: int = 4000
+
+
+class ScaleStack:
+    """`with ScaleStack(cfg) as stack:` everything running; stopped on exit, also on error."""
+
+    def __init__(self, cfg: StackConfig) -> None:
+        if cfg.scheduler not in (KUBE_SCHEDULER, PHALANX_SCHEDULER):
+            raise ValueError(f"scheduler: {cfg.scheduler!r} is not {KUBE_SCHEDULER} or "
+                             f"{PHALANX_SCHEDULER}")
+        self.cfg = cfg
+        self.plane: ControlPlane | None = None
+        self.operator: PhalanxService | None = None
+        self.phalanx_scheduler: PhalanxService | None = None
+        self.nodes: list[str] = []
+
+    @property
+    def scheduler_name(self) -> str:
+        """The schedulerName the workload's pods get."""
+        return "default-scheduler" if self.cfg.scheduler == KUBE_SCHEDULER else PHALANX_SCHEDULER
+
+    def __enter__(self) -> ScaleStack:
+        cfg = self.cfg
+        self.plane = plane = ControlPlane.start()
+        try:
+            system_ns = plane.create_namespace("grove-scale-system")
+            asyncio.run(self._setup(plane))
+            plane.start_controller_manager(extra_args=[f"--kube-api-qps={cfg.qps:g}",
+                                                       f"--kube-api-burst={cfg.burst}"])
+            if cfg.scheduler == KUBE_SCHEDULER:
+                plane.start_scheduler(config={"clientConnection": {"qps": cfg.qps,
+                                                                   "burst": cfg.burst}})
+            config = operator_config(
+                probe_port=free_port(), metrics_port=free_port(), webhook_port=free_port(),
+                lease_namespace=system_ns,
+                profile_configs={"default-scheduler": {"gangScheduling": True}},
+                runtimeClientConnection={"qps": cfg.qps, "burst": cfg.burst})
+            self.operator = start_operator(plane, config=config, namespace=system_ns)
+            if cfg.scheduler == PHALANX_SCHEDULER:
+                self.phalanx_scheduler = start_phalanx_scheduler(
+                    plane, extra_args=["--qps", f"{cfg.qps:g}", "--burst", str(cfg.burst)])
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    async def _setup(self, plane: ControlPlane) -> None:
+        async with plane.client() as kube:
+            await install_crds(kube, crds())
+            spec = gpu_cluster_spec(self.cfg.nodes, name_prefix="kwok")
+            pool = spec.spec.node_pools[0]
+            pool.labels.update(NODE_LABELS)
+            pool.taints = [Taint.model_validate(NODE_TAINT)]
+            self.nodes = [n.name for n in await create_nodes(kube, spec)]
+
+    def __exit__(self, *exc: object) -> None:
+        for service in (self.phalanx_scheduler, self.operator):
+            if service is not None:
+                service.stop()
+        if self.plane is not None:
+            self.plane.stop()
+
+    def cpu_seconds(self) -> dict[str, float]:
+        """CPU seconds of each process so far."""
+        assert self.plane is not None and self.operator is not None
+        out = {"phalanx-operator": cpu_seconds(self.operator.process.pid)}
+        for name, comp in (("kube-scheduler", self.plane.scheduler),
+                           ("kube-controller-manager", self.plane.controller_manager)):
+            if comp is not None:
+                out[name] = cpu_seconds(comp.process.pid)
+        if self.phalanx_scheduler is not None:
+            out["phalanx-scheduler"] = cpu_seconds(self.phalanx_scheduler.process.pid)
+        return out
+
+    def tracebacks(self) -> list[str]:
+        return [tb for s in (self.operator, self.phalanx_scheduler) if s is not None
+                for tb in s.tracebacks()]
+
+    def client(self) -> Any:
+        assert self.plane is not None
+        return self.plane.client(qps=self.cfg.qps, burst=self.cfg.burst)
