@@ -126,6 +126,10 @@ async def run_scheduler_service(
     running: list[Any] = []  # the Scheduler while leading
     probes.readiness["informer-sync"] = cache_sync_check(
         lambda: running[0].informers.informers if running else ())
+    # Without leader election this replica schedules: not ready until its Scheduler exists
+    # (then informer-sync holds it until the caches are filled). A standby has none.
+    probes.readiness["scheduler"] = lambda: (
+        bool(running) or opts.leader_elect, "the scheduler is starting")
     server = ServiceServer(probes=probes, registry=metrics.registry, host=opts.bind_address,
                            http_port=opts.probe_port, metrics_port=opts.metrics_port)
     try:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
@@ -127,3 +128,55 @@ def test_scheduler_service_binds_and_reports_metrics(tmp_path: Path,
         not in text
     assert not [r for r in caplog.records if r.exc_info], [r.getMessage() for r in caplog.records
                                                            if r.exc_info]
+
+
+def test_scheduler_without_leader_election_is_not_ready_until_it_runs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The probe server starts before the Scheduler; a replica that does not wait for a
+    lease must not answer ready in between."""
+    import phalanx.services.scheduler as service_module
+
+    probe_port, metrics_port = free_ports(2)
+    release = asyncio.Event()
+    real = service_module.run_with_leadership
+
+    async def held(*args: Any, **kwargs: Any) -> int:
+        await release.wait()
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(service_module, "run_with_leadership", held)
+
+    async def main() -> None:
+        mem = MemoryCluster()
+        facade, runner, url = await start_facade(mem)
+        stop = asyncio.Event()
+        opts = SchedulerServiceOptions(kubeconfig=kubeconfig(tmp_path, url), leader_elect=False,
+                                       probe_port=probe_port, metrics_port=metrics_port,
+                                       bind_address="127.0.0.1")
+        service = asyncio.create_task(run_scheduler_service(opts, stop))
+        async with aiohttp.ClientSession() as http:
+            async def readyz() -> tuple[int, str]:
+                async with http.get(f"http://127.0.0.1:{probe_port}/readyz?verbose") as resp:
+                    return resp.status, await resp.text()
+
+            async def serving() -> bool:
+                try:
+                    await readyz()
+                except aiohttp.ClientError:
+                    return False
+                return True
+
+            assert await wait_for_condition(serving, timeout=30)
+            status, text = await readyz()
+            assert status == 500 and "[-]scheduler failed: the scheduler is starting" in text
+            release.set()
+
+            async def ready() -> bool:
+                return (await readyz())[0] == 200
+
+            assert await wait_for_condition(ready, timeout=30)
+        stop.set()
+        assert await asyncio.wait_for(service, 30) == 0
+        await runner.cleanup()
+
+    run_virtual(main)
