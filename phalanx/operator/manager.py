@@ -166,7 +166,8 @@ class OperatorManager:
         that are only waiting out their batch period (timers further out, such as a gang
         termination delay, do not count)."""
         loop = asyncio.get_running_loop()
-        horizon = 2 * self.tunables.status_batch_period
+        horizon = 2 * max(self.tunables.status_batch_period,
+                          self.tunables.status_report_period)
         while True:
             await self.manager.wait_idle(until=loop.time() + horizon, timeout=timeout)
             soon = loop.time() + horizon

@@ -1,7 +1,7 @@
 """PodClique status controller: replicas, readyReplicas, scheduledReplicas,
 scheduleGatedReplicas and the PodCliqueScheduled / MinAvailableBreached conditions.
 
-Pod events are batched (see `Tunables.status_batch_period`): a burst of pods of one clique
+Pod events are batched (see `Tunables.status_report_period`): a burst of pods of one clique
 being created, bound or started becomes one status write, not one per pod.
 """
 
@@ -53,7 +53,7 @@ class PodCliqueStatusController:
         self.controller = Controller("podclique-status", requeue_on_conflict(self.reconcile),
                                      workers=workers)
         c = self.controller
-        period = ctx.tunables.status_batch_period
+        period = ctx.tunables.status_report_period
         # A new PodClique's first status folds into the one for its first pods.
         enqueue_batched(c, ctx.cliques, lambda pclq: [pclq.key], period, _spec_changed)
         enqueue_batched(c, ctx.pods, map_from_label(L.LABEL_PODCLIQUE), period)

@@ -44,7 +44,7 @@ class PodCliqueSetStatusController:
                                      workers=workers)
         c = self.controller
         c.watch(ctx.pcs, predicate=lambda o, n: o.metadata.generation != n.metadata.generation)
-        period = ctx.tunables.status_batch_period
+        period = ctx.tunables.status_report_period
         by_pcs = map_from_label(L.LABEL_PART_OF)
         enqueue_batched(c, ctx.cliques, by_pcs, period, _status_changed)
         enqueue_batched(c, ctx.pcsgs, by_pcs, period, _status_changed)
