@@ -126,6 +126,10 @@ class KubeCluster:
         self._bases.put(data)
         return obj
 
+    def forget_base(self, uid: str | None) -> None:
+        """Drop the remembered server form of a deleted object."""
+        self._bases.discard(uid)
+
     def _ns(self, kind: type[Resource], namespace: str | None) -> str | None:
         return (namespace or self.default_namespace) if kind.NAMESPACED else None
 

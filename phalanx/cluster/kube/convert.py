@@ -183,34 +183,42 @@ def merge_patch(old: Any, new: Any) -> Any:
 
 
 class BaseCache:
-    """The server form (less managedFields) of recently decoded objects, by (uid,
-    resourceVersion); pruned again when used.
+    """The server form (less managedFields) of recently decoded objects, newest version per
+    uid; pruned again when used.
 
-    `update` diffs against it to build its merge patch; on a miss it reads the object once.
-    Bounded (LRU) so a large informer does not keep a second copy of everything.
-    """
+    `update` diffs against it to build its merge patch; on a miss (another version, or
+    evicted) it reads the object once. One version per object, because an update from an
+    older version is a Conflict anyway: keeping every version (as an earlier (uid,
+    resourceVersion) key did) held up to `capacity` copies of a few hot objects and grew the
+    operator by ~10 MB per scale cycle in Grove's soak test. Deleted objects are dropped.
+    Bounded (LRU) so a large informer does not keep a second copy of everything."""
 
     def __init__(self, capacity: int = 8192) -> None:
         self._capacity = capacity
-        self._items: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()
+        self._items: OrderedDict[str, tuple[str, dict[str, Any]]] = OrderedDict()
 
     def put(self, data: dict[str, Any]) -> None:
         meta = data.get("metadata") or {}
         uid, rv = meta.get("uid"), meta.get("resourceVersion")
         if not uid or not rv:
             return
-        self._items[(uid, rv)] = data
-        self._items.move_to_end((uid, rv))
+        self._items[uid] = (rv, data)
+        self._items.move_to_end(uid)
         while len(self._items) > self._capacity:
             self._items.popitem(last=False)
 
     def get(self, uid: str | None, rv: str | None) -> dict[str, Any] | None:
         if not uid or not rv:
             return None
-        found = self._items.get((uid, rv))
-        if found is not None:
-            self._items.move_to_end((uid, rv))
-        return found
+        found = self._items.get(uid)
+        if found is None or found[0] != rv:
+            return None
+        self._items.move_to_end(uid)
+        return found[1]
+
+    def discard(self, uid: str | None) -> None:
+        if uid:
+            self._items.pop(uid, None)
 
     def __len__(self) -> int:
         return len(self._items)

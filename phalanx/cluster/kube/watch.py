@@ -92,7 +92,10 @@ async def watch_events(
                     if event_type not in ("ADDED", "MODIFIED", "DELETED"):
                         continue
                     delivered = True
-                    yield WatchEvent(type=event_type, object=cluster.decode(kind, obj))
+                    decoded = cluster.decode(kind, obj)
+                    if event_type == "DELETED":  # no update can follow: keep no base for it
+                        cluster.forget_base(decoded.metadata.uid)
+                    yield WatchEvent(type=event_type, object=decoded)
         except BaseException as err:
             _established()  # never leave writers waiting on a watch that failed
             if not isinstance(err, ServiceUnavailable):

@@ -110,6 +110,16 @@ def test_base_cache_is_bounded_lru() -> None:
     assert len(cache) == 2
 
 
+def test_base_cache_keeps_one_version_per_object_and_forgets_deleted_ones() -> None:
+    cache = BaseCache(capacity=10)
+    for rv in range(1, 6):  # five versions of one object: only the newest is kept
+        cache.put({"metadata": {"uid": "u", "resourceVersion": str(rv)}})
+    assert len(cache) == 1
+    assert cache.get("u", "4") is None and cache.get("u", "5") is not None
+    cache.discard("u")
+    assert cache.get("u", "5") is None and len(cache) == 0
+
+
 def test_a_decoded_model_shares_no_container_with_the_servers_json() -> None:
     # KubeCluster.decode caches the server's JSON as the merge-patch base and hands out a
     # model of the pruned form: they must be independent, opaque dicts included (pydantic
