@@ -88,6 +88,10 @@ class PodGangSpec(KubeModel):
 
 class PodGangStatus(KubeModel):
     model_config = _required("phase")
+    # Grove's CRD requires status.phase: any status write to a PodGang that has none yet
+    # (its controller has not written one) must carry one, and a gang nobody has reported
+    # on is Pending.
+    INITIAL_PHASE: ClassVar[str] = "Pending"
 
     # Grove's CRD has no enum: the values are its constants, checked in Python only.
     phase: PodGangPhase | None = Field(default=None, json_schema_extra=python_only("enum"))

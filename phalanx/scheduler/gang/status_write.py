@@ -114,6 +114,9 @@ class ConditionWriter:
             if not set_status_condition(obj, type_, status, reason, message,
                                         client.clock.now_dt(), generation):
                 return True
+            initial = getattr(obj.status, "INITIAL_PHASE", None)
+            if initial is not None and obj.status.phase is None:  # required by the schema
+                obj.status.phase = initial
             try:
                 await write_status(client, obj)
             except Conflict:

@@ -122,3 +122,22 @@ def test_a_transient_failure_asks_to_be_tried_again() -> None:
         assert (writer.writes, writer.refusals) == (0, 0)
 
     run_virtual(main)
+
+
+def test_a_podgang_without_a_phase_gets_pending_with_the_condition() -> None:
+    """Grove's PodGang CRD requires status.phase: a condition written before the operator's
+    first status write must carry one, or the API server refuses the whole write."""
+    from phalanx.api.podgang import PodGang
+
+    async def main() -> None:
+        client = MemoryCluster()
+        await client.create(PodGang.model_validate({
+            "metadata": {"name": "g", "namespace": "default"},
+            "spec": {"podgroups": [{"name": "a", "minReplicas": 1, "podReferences": []}]}}))
+        writer = ConditionWriter()
+        assert await writer.write(client, _ref(PodGang), TYPE, False, "Unschedulable", "no room")
+        live = await client.get(PodGang, "g", "default")
+        assert live.status.phase == "Pending"
+        assert [c.type for c in live.status.conditions] == [TYPE]
+
+    run_virtual(main)
