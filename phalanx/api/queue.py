@@ -134,4 +134,10 @@ def queue_dict(name: str, *, parent: str | None = None, priority: int | None = N
             "spec": spec}
 
 
+def unlimited_queue(name: str, *, parent: str | None = None) -> Queue:
+    """A queue with no quota and no limit on anything (KAI's `default` queue shape)."""
+    free = {"quota": UNLIMITED, "limit": UNLIMITED, "overQuotaWeight": 1}
+    return Queue.model_validate(queue_dict(name, parent=parent, gpu=free, cpu=free, memory=free))
+
+
 _registry.register(Queue)

@@ -53,7 +53,8 @@ def missing_plugins() -> tuple[str, ...]:
 
 @cache
 def scheduler_capabilities() -> frozenset[Capability]:
-    lacking = {Capability.QUEUES}  # no queues, quotas or fair share yet
+    # Queues: KAI Queues read natively (QueueCapacity, QueueReclaim in the default profile).
+    lacking: set[Capability] = set()
     missing = missing_plugins()
     if podfields.DYNAMIC_RESOURCES in missing:
         lacking.add(Capability.DYNAMIC_RESOURCES)

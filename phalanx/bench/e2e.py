@@ -30,7 +30,7 @@ from .gctune import tuned_gc
 from .results import percentiles
 from .stack import EmbeddedStack
 from .tracker import PodTracker
-from .workload import ALL_SCHEDULERS, gpu_cluster, job_podcliqueset
+from .workload import ALL_SCHEDULERS, gpu_cluster, job_podcliqueset, scheduler_queues
 
 
 @dataclass(slots=True)
@@ -149,6 +149,8 @@ def run_e2e_bench(cfg: E2EConfig) -> dict[str, Any]:
         clock = _Clock(tracker, pods, cfg.pods_per_pcs, stack.cluster.stats)
         jobs = [job_podcliqueset(f"job-{i:05d}", cfg.pods_per_pcs, cfg.gpus_per_pod,
                                  scheduler=names[i % len(names)]) for i in range(n_pcs)]
+        for queue in scheduler_queues(names):
+            await stack.cluster.create(queue)
         setup_s = time.perf_counter() - t_setup
         cluster = stack.cluster
         cluster.stats.reset()

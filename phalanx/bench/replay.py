@@ -47,7 +47,7 @@ from .roomwait import pod_gpus as _pod_gpus
 from .stack import EmbeddedStack
 from .trace import TraceJob
 from .tracker import PcsPods, PodTracker
-from .workload import GPUS_PER_NODE, gpu_cluster, job_podcliqueset
+from .workload import GPUS_PER_NODE, gpu_cluster, job_podcliqueset, scheduler_queues
 
 TIMELINE_POINTS = 48
 
@@ -193,6 +193,8 @@ def replay_trace(jobs: list[TraceJob], cfg: ReplayConfig) -> dict[str, Any]:
                 except ApiError as err:
                     raise RuntimeError(f"job {job.job_id}: {err}") from None
 
+        for queue in scheduler_queues([cfg.scheduler]):
+            await stack.cluster.create(queue)
         submitter = asyncio.create_task(submit_all(), name="trace-submit")
         if not fits:
             all_done.set()

@@ -20,6 +20,7 @@ from phalanx.api.grove import (
     PodCliqueSpec,
     PodCliqueTemplateSpec,
 )
+from phalanx.api.queue import Queue, unlimited_queue
 from phalanx.sim.clusterspec import (
     GPU,
     ClusterSpec,
@@ -116,6 +117,11 @@ def leader_workers_podcliqueset(name: str, *, replicas: int = 1, workers: int = 
 def scheduler_labels(scheduler: str) -> dict[str, str]:
     """What a PodCliqueSet needs for its scheduler: KAI schedules only pods of a queue."""
     return {labels.LABEL_KAI_QUEUE: "default"} if scheduler == labels.SCHEDULER_KAI else {}
+
+
+def scheduler_queues(schedulers: list[str]) -> list[Queue]:
+    """The queues those labels name, to create first (admission refuses a missing queue)."""
+    return [unlimited_queue("default")] if labels.SCHEDULER_KAI in schedulers else []
 
 
 def _pod_spec(scheduler: str, gpus_per_pod: int) -> PodSpec:

@@ -22,6 +22,7 @@ from phalanx.api.errors import FieldError
 
 from phalanx.ports import SCHEDULER_METRICS_PORT, SCHEDULER_PROBE_PORT
 
+from .kai_queue import queue_crd, queue_rules
 from .rbac import namespaced_rules, operator_rules, scheduler_rules
 
 APP = "phalanx"
@@ -106,6 +107,8 @@ def _container(opts: InstallOptions, component: str, args: list[str],
             {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
             {"name": "POD_NAMESPACE",
              "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
+            # The operator's grove-initc runs this same image (operator/startupwaiter.py).
+            {"name": "PHALANX_STARTUP_WAITER_IMAGE", "value": opts.image},
         ],
         "ports": [{"name": n, "containerPort": p, "protocol": "TCP"} for n, p in ports.items()],
         "livenessProbe": {"httpGet": {"path": "/healthz", "port": probe_port},
@@ -199,6 +202,8 @@ def install_manifests(opts: InstallOptions | None = None) -> list[dict[str, Any]
         {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(ns, "namespace")},
         *crds(),
     ]
+    if opts.scheduler:  # phalanx-scheduler reads KAI's Queues natively
+        docs.append(queue_crd())
     for component in ("operator", *(["scheduler"] if opts.scheduler else [])):
         docs.append({"apiVersion": "v1", "kind": "ServiceAccount",
                      "metadata": _meta(component_account(component), component, ns)})
@@ -221,7 +226,8 @@ def install_manifests(opts: InstallOptions | None = None) -> list[dict[str, Any]
     if opts.scheduler:
         docs += _role_pair(SCHEDULER, "scheduler", ns,
                            # Services: PodTopologySpread's default constraints select by them
-                           scheduler_rules(PodGang, [], [*topologies, Service]), cluster=True)
+                           scheduler_rules(PodGang, queue_rules(), [*topologies, Service]),
+                           cluster=True)
         docs += _role_pair(SCHEDULER, "scheduler", ns, namespaced_rules(secret=None),
                            cluster=False)
 

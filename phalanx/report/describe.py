@@ -17,6 +17,7 @@ from phalanx.sim.record import RunRecord
 from .explain import NotInRun, aligned, conditions_table, events_table, explain_pod, explain_podgang
 from .format import fmt_bytes, fmt_cores, fmt_duration, hostlist
 from .kubeyaml import kubectl_yaml
+from .queues import shares_section
 from .summary import summarize
 
 _LABEL_OWNERS = {  # kind -> the label its dependants carry with its name
@@ -187,6 +188,8 @@ def describe(record: RunRecord, kind: str, name: str) -> str:
         lines += _node_section(record, name)
     elif k == "PodCliqueSet":
         lines += _summary_section(record, k, name)
+    elif k == "Queue":
+        lines += _spec_status(o) + shares_section(o)
     else:
         shown = dict(o)
         if isinstance(shown.get("status"), dict) and "conditions" in shown["status"]:

@@ -21,6 +21,7 @@ from typing import Any
 from phalanx.api.quantity import format_quantity, parse_quantity
 
 from .format import fmt_duration
+from .queues import queue_rows
 
 GPU = "nvidia.com/gpu"
 
@@ -69,6 +70,8 @@ def object_rows(kind: str, cls: Any, items: list[dict[str, Any]], now: datetime 
         head, rows = _pod_rows(items, now, opts.wide)
     elif base == "Node":
         head, rows = _node_rows(items, now, opts.wide)
+    elif base == "Queue":  # queues.py: allocated, deserved, fair share, limit
+        head, rows = queue_rows(items, [age(o, now) for o in items], opts.wide)
     else:
         head, rows = _printer_column_rows(cls, items, now)
     if opts.with_kind:

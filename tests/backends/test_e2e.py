@@ -15,6 +15,7 @@ from phalanx.api.core import PriorityClass
 from phalanx.api.config import OperatorConfiguration
 from phalanx.api.grove import PodCliqueSet, PodGang
 from phalanx.api.pod import Pod
+from phalanx.api.queue import unlimited_queue
 from phalanx.api.schedulerplugins import POD_GROUP_LABEL, SchedulerPluginsPodGroup
 from phalanx.api.scheduling import GANG_OBJECT_KINDS
 from phalanx.api.workloads import WORKLOAD_KINDS
@@ -126,6 +127,8 @@ def test_each_backend_writes_exactly_what_its_scheduler_needs(
         async with OperatorManager(cluster, op_config) as op:
             backend = op.registry.get(profile)
             queue = "team-a" if profile == "kai-scheduler" else None  # KAI needs one
+            if queue:  # that exists (admission refuses a PodCliqueSet naming a missing one)
+                await cluster.create(unlimited_queue(queue))
             pcs = s.pcs(backend.scheduler_name, queue=queue)
             await cluster.create(pcs)
             await op.wait_idle()

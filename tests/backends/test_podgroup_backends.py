@@ -9,7 +9,6 @@ import pytest
 
 from phalanx.api import labels
 from phalanx.api.scheduling import CoschedulingPodGroup, KaiPodGroup, VolcanoPodGroup
-from phalanx.backends.base import Capability
 from phalanx.backends.kai import KaiBackend, KaiBackendConfig
 from phalanx.backends.koordinator import KoordinatorBackend, KoordinatorBackendConfig
 from phalanx.backends.phalanx_scheduler import PhalanxBackend, PhalanxBackendConfig
@@ -297,8 +296,8 @@ def test_phalanx_backend_writes_nothing_and_reports_only_what_it_lacks() -> None
         topo = {"packDomain": "zone"}
         issues = backend.validate_podcliqueset(
             s.pcs("phalanx-scheduler", queue="q", topologyConstraint=topo))
-        # Topology is honoured; queues are not (yet), and a queue is only a preference.
-        assert [(i.feature, i.best_effort) for i in issues] == [(Capability.QUEUES, True)]
+        # Topology and queues (KAI Queues, issue 26) are both honoured.
+        assert issues == []
 
     run_virtual(main)
 

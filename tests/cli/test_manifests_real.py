@@ -68,7 +68,7 @@ def test_kubectl_client_side_validation(own_plane, stream):
 
 def test_the_install_applies_with_strict_field_validation(own_plane, stream):
     docs = [d for d in yaml.safe_load_all(stream) if d]
-    assert len(docs) == 23  # six CRDs: Grove's five and the legacy ClusterTopology
+    assert len(docs) == 24  # seven CRDs: Grove's five, the legacy ClusterTopology, KAI's Queue
 
     async def body(kube):
         first = await apply_documents(kube, docs)

@@ -83,6 +83,15 @@ def test_a_real_runs_report_renders_in_headless_chromium(tmp_path_factory, tmp_p
 
 
 NO_SCHEDULER_NAME = """
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: test}
+spec:
+  resources:
+    gpu: {quota: -1, limit: -1, overQuotaWeight: 1}
+    cpu: {quota: -1, limit: -1, overQuotaWeight: 1}
+    memory: {quota: -1, limit: -1, overQuotaWeight: 1}
+---
 apiVersion: grove.io/v1alpha1
 kind: PodCliqueSet
 metadata: {name: plain}

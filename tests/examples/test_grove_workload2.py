@@ -42,6 +42,15 @@ spec:
   - {{at: 5m, nodeUp: {{node: agent-003}}}}
   - {{at: 6m, nodeUp: {{node: agent-004}}}}
 ---
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {{name: test}}
+spec:
+  resources:
+    gpu: {{quota: -1, limit: -1, overQuotaWeight: 1}}
+    cpu: {{quota: -1, limit: -1, overQuotaWeight: 1}}
+    memory: {{quota: -1, limit: -1, overQuotaWeight: 1}}
+---
 apiVersion: grove.io/v1alpha1
 kind: PodCliqueSet
 metadata: {{name: workload2, labels: {{kai.scheduler/queue: test}}}}

@@ -132,7 +132,9 @@ def run_e2e(tmp: Path, workload: str | list[str], *, nodes: int,
             grove_topology: bool = True, until: str | None = None) -> Run:
     """Grove's workload file(s) from ./yaml (or inline documents in `extra`) on an
     `nodes`-node e2e cluster, with the Scenario `steps`."""
-    files = [FIXTURES / w for w in ([workload] if isinstance(workload, str) else workload)]
+    # Grove's e2e setup applies its KAI queues (queues.yaml) before any workload.
+    names = [workload] if isinstance(workload, str) else list(workload)
+    files = [FIXTURES / w for w in ["queues.yaml", *(w for w in names if w != "queues.yaml")]]
     docs: list[dict[str, Any]] = [cluster_spec(nodes), OPERATOR_CONFIG]
     if grove_topology:
         docs.append(cluster_topology())

@@ -34,6 +34,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from . import kai
 from .harness import (
@@ -474,7 +475,7 @@ def _refusal(objs: list[dict]) -> str | None:
     from phalanx.cluster.memory import MemoryCluster
     from phalanx.operator.admission import install_admission
 
-    from .harness import OPERATOR_CONFIG
+    from .harness import FIXTURES, OPERATOR_CONFIG
 
     async def main() -> str | None:
         import phalanx.backends  # noqa: F401  (registers the backends)
@@ -483,6 +484,8 @@ def _refusal(objs: list[dict]) -> str | None:
         cfg = load_operator_config(OPERATOR_CONFIG)
         install_admission(cluster, BackendRegistry.from_config(cfg), topology_aware=True)
         await cluster.create(from_dict(cluster_topology()))
+        for queue in yaml.safe_load_all((FIXTURES / "queues.yaml").read_text()):
+            await cluster.create(from_dict(queue))  # Grove's e2e setup applies its queues
         try:
             for obj in objs:
                 await cluster.create(from_dict(obj))

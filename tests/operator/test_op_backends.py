@@ -13,6 +13,7 @@ from phalanx.api import labels as L
 from phalanx.api.config import OperatorConfiguration, SchedulerConfiguration, SchedulerProfile
 from phalanx.api.core import Event, Pod
 from phalanx.api.grove import PodCliqueSet, PodGang
+from phalanx.api.queue import unlimited_queue
 from phalanx.backends import known_backends
 from phalanx.backends.base import Capability, MismatchPolicy, SyncPending, ValidationIssue
 from phalanx.backends.registry import BackendRegistry
@@ -198,7 +199,8 @@ def test_every_backend_end_to_end(profile: str) -> None:
         backend = env.op.registry.get(profile)
         pcs = make_pcs("e2e", [("a", 2), ("b", 1)], scheduler=backend.scheduler_name,
                        groups=[("g", ["b"], 2, 1)])
-        if profile == "kai-scheduler":  # KAI schedules only pods of a queue
+        if profile == "kai-scheduler":  # KAI schedules only pods of a queue (which exists)
+            await env.cluster.create(unlimited_queue("default-queue"))
             pcs.metadata.labels[L.LABEL_KAI_QUEUE] = "default-queue"
         await env.create(pcs)
         await env.settle()
@@ -211,7 +213,7 @@ def test_every_backend_end_to_end(profile: str) -> None:
         assert all(p.spec.scheduler_name == backend.scheduler_name for p in pods)
         assert all(p.metadata.labels[L.LABEL_PODGANG] for p in pods)
         ours = {"PodCliqueSet", "PodClique", "PodCliqueScalingGroup", "PodGang", "Pod", "Node",
-                "Event"}
+                "Event", "Queue"}
         await env.cluster.delete(PodCliqueSet, "e2e", NS)
         await env.settle()
         await asyncio.sleep(0)
@@ -244,6 +246,7 @@ def test_unset_scheduler_name_means_the_default_profile(profile: str) -> None:
         assert "schedulerName" not in pcs.to_dict()["spec"]["template"]["cliques"][0]["spec"][
             "podSpec"]
         if profile == "kai-scheduler":
+            await env.cluster.create(unlimited_queue("default-queue"))
             pcs.spec.template.cliques[0].labels = {L.LABEL_KAI_QUEUE: "default-queue"}
         await env.create(pcs)
         await env.settle()

@@ -17,7 +17,12 @@ from phalanx.api.core import Pod
 from phalanx.api.grove import PodClique, PodCliqueSet, PodGang
 from phalanx.bench.stack import Connect, EmbeddedStack
 from phalanx.bench.tracker import PodTracker
-from phalanx.bench.workload import ALL_SCHEDULERS, gpu_cluster, job_podcliqueset
+from phalanx.bench.workload import (
+    ALL_SCHEDULERS,
+    gpu_cluster,
+    job_podcliqueset,
+    scheduler_queues,
+)
 from phalanx.cluster.client import Conflict, ServerError
 from phalanx.cluster.clock import run_virtual, wait_for_condition
 from phalanx.cluster.memory import MemoryCluster
@@ -91,6 +96,8 @@ async def converge_under_faults(cluster: MemoryCluster, gangs: int, rates: dict[
     t0 = loop.time()
 
     names = [f"gang-{i:05d}" for i in range(gangs)]
+    for queue in scheduler_queues(list(ALL_SCHEDULERS)):  # KAI's pods name one
+        await create_retrying(cluster, queue)
     for i, name in enumerate(names):
         await create_retrying(cluster, job_podcliqueset(
             name, PODS_PER_GANG, 0, scheduler=ALL_SCHEDULERS[i % len(ALL_SCHEDULERS)]))

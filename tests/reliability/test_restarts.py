@@ -32,6 +32,7 @@ from phalanx.bench.workload import (
     gpu_cluster,
     job_podcliqueset,
     leader_workers_podcliqueset,
+    scheduler_queues,
 )
 from phalanx.cluster.client import Conflict, ServerError
 from phalanx.cluster.clock import run_virtual
@@ -78,6 +79,8 @@ def workload(seed: int) -> list[PodCliqueSet]:
 
 
 async def _submit(stack: EmbeddedStack, jobs: list[PodCliqueSet]) -> None:
+    for queue in scheduler_queues(list(ALL_SCHEDULERS)):  # KAI's pods name one
+        await create_retrying(stack.cluster, queue)
     for pcs in jobs:
         await create_retrying(stack.cluster, pcs)
         await asyncio.sleep(SUBMIT_EVERY)

@@ -82,6 +82,7 @@ class QueueStatusWriter:
         self._timer: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
         self._written: dict[str, tuple[dict[str, Any], str]] = {}
+        self._again = False  # a change arrived while a pass was writing
         self.writes = 0
         runtime.listeners.append(self._changed)
 
@@ -106,12 +107,21 @@ class QueueStatusWriter:
     def _fire(self) -> None:
         self._timer = None
         if self._task is None or self._task.done():
-            self._task = asyncio.get_running_loop().create_task(self.flush(),
+            self._task = asyncio.get_running_loop().create_task(self._flush_and_follow(),
                                                                 name="queue-status")
+        else:  # a pass is writing: what changed since it read the shares needs another
+            self._again = True
 
-    async def flush(self) -> None:
-        """Write every queue whose numbers changed since the last write."""
+    async def _flush_and_follow(self) -> None:
+        self._again = False
+        if not await self.flush() or self._again:
+            self._changed("retry")  # a failed write or a change during the pass: once more
+
+    async def flush(self) -> bool:
+        """Write every queue whose numbers changed since the last write; False when a
+        write failed (the caller tries again after the interval)."""
         shares = self.runtime.shares()
+        ok = True
         for name, q in shares.items():
             status, fair = status_of(q), fair_share_of(q)
             if self._written.get(name) == (status, fair):
@@ -124,9 +134,11 @@ class QueueStatusWriter:
                 continue
             except ApiError as exc:
                 log.debug("status of queue %s not written: %s", name, exc)
+                ok = False
                 continue
             self._written[name] = (status, fair)
             self.writes += 1
+        return ok
 
     def stop(self) -> None:
         if self._timer is not None:

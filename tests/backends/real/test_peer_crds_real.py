@@ -38,6 +38,7 @@ import pytest
 from phalanx.api import labels as L
 from phalanx.api.grove import ClusterTopologyBinding, PodCliqueSet, PodGang
 from phalanx.api.kai_topology import KaiTopology
+from phalanx.api.queue import unlimited_queue
 from phalanx.api.koordinator_topology import ClusterNetworkTopology
 from phalanx.api.pod import Pod
 from phalanx.api.schedulerplugins import POD_GROUP_LABEL, SchedulerPluginsPodGroup
@@ -322,6 +323,8 @@ def test_a_backend_runs_a_gang_on_its_peers_own_crds(peer_plane: ControlPlane, p
 
     async def body() -> None:
         async with plane.client() as kube:
+            if peer.name == "kai":  # a PodCliqueSet may name only an existing queue
+                await kube.create(unlimited_queue(KAI_QUEUE))
             await kube.create(pcs(peer, ns))
             async with running_kubelet(kube):
                 pods, gangs = await _running(kube, ns)

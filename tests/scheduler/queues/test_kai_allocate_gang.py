@@ -1,0 +1,25 @@
+"""KAI's TestHandleGangAllocation (NVIDIA/KAI-Scheduler
+pkg/scheduler/actions/allocate/allocateGang_test.go): its 6 scenario rows run on the embedded
+cluster with Phalanx's scheduler (kai_scenario.py says how a row becomes a cluster and how KAI's
+job states are compared), one case per row, ids = KAI's row names.
+
+Rows that cannot be expressed here, and why:
+- "Pipeline if resource aren't currently allocatable": a task already Releasing (terminating) when
+  the row starts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from .kai_cases import cases, run_and_check
+
+TABLE = "ALLOCATE_GANG"
+KNOWN_FAILURES: dict[str, str] = {}
+
+
+@pytest.mark.parametrize("row", cases(TABLE, KNOWN_FAILURES))
+def test_handle_gang_allocation(row: dict[str, Any]) -> None:
+    run_and_check(TABLE, row)

@@ -1,0 +1,23 @@
+"""KAI's TestHandleGangReclaim (NVIDIA/KAI-Scheduler
+pkg/scheduler/actions/reclaim/reclaimGang_test.go): its 5 scenario rows run on the embedded cluster
+with Phalanx's scheduler (kai_scenario.py says how a row becomes a cluster and how KAI's job states
+are compared), one case per row, ids = KAI's row names.
+
+Every row is ported.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from .kai_cases import cases, run_and_check
+
+TABLE = "RECLAIM_GANG"
+KNOWN_FAILURES: dict[str, str] = {}
+
+
+@pytest.mark.parametrize("row", cases(TABLE, KNOWN_FAILURES))
+def test_handle_gang_reclaim(row: dict[str, Any]) -> None:
+    run_and_check(TABLE, row)
