@@ -10,6 +10,7 @@ Construct in Python with snake_case, load with `Model.model_validate(dict)` or
 
 from . import labels, registry
 from .autoscaling import HorizontalPodAutoscaler
+from .rbac import Role, RoleBinding, Secret, ServiceAccount
 from .base import (
     Condition,
     KubeModel,
@@ -144,7 +145,7 @@ __all__ = [
     "RuntimeClass",
     "SchedulerConfiguration",
     "SchedulerProfile",
-    "Service", "HorizontalPodAutoscaler",
+    "Service", "HorizontalPodAutoscaler", "ServiceAccount", "Secret", "Role", "RoleBinding",
     "StorageClass",
     "Taint",
     "Toleration",

@@ -21,6 +21,7 @@ from phalanx.cli import get as _get  # noqa: F401,E402
 from phalanx.cli import tools as _tools  # noqa: F401,E402
 from phalanx.cli import services as _services  # noqa: F401,E402
 from phalanx.cli import bench as _bench  # noqa: F401,E402
+from phalanx.cli import startup_wait as _startup_wait  # noqa: F401,E402
 
 
 def main() -> None:

@@ -35,7 +35,14 @@ def validate_meta(obj: Resource) -> None:
     """Name, namespace, labels and annotations' total size as the API server validates them."""
     m, kind = obj.metadata, obj.KIND
     name = m.name or ""
-    if len(name) > 253 or not _NAME_RE.match(name):
+    if getattr(type(obj), "PATH_SEGMENT_NAME", False):
+        # RBAC kinds: any name usable as a URL path segment (ValidateRBACName), e.g.
+        # `grove.io:pcs:<name>`.
+        if not name or name in (".", "..") or "/" in name or "%" in name:
+            raise Invalid(f'{kind} "{name}" is invalid: metadata.name: must be a non-empty '
+                          "path segment (not '.' or '..', no '/' or '%')",
+                          kind=kind, name=name, field="metadata.name")
+    elif len(name) > 253 or not _NAME_RE.match(name):
         raise Invalid(f'{kind} "{name}" is invalid: metadata.name: must be a lowercase RFC '
                       "1123 subdomain (a-z, 0-9, '-', '.'; at most 253 characters)",
                       kind=kind, name=name, field="metadata.name")

@@ -5,7 +5,9 @@ exactly the scheduler objects of the backends enabled in its OperatorConfigurati
 (`phalanx.backends.rbac.rbac_rules`): an operator configured only for kube-scheduler has no
 permission on KAI or Volcano objects. The scheduler reads pods, nodes and PodGangs and may
 bind, evict (preemption) and report status; nothing else. Leases and the webhook certificate
-Secret are namespaced Roles in the install namespace only.
+Secret are namespaced Roles in the install namespace only. As Grove's, the operator may also
+write ServiceAccounts, Secrets, Roles and RoleBindings in any namespace: each PodCliqueSet's
+startup waiter gets its own (pods read-only) identity next to it.
 """
 
 from __future__ import annotations
@@ -53,6 +55,13 @@ def operator_rules(
         {"apiGroups": ["autoscaling"], "resources": ["horizontalpodautoscalers"],
          "verbs": WRITE},  # one per autoscaled clique / scaling group (operator/hpa.py)
         {"apiGroups": [""], "resources": ["nodes", "namespaces"], "verbs": READ},
+        # The startup waiter's identity per PodCliqueSet (operator/serviceaccount.py,
+        # satokensecret.py, role.py, rolebinding.py), as Grove's operator has.
+        {"apiGroups": [""], "resources": ["secrets", "serviceaccounts"], "verbs": WRITE},
+        # Held so the operator may grant it in those Roles (RBAC's escalation check).
+        {"apiGroups": [""], "resources": ["pods/status"], "verbs": READ},
+        {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["rolebindings", "roles"],
+         "verbs": WRITE},
         # resource sharing (operator/resourceclaim.py) and auto-MNNVL (computedomain.py)
         {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims"], "verbs": WRITE},
         {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaimtemplates"],

@@ -23,7 +23,7 @@ from phalanx.api.grove import (
     TopologyConstraintGroupConfig,
 )
 
-from . import computedomain, headless_service, naming, resourceclaim, templatehash
+from . import computedomain, headless_service, naming, resourceclaim, startupwaiter, templatehash
 from .plan import CliquePlan, DomainKey, GangPlan, min_available, pack_constraint, template_replicas
 
 
@@ -206,6 +206,9 @@ class PodFactory:
         spec["schedulingGates"] = [*gates, {"name": L.GATE_PODGANG_PENDING_CREATION}]
         spec["subdomain"] = headless_service.service_name(self.pcs, self.replica)
         prepend_env(spec, grove_env(pclq, self.pcs, self.replica, group_pods))
+        # After the env, as Grove: the waiter gets none of the GROVE_ variables.
+        startupwaiter.inject(spec, self.pcs, naming.parse_starts_after(
+            m.annotations.get(naming.ANNOTATION_STARTS_AFTER)))
         self.spec = spec
 
     def __call__(self, index: int) -> Pod:

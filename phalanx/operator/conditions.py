@@ -36,6 +36,12 @@ REASON_PCSG_INSUFFICIENT_SCHEDULED = "InsufficientScheduledPodCliqueScalingGroup
 REASON_PCSG_INSUFFICIENT_AVAILABLE = "InsufficientAvailablePodCliqueScalingGroupReplicas"
 REASON_PCSG_SUFFICIENT_AVAILABLE = "SufficientAvailablePodCliqueScalingGroupReplicas"
 
+# PodCliqueScalingGroup: its PodCliques were deleted by a PodCliqueSet-replica gang
+# termination that is still recovering (Grove's, set by gangtermination.py, cleared by the
+# scaling group's status once it has minAvailable healthy replicas again).
+GANG_TERMINATION_IN_PROGRESS = "GangTerminationInProgress"
+REASON_GANG_TERMINATION_ACTIVE = "GangTerminationActive"
+
 # PodGang: the backend controller's record that the scheduler objects exist.
 BACKEND_SYNCED = "BackendSynced"
 REASON_SYNCED = "Synced"

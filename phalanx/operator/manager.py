@@ -17,6 +17,10 @@ Controllers (one module each; workers from `config.controllers`):
     podcliqueset-update   generation hash, update progress, replica-at-a-time updates
     headless-service      one headless Service per PodCliqueSet replica
     hpa                   a HorizontalPodAutoscaler per autoscaled clique / scaling group
+    pcs-serviceaccount,   the startup waiter's identity, one each per PodCliqueSet:
+    pcs-satokensecret,    ServiceAccount, its token Secret, a pods-read-only Role and the
+    pcs-role,             RoleBinding (Grove's grove-initc; startupwaiter.py)
+    pcs-rolebinding
     resourceclaim         ResourceClaims shared by resourceSharing (resourceclaim.py)
     computedomain         auto-MNNVL ComputeDomains (only with network.autoMNNVLEnabled;
                           start() refuses to run when the server serves no ComputeDomain)
@@ -46,6 +50,11 @@ from .errors import StatusErrorReporter
 from .gangtermination import GangTerminationController
 from .headless_service import HeadlessServiceController
 from .hpa import HPAController
+from .pcs_component import PodCliqueSetComponentController
+from .role import ROLE
+from .rolebinding import ROLE_BINDING
+from .satokensecret import TOKEN_SECRET
+from .serviceaccount import SERVICE_ACCOUNT
 from .podclique import PodCliqueController
 from .podclique_status import PodCliqueStatusController
 from .podcliqueset import PodCliqueSetController
@@ -99,6 +108,8 @@ class OperatorManager:
         self.cluster_topology = ClusterTopologyController(ctx)
         self.headless_service = HeadlessServiceController(ctx)
         self.hpa = HPAController(ctx)
+        self.waiter_identity = [PodCliqueSetComponentController(ctx, c) for c in (
+            SERVICE_ACCOUNT, TOKEN_SECRET, ROLE, ROLE_BINDING)]
         self.resource_claims = ResourceClaimController(ctx)
         # Only with network.autoMNNVLEnabled: a server without the CRD serves no such kind.
         self.compute_domains = (ComputeDomainController(ctx)
@@ -111,6 +122,7 @@ class OperatorManager:
             self.update: (PodCliqueSet, ctx.pcs),
             self.headless_service: (PodCliqueSet, ctx.pcs),
             self.hpa: (PodCliqueSet, ctx.pcs),
+            **{c: (PodCliqueSet, ctx.pcs) for c in self.waiter_identity},
             self.resource_claims: (PodCliqueSet, ctx.pcs),
             **({self.compute_domains: (PodCliqueSet, ctx.pcs)}
                if self.compute_domains is not None else {}),
@@ -131,7 +143,8 @@ class OperatorManager:
             self.podcliqueset, self.podcliqueset_status, self.scalinggroup, self.podclique,
             self.podclique_status, self.podgang, self.backend, self.gang_termination,
             self.update,
-            self.cluster_topology, self.headless_service, self.hpa, self.resource_claims,
+            self.cluster_topology, self.headless_service, self.hpa, *self.waiter_identity,
+            self.resource_claims,
             *((self.compute_domains,) if self.compute_domains is not None else ()))]
 
     async def start(self) -> None:

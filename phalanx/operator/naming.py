@@ -20,9 +20,10 @@ from __future__ import annotations
 
 from phalanx.api import labels as L
 
-# Pod annotation read by the simulated kubelet (and by anything that replaces Grove's
-# grove-initc init container): "<podclique>:<minAvailable>,..." -- the pod must not start
-# until each named PodClique has at least that many Ready pods.
+# PodClique (and pod) annotation: "<podclique>:<minAvailable>,..." -- the pods must not
+# start until each named PodClique has at least that many Ready pods. The pods' grove-initc
+# init container carries the same list (startupwaiter.py); the simulated kubelet reads it
+# from there and falls back to this annotation for pods without one.
 ANNOTATION_STARTS_AFTER = "grove.io/starts-after"
 
 # On a PodCliqueScalingGroup: the template `replicas` it was last given. The object owns its

@@ -11,10 +11,13 @@ What it does, as a kubelet would:
 - a pod bound to a Ready node (spec.nodeName) becomes `Running` with conditions
   Initialized, ContainersReady and Ready True, `start_delay` seconds after it could start
   (one status write per pod);
-- startup order: a pod with the annotation `grove.io/starts-after: "<podclique>:<n>,..."`
-  (written by the operator in place of Grove's grove-initc init container) stays Pending,
+- startup order: a pod whose grove-initc init container (`phalanx startup-wait
+  --podcliques=<podclique>:<n> ...`, injected by the operator) would wait stays Pending,
   condition Initialized=False (reason WaitingForStartupDependencies), until each named
-  PodClique has at least n Ready pods; only then does its start delay begin;
+  PodClique has at least n Ready pods; only then does its start delay begin. What the
+  waiter waits for and what counts as Ready come from phalanx.operator.startupwaiter, the
+  same code the real init container runs (a pod without the init container may carry the
+  `grove.io/starts-after` annotation instead);
 - pods on a node that is deleted, missing or NotReady are marked `Failed` (reason NodeLost);
 - `fail_pod` marks a pod Failed (containers terminated with an exit code), for tests and
   scenarios; a Failed pod is never restarted.
@@ -30,7 +33,8 @@ from phalanx.api.core import Node, Pod
 from phalanx.cluster.client import Client, NotFound
 from phalanx.cluster.controller import Controller, Manager, Result
 from phalanx.cluster.objects import object_key
-from phalanx.operator.naming import ANNOTATION_STARTS_AFTER, parse_starts_after
+from phalanx.operator.naming import ANNOTATION_STARTS_AFTER  # noqa: F401  (re-exported)
+from phalanx.operator.startupwaiter import counts_as_ready, dependencies_of, unmet
 
 REASON_WAITING = "WaitingForStartupDependencies"
 REASON_NODE_LOST = "NodeLost"
@@ -40,10 +44,6 @@ _IDX_PODCLIQUE = "podclique"
 _IDX_AFTER = "starts-after"
 
 log = logging.getLogger(__name__)
-
-
-def _running(pod: Pod) -> bool:
-    return pod.status.phase == "Running" and pod.is_ready
 
 
 class Kubelet:
@@ -59,8 +59,7 @@ class Kubelet:
         self.pods.add_index(_IDX_PODCLIQUE, lambda p: _clique_key(p.metadata.namespace,
                             p.metadata.labels.get(L.LABEL_PODCLIQUE)))
         self.pods.add_index(_IDX_AFTER, lambda p: [
-            object_key(p.metadata.namespace, name) for name, _ in
-            parse_starts_after(p.metadata.annotations.get(ANNOTATION_STARTS_AFTER))])
+            object_key(p.metadata.namespace, name) for name, _ in dependencies_of(p)])
         self.controller = self.manager.add(Controller("kubelet", self._reconcile, workers=4))
         self.controller.watch(self.pods, predicate=_matters)
         # A pod turning Ready may release the pods that start after its clique.
@@ -106,7 +105,8 @@ class Kubelet:
         return self.pods.keys_by_index(_IDX_AFTER, clique) if clique else []
 
     def _ready_pods(self, clique_key: str) -> int:
-        return sum(1 for p in self.pods.by_index(_IDX_PODCLIQUE, clique_key) if _running(p))
+        return sum(1 for p in self.pods.by_index(_IDX_PODCLIQUE, clique_key)
+                   if counts_as_ready(p))
 
     async def _reconcile(self, key: str) -> Result | None:
         pod = self.pods.get(key)
@@ -124,9 +124,7 @@ class Kubelet:
         if pod.status.phase == "Running":
             return None
         ns = pod.metadata.namespace
-        waiting = [(name, n, self._ready_pods(object_key(ns, name))) for name, n in
-                   parse_starts_after(pod.metadata.annotations.get(ANNOTATION_STARTS_AFTER))]
-        waiting = [w for w in waiting if w[2] < w[1]]
+        waiting = unmet(dependencies_of(pod), lambda name: self._ready_pods(object_key(ns, name)))
         if waiting:
             # Worded without live counts, so it is written once, not on every parent start.
             msg = "waiting for " + ", ".join(f"{need} Ready pod(s) of {name}"
@@ -195,7 +193,7 @@ def _matters(old: Pod, new: Pod) -> bool:
 
 
 def _readiness_changed(old: Pod, new: Pod) -> bool:
-    return _running(old) != _running(new)
+    return counts_as_ready(old) != counts_as_ready(new)
 
 
 def _iso(ts: object) -> str:

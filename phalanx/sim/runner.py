@@ -68,6 +68,8 @@ class Components:
     # kube-controller-manager's resourceclaim controller, plus the simulated DRA driver of
     # the pools that ask for one (ClusterSpec nodePools[].dra); None: none.
     dra: Callable[[Any, Simulation], Any] | None = None
+    # kube-controller-manager's HPA controller, driven by Scenario `metric` steps (hpa.py).
+    hpa: Callable[[Any, Simulation], Any] | None = None
 
     @staticmethod
     def default() -> Components:
@@ -100,8 +102,13 @@ class Components:
             return _Both(ResourceClaimController(client),
                          SimDraDriver(client, pools) if pools else None)
 
+        def hpa(client: Any, sim: Simulation) -> Any:
+            from .hpa import SimHPAController
+
+            return SimHPAController(client)
+
         return Components(operator=operator, scheduler=scheduler, kubelet=kubelet,
-                          volumes=volumes, dra=dra)
+                          volumes=volumes, dra=dra, hpa=hpa)
 
 
 class _Both:
@@ -140,6 +147,7 @@ class Simulation:
         self.never_fit: dict[str, str] = {}
         self.snapshots: list[Snapshot] = []
         self._checks: set[asyncio.Task[None]] = set()
+        self._hpa: Any = None  # the embedded HPA controller of the current run
         self._checked: set[str] = set()
         self.client: MemoryCluster | None = None
 
@@ -233,7 +241,8 @@ class Simulation:
         try:
             volumes = self.components.volumes(client, self) if self.components.volumes else None
             dra = self.components.dra(client, self) if self.components.dra else None
-            for component in (dra, operator, scheduler, kubelet, scripts, volumes):
+            hpa = self._hpa = self.components.hpa(client, self) if self.components.hpa else None
+            for component in (dra, operator, scheduler, kubelet, scripts, volumes, hpa):
                 if component is None:
                     continue
                 await component.start()
@@ -315,7 +324,10 @@ class Simulation:
                 return False
             if opts.until is None and scenario.done() and now >= last_step:
                 quiet = now - recorder.last_change >= opts.quiet_period
-                if quiet and scripts.pending == 0 and not self._checks and scheduler.is_idle():
+                # An HPA holding a recommendation back (stabilisation, policy) is still due.
+                hpa_due = getattr(self._hpa, "pending", 0)
+                if quiet and scripts.pending == 0 and not self._checks and scheduler.is_idle() \
+                        and not hpa_due:
                     return True
             # Fine steps early (short runs read well), coarser later (long runs stay fast).
             tick = 1.0 if now < 600 else 5.0

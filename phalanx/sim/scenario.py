@@ -25,6 +25,8 @@
         label: {node: node-004, labels: {example.com/rack: r9, example.com/old: null}}
       - at: 20m
         finish: {podCliqueSet: train}         # pods end Succeeded
+      - at: 25m
+        metric: {hpa: inference-0-frontend, value: 160}  # the HPA's metric (phalanx.sim.hpa)
       - at: 30m
         delete: {kind: PodCliqueSet, name: inference}
       snapshotEvery: 1m                       # object snapshots for `phalanx get --at`
@@ -54,7 +56,7 @@ ANNOTATION_EXIT_CODE = "sim.phalanx.dev/exit-code"  # exit code of a scripted fa
 LIFECYCLE_ANNOTATIONS = (ANNOTATION_RUN_FOR, ANNOTATION_FAIL_AFTER)
 
 ACTIONS = ("apply", "scale", "delete", "fail", "finish", "delete_pod", "node_down", "node_up",
-           "cordon", "uncordon", "label")
+           "cordon", "uncordon", "label", "metric")
 # Steps that act on nodes only: at 0s they run before the workload is created.
 NODE_ACTIONS = ("node_down", "node_up", "cordon", "uncordon", "label")
 
@@ -138,6 +140,15 @@ class LabelAction(NodeTarget):
     labels: dict[str, str | None] = Field(min_length=1)
 
 
+class MetricAction(KubeModel):
+    """The current value of an HPA's metric (in its target's unit: percent for
+    averageUtilization), which the embedded HPA controller acts on."""
+
+    hpa: str = Field(min_length=1)
+    value: float = Field(ge=0)
+    namespace: str | None = None
+
+
 class Step(KubeModel):
     at: str | float
     apply: list[dict[str, Any]] | None = None
@@ -151,6 +162,7 @@ class Step(KubeModel):
     cordon: NodeTarget | None = None
     uncordon: NodeTarget | None = None
     label: LabelAction | None = None
+    metric: MetricAction | None = None
 
     @field_validator("at")
     @classmethod
@@ -210,6 +222,8 @@ class Step(KubeModel):
             changes = ", ".join(f"{k}={v}" if v is not None else f"{k}-"
                                 for k, v in self.label.labels.items())
             return f"label {self.label.describe()}: {changes}"
+        if self.metric is not None:
+            return f"set HPA {self.metric.hpa}'s metric to {self.metric.value:g}"
         return self.action
 
 

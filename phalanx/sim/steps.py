@@ -153,6 +153,18 @@ async def run_step(client: Client, step: Step) -> str:
                 ended.append(p.name)
         verb = "failed" if phase == "Failed" else "finished"
         return f"{verb} {len(ended)} pod(s): {', '.join(ended)}"
+    if step.metric is not None:
+        from phalanx.api.autoscaling import HorizontalPodAutoscaler
+
+        from .hpa import ANNOTATION_METRIC
+
+        m = step.metric
+        try:
+            await client.patch(HorizontalPodAutoscaler, m.hpa, {"metadata": {"annotations": {
+                ANNOTATION_METRIC: f"{m.value:g}"}}}, m.namespace or "default")
+        except NotFound:
+            raise StepError(f"HorizontalPodAutoscaler {m.hpa} does not exist") from None
+        return f"set HPA {m.hpa}'s metric to {m.value:g}"
     for target, ready in ((step.node_down, False), (step.node_up, True)):
         if target is None:
             continue

@@ -2,8 +2,9 @@
 on the embedded cluster, with Grove's workload3-6.yaml unmodified.
 
 Grove enforces the order with an init container that waits for the parent PodCliques'
-minAvailable Ready pods; the simulated kubelet does the same from the operator's
-starts-after annotation. As Grove does, the order is checked on the lastTransitionTime of each
+minAvailable Ready pods; the operator injects the same (grove-initc, `phalanx
+startup-wait`) and the simulated kubelet holds each pod until what its arguments name is
+Ready. As Grove does, the order is checked on the lastTransitionTime of each
 pod's Ready condition: every pod of the earlier group became Ready no later than the first
 pod of the later group.
 """

@@ -1,5 +1,6 @@
-"""Startup order: AnyOrder, InOrder and Explicit (startsAfter), enforced through the pods'
-`grove.io/starts-after` annotation, which the simulated kubelet honours."""
+"""Startup order: AnyOrder, InOrder and Explicit (startsAfter), enforced by the pods'
+grove-initc init container (test_op_startup_waiter.py), which the simulated kubelet honours;
+the `grove.io/starts-after` annotation carries the same list."""
 
 from __future__ import annotations
 

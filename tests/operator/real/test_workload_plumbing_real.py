@@ -12,7 +12,7 @@ kube-controller-manager's EndpointSlice controller running:
 
 The test stands in for the kubelet itself: it gives the pods an IP (status.podIP), which
 is all the EndpointSlice controller needs; no scheduler runs (pods stay gated, which the
-Service does not care about). Not covered here: the startup waiter (not built yet).
+Service does not care about). The startup waiter: test_startup_waiter_real.py.
 """
 
 from __future__ import annotations

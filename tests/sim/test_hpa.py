@@ -1,0 +1,217 @@
+"""The embedded HPA controller (phalanx.sim.hpa): kube-controller-manager's algorithm with
+its defaults -- desired = ceil(current x value / target), a 10% tolerance, the 300 s
+scale-down stabilisation window, the default scale-up policy, min/max -- driven by the
+Scenario `metric` step."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from phalanx.api.autoscaling import HorizontalPodAutoscaler
+from phalanx.api.core import Event
+from phalanx.api.grove import PodClique
+from phalanx.cluster.clock import run_virtual
+from phalanx.cluster.memory import MemoryCluster
+from phalanx.sim.hpa import (
+    ANNOTATION_METRIC,
+    SimHPAController,
+    Stabilizer,
+    UnsupportedHPA,
+    metric_target,
+    raw_recommendation,
+    scale_up_limit,
+)
+from phalanx.sim.runner import RunOptions, Simulation
+from phalanx.sim.workload import load_cluster_spec, load_config, load_workload
+
+NS = "default"
+
+
+def _hpa(metrics: list[dict] | None = None, *, min_replicas: int | None = 1,
+         max_replicas: int = 10, behavior: dict | None = None) -> HorizontalPodAutoscaler:
+    return HorizontalPodAutoscaler.model_validate({
+        "metadata": {"name": "web", "namespace": NS},
+        "spec": {"scaleTargetRef": {"apiVersion": "grove.io/v1alpha1", "kind": "PodClique",
+                                    "name": "web"},
+                 "minReplicas": min_replicas, "maxReplicas": max_replicas,
+                 "metrics": metrics if metrics is not None else [_cpu(80)],
+                 **({"behavior": behavior} if behavior else {})}})
+
+
+def _cpu(utilization: int) -> dict:
+    return {"type": "Resource", "resource": {"name": "cpu", "target": {
+        "type": "Utilization", "averageUtilization": utilization}}}
+
+
+@pytest.mark.parametrize("current,value,target,expected", [
+    (4, 87, 80, 4),     # within the 10% tolerance: unchanged
+    (4, 72, 80, 4),
+    (4, 89, 80, 5),     # 1.1125 x 4 = 4.45 -> 5
+    (3, 160, 80, 6),
+    (10, 20, 80, 3),    # ceil(2.5)
+])
+def test_raw_recommendation(current: int, value: float, target: float, expected: int) -> None:
+    assert raw_recommendation(current, value, target) == expected
+
+
+def test_metric_target_kinds_and_refusals() -> None:
+    assert metric_target(_hpa()) == (80, True)
+    assert metric_target(_hpa([{"type": "External", "external": {
+        "metric": {"name": "queue"}, "target": {"type": "Value", "value": "30"}}}])) == (30, False)
+    assert metric_target(_hpa([{"type": "Pods", "pods": {
+        "metric": {"name": "rps"}, "target": {"type": "AverageValue",
+                                              "averageValue": "500m"}}}])) == (0.5, True)
+    with pytest.raises(UnsupportedHPA, match="exactly one"):
+        metric_target(_hpa([_cpu(80), _cpu(50)]))
+
+
+def test_scale_down_waits_for_the_stabilization_window() -> None:
+    s = Stabilizer()
+    assert s.stabilize(0, 4, 8, 0, 300) == (8, None)
+    # Lower recommendations are held at the highest of the last 300 s.
+    assert s.stabilize(60, 8, 2, 0, 300) == (8, 300.0)
+    assert s.stabilize(200, 8, 3, 0, 300) == (8, 160.0)
+    # 300 s after the 8 stopped being recommended, the highest left is the 3.
+    assert s.stabilize(360, 8, 3, 0, 300) == (3, None)
+    # A scale-up applies at once (window 0).
+    assert s.stabilize(400, 3, 9, 0, 300) == (9, None)
+
+
+def test_scale_up_limit_is_double_or_four_pods() -> None:
+    assert [scale_up_limit(n) for n in (1, 3, 4, 10)] == [5, 7, 8, 20]
+
+
+async def _pclq(cluster: MemoryCluster, replicas: int) -> None:
+    await cluster.create(PodClique.model_validate({
+        "metadata": {"name": "web", "namespace": NS},
+        "spec": {"roleName": "web", "replicas": replicas,
+                 "podSpec": {"containers": [{"name": "c", "image": "busybox"}]}}}))
+
+
+async def _metric(cluster: MemoryCluster, value: str) -> None:
+    await cluster.patch(HorizontalPodAutoscaler, "web",
+                        {"metadata": {"annotations": {ANNOTATION_METRIC: value}}}, NS)
+
+
+async def _replicas(cluster: MemoryCluster) -> int:
+    return (await cluster.get(PodClique, "web", NS)).spec.replicas
+
+
+def test_controller_scales_the_target_and_holds_scale_down() -> None:
+    async def main() -> None:
+        cluster = MemoryCluster()
+        await _pclq(cluster, 2)
+        await cluster.create(_hpa(min_replicas=2, max_replicas=12))
+        hpa = SimHPAController(cluster)
+        await hpa.start()
+        try:
+            await _metric(cluster, "160")  # twice the target at 2 pods: the load of 4
+            await hpa.wait_idle()
+            assert await _replicas(cluster) == 4
+            status = (await cluster.get(HorizontalPodAutoscaler, "web", NS)).status
+            assert (status["currentReplicas"], status["desiredReplicas"]) == (2, 4)
+            assert "lastScaleTime" in status
+            # The load spread over 4 pods is on target: no further scaling.
+            assert hpa.pending == 0 and hpa.scalings == 1
+
+            await _metric(cluster, "20")  # a quarter of the target at 4 pods
+            await hpa.wait_idle()
+            assert await _replicas(cluster) == 4 and hpa.pending == 1
+            await asyncio.sleep(299)
+            assert await _replicas(cluster) == 4
+            await asyncio.sleep(2)
+            await hpa.wait_idle()
+            assert await _replicas(cluster) == 2  # clamped at minReplicas (ceil(1) < 2)
+            assert hpa.pending == 0
+
+            await _metric(cluster, "800")  # 10x at 2 pods: 20 wanted, max(x2, +4) per 15 s
+            await hpa.wait_idle()
+            assert await _replicas(cluster) == 6
+            await asyncio.sleep(15)
+            await hpa.wait_idle()
+            assert await _replicas(cluster) == 12  # then maxReplicas
+        finally:
+            await hpa.stop()
+
+    run_virtual(main)
+
+
+def test_unsupported_behavior_is_reported_not_ignored() -> None:
+    async def main() -> None:
+        cluster = MemoryCluster()
+        await _pclq(cluster, 2)
+        await cluster.create(_hpa(behavior={"scaleUp": {"policies": [
+            {"type": "Pods", "value": 1, "periodSeconds": 60}]}}))
+        hpa = SimHPAController(cluster)
+        await hpa.start()
+        try:
+            await _metric(cluster, "400")
+            await hpa.wait_idle()
+            assert await _replicas(cluster) == 2
+        finally:
+            await hpa.stop()
+        events = [e for e in (await cluster.list(Event, NS)).items
+                  if e.reason == "FailedComputeMetricsReplicas"]
+        assert events and "spec.behavior.scaleUp policies are not simulated" in events[0].message
+
+    run_virtual(main)
+
+
+WORKLOAD = """
+apiVersion: grove.io/v1alpha1
+kind: PodCliqueSet
+metadata: {name: inf}
+spec:
+  replicas: 1
+  template:
+    cliques:
+    - name: fe
+      spec:
+        roleName: fe
+        replicas: 2
+        autoScalingConfig:
+          maxReplicas: 8
+          metrics:
+          - type: Resource
+            resource: {name: cpu, target: {type: Utilization, averageUtilization: 80}}
+        podSpec:
+          containers:
+          - name: c
+            resources: {requests: {cpu: "1"}}
+---
+apiVersion: sim.phalanx.dev/v1alpha1
+kind: Scenario
+metadata: {name: load}
+spec:
+  steps:
+  - at: 1m
+    metric: {hpa: inf-0-fe, value: 160}
+  - at: 3m
+    metric: {hpa: inf-0-fe, value: 20}
+  - at: 4m
+    metric: {hpa: missing, value: 1}
+"""
+
+
+def test_scenario_metric_step_drives_the_hpa(tmp_path: Path) -> None:
+    """Up to 4 at 1m; the step down at 3m is held by the 300 s window, then goes to
+    minReplicas (2) at 8m. (`until`: a run whose PodClique was scaled down does not settle
+    yet -- the scheduler is not idle afterwards, with `scale` steps too.)"""
+    f = tmp_path / "w.yaml"
+    f.write_text(WORKLOAD)
+    wl = load_workload([f])
+    spec, _ = load_cluster_spec(None, wl)
+    cfg, _ = load_config(None, wl)
+    record = run_virtual(Simulation(wl, spec, cfg, RunOptions(until=600.0)).run())
+    assert [(s.action, s.ok) for s in record.steps] == [
+        ("metric", True), ("metric", True), ("metric", False)]
+    assert record.steps[0].description == "set HPA inf-0-fe's metric to 160"
+    assert record.steps[2].error == "HorizontalPodAutoscaler missing does not exist"
+    clique = next(o for o in record.objects["PodClique"] if o["metadata"]["name"] == "inf-0-fe")
+    assert clique["spec"]["replicas"] == 2
+    hpa = next(o for o in record.objects["HorizontalPodAutoscaler"])
+    assert (hpa["status"]["currentReplicas"], hpa["status"]["desiredReplicas"]) == (4, 2)
+    assert hpa["status"]["lastScaleTime"].endswith("T00:08:00+00:00")
