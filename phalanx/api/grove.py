@@ -266,6 +266,14 @@ class PodCliqueSet(Resource):
         {"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"},
         {"name": "Available", "type": "integer", "jsonPath": ".status.availableReplicas"},
         {"name": "Updated", "type": "integer", "jsonPath": ".status.updatedReplicas"},
+        {"name": "PCLQs-Updated", "type": "integer",
+         "jsonPath": ".status.updateProgress.updatedPodCliquesCount"},
+        {"name": "PCLQs-Total", "type": "integer",
+         "jsonPath": ".status.updateProgress.totalPodCliquesCount"},
+        {"name": "PCSGs-Updated", "type": "integer",
+         "jsonPath": ".status.updateProgress.updatedPodCliqueScalingGroupsCount"},
+        {"name": "PCSGs-Total", "type": "integer",
+         "jsonPath": ".status.updateProgress.totalPodCliqueScalingGroupsCount"},
         {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
     )
 

@@ -176,3 +176,23 @@ def trace_gen(
 
 # kube-scheduler and phalanx scheduler on one real API server (phalanx/bench/kube/cli.py).
 from phalanx.bench.kube import cli as _kube_cli  # noqa: E402,F401  (registers on bench_app)
+
+
+@bench_app.command("rollout")
+def rollout(
+    replicas: Annotated[int, typer.Option(min=1, help="PodCliqueSet replicas (7 pods each).")] = 100,
+    nodes: Annotated[int, typer.Option(min=0, help="8-GPU nodes (0: one per replica).")] = 0,
+    repeat: Annotated[int, typer.Option(min=1, help="Runs; the JSON has their median and spread.")] = 3,
+    out: Annotated[Path, typer.Option(help="Directory for the JSON results.")] = DEFAULT_OUT,
+) -> None:
+    """Roll a running many-replica PodCliqueSet to a new image (RollingRecreate) on the
+    embedded stack; time the roll and count API writes per pod (issue 23)."""
+    from phalanx.bench.rollout import RolloutConfig, run_rollout_bench, summarize
+
+    runs = [run_rollout_bench(RolloutConfig(replicas=replicas, nodes=nodes))
+            for _ in range(repeat)]
+    result = summarize(runs)
+    path = _write(result, out, f"rollout-{replicas}r")
+    typer.echo(f"{replicas} replicas, {result['pods']} pods: roll wall median "
+               f"{result['wall_seconds']['median']:.2f}s (cpu {result['cpu_seconds']['median']:.2f}s), "
+               f"{result['api_writes_per_pod']} API writes per pod -> {path}")

@@ -32,7 +32,7 @@ from phalanx.cluster.podvalidation import pod_spec_errors
 
 from .admission_env import env_errors
 from .admission_mnnvl import mnnvl_errors
-from .templatehash import pod_template_hash
+from .admission_queue import queue_errors
 from .admission_resourcesharing import resource_sharing_errors
 from .admission_topology import DomainLookup, binding_errors, cel_errors, webhook_errors
 from .naming import MAX_COMBINED_NAME_LENGTH
@@ -250,28 +250,6 @@ def _check_immutable(pcs: PodCliqueSet, old: PodCliqueSet, errs: FieldErrors) ->
     if groups != old_groups:
         errs.append((f"{_T}.podCliqueScalingGroups", "scaling groups' names, cliqueNames and "
                                                      "minAvailable are immutable"))
-    _check_group_template_updates(pcs, old, errs)
-
-
-def _check_group_template_updates(pcs: PodCliqueSet, old: PodCliqueSet,
-                                  errs: FieldErrors) -> None:
-    """Refuse a pod template change of a clique in a scaling group under RollingRecreate:
-    the replica-at-a-time update of scaling groups (rollingupdate_groups.py) does not yet
-    finish every replica, so accepting it would leave replicas on the old template while the
-    user believes the update rolls (issue 23). Standalone cliques, and OnDelete, roll."""
-    strategy = pcs.spec.update_strategy
-    if strategy is not None and getattr(strategy, "type", None) == "OnDelete":
-        return
-    grouped = {n for g in pcs.spec.template.pod_clique_scaling_groups or ()
-               for n in g.clique_names}
-    pcn, opcn = pcs.spec.template.priority_class_name, old.spec.template.priority_class_name
-    for i, (c, oc) in enumerate(zip(pcs.spec.template.cliques, old.spec.template.cliques,
-                                    strict=True)):
-        if c.name in grouped and (pod_template_hash(c, pcn) != pod_template_hash(oc, opcn)):
-            errs.append((f"{_T}.cliques[{i}].spec.podSpec",
-                         f"clique {c.name} is in a scaling group: a RollingRecreate of "
-                         "scaling-group cliques is not supported yet; use updateStrategy "
-                         "OnDelete, or recreate the PodCliqueSet"))
 
 
 # --- wiring into MemoryCluster ----------------------------------------------------------------
@@ -329,6 +307,8 @@ def install_admission(cluster: Any, registry: BackendRegistry | None, *,
         if registry is not None and not errs:
             check = check_podcliqueset(obj, old, registry)
             errs.extend((e.field, e.message) for e in check.errors)
+            if not errs and hasattr(reader, "get"):  # admission_queue.py
+                errs += await queue_errors(obj, old, reader, check.backend)
         if errs:
             detail = "; ".join(f"{field}: {message}" for field, message in errs)
             raise Invalid(f'PodCliqueSet "{obj.name}" is invalid: {detail}',

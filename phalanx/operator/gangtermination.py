@@ -16,7 +16,10 @@ the PodCliqueSet level takes over.
 Until a breach expires the controller requeues itself for the moment the earliest one would.
 A replica with a PodClique missing is skipped (it is being created or recreated), and new
 PodCliques start unbreached (`conditions.py`), so a termination fires once per breach, not in
-a loop.
+a loop. As in Grove, a PodCliqueSet-replica termination also sets `GangTerminationInProgress`
+on every scaling group of the replica; a group carrying it does not fire the PodCliqueSet
+level again until its status clears it on recovery (scalinggroup.py), which holds across an
+operator restart too.
 """
 
 from __future__ import annotations
@@ -25,12 +28,18 @@ import logging
 from datetime import datetime
 
 from phalanx.api import labels as L
+from phalanx.api.base import get_condition, set_condition
 from phalanx.api.grove import PodClique, PodCliqueScalingGroup, PodCliqueSet, PodGang
-from phalanx.cluster.client import NotFound
+from phalanx.cluster.client import Conflict, NotFound
 from phalanx.cluster.controller import Controller, Result, map_from_label
 
 from . import naming
-from .conditions import MIN_AVAILABLE_BREACHED, breached_since
+from .conditions import (
+    GANG_TERMINATION_IN_PROGRESS,
+    MIN_AVAILABLE_BREACHED,
+    REASON_GANG_TERMINATION_ACTIVE,
+    breached_since,
+)
 from .updateprogress import in_progress, pcs_rolling
 from .context import IDX_PCS, OperatorContext, bounded, first_error, requeue_on_conflict
 
@@ -91,7 +100,8 @@ class GangTerminationController:
                 (c.name, breached_since(c.status.conditions), delay) for c in mine]
             for g in groups:
                 if naming.replica_of(g.metadata.labels) == i and \
-                        g.metadata.deletion_timestamp is None:
+                        g.metadata.deletion_timestamp is None and \
+                        not termination_in_progress(g):
                     candidates.append((g.name, breached_since(g.status.conditions), delay))
             for name, since, limit in candidates:
                 if since is None or (fired is not None and since.timestamp() <= fired):
@@ -104,12 +114,18 @@ class GangTerminationController:
         for i, culprit in doomed:
             await self._terminate(pcs, i, culprit, delay)
         gone = {i for i, _ in doomed}
+        # Each group's PodCliques, sorted out once (not a walk over all of them per group).
+        by_group: dict[str, list[PodClique]] = {}
+        for c in cliques:
+            owner = c.metadata.labels.get(L.LABEL_PODCLIQUESCALINGGROUP)
+            if owner is not None:
+                by_group.setdefault(owner, []).append(c)
         for g in groups:
             i = naming.replica_of(g.metadata.labels)
             if i is None or i in gone or i >= pcs.spec.replicas or \
                     g.metadata.deletion_timestamp is not None or in_progress(g):
                 continue
-            left = await self._sync_group(pcs, g, cliques, delay, now)
+            left = await self._sync_group(pcs, g, by_group.get(g.name, []), delay, now)
             if left is not None:
                 wait = left if wait is None else min(wait, left)
         return Result(requeue_after=wait) if wait is not None else None
@@ -200,3 +216,42 @@ class GangTerminationController:
             raise err
         self._terminated_at[(pcs.key, i)] = ctx.client.clock.now()
         self.terminations += 1
+        # Action first, flag second (Grove): a crash in between fires once more, no worse.
+        groups = [g.name for g in ctx.pcsgs.by_index(IDX_PCS, pcs.key)
+                  if g.metadata.labels.get(L.LABEL_PODCLIQUESET_REPLICA_INDEX) == replica]
+        err = first_error(await bounded(
+            [lambda n=n: self._mark_in_progress(pcs.namespace, n, i) for n in sorted(groups)],
+            ctx.tunables.write_concurrency))
+        if err is not None:
+            raise err
+
+    async def _mark_in_progress(self, namespace: str | None, name: str, replica: int,
+                                attempts: int = 5) -> None:
+        """GangTerminationInProgress=True on a scaling group, on a fresh read (its status
+        controller writes the same conditions), retried on Conflict."""
+        client = self.ctx.client
+        for attempt in range(attempts):
+            try:
+                group = await client.get(PodCliqueScalingGroup, name, namespace)
+            except NotFound:
+                return  # deleted meanwhile: nothing left to hold back
+            if termination_in_progress(group):
+                return
+            set_condition(group.status.conditions, GANG_TERMINATION_IN_PROGRESS, True,
+                          REASON_GANG_TERMINATION_ACTIVE,
+                          f"gang termination of PodCliqueSet replica {replica} deleted this "
+                          "scaling group's PodCliques; they are being recreated",
+                          now=client.clock.now_dt())
+            try:
+                await client.update_status(group)
+                return
+            except NotFound:
+                return
+            except Conflict:
+                if attempt == attempts - 1:
+                    raise
+
+
+def termination_in_progress(group: PodCliqueScalingGroup) -> bool:
+    cond = get_condition(group.status.conditions, GANG_TERMINATION_IN_PROGRESS)
+    return cond is not None and cond.status == "True"

@@ -1,5 +1,6 @@
 """PodCliqueSet status controller: replicas, availableReplicas, the HPA selector and the
-`SchedulerCompatible` condition.
+`SchedulerCompatible` condition; `currentGenerationHash` on first sight and `updatedReplicas`
+outside an update (during one, both are the update controller's, rollingupdate.py).
 
 A replica is available when each of its standalone PodCliques has at least minAvailable
 Ready pods and each of its scaling groups has at least minAvailable available replicas.
@@ -21,9 +22,11 @@ from phalanx.api.grove import PodClique, PodCliqueScalingGroup, PodCliqueSet
 from phalanx.backends.admission import check_podcliqueset
 from phalanx.cluster.controller import Controller, Result, map_from_label
 
-from . import naming
+from . import naming, templatehash
 from .context import copy_status, IDX_PCS, OperatorContext, enqueue_batched, requeue_on_conflict
 from .plan import min_available
+from .rollingupdate import ReplicaView
+from .updateprogress import in_progress
 from .topology_condition import TOPOLOGY_LEVELS_UNAVAILABLE, topology_levels_verdict
 
 log = logging.getLogger(__name__)
@@ -71,6 +74,15 @@ class PodCliqueSetStatusController:
             available += ok
         return available
 
+    def updated_replicas(self, pcs: PodCliqueSet) -> int:
+        """Replicas whose standalone PodCliques and scaling groups all run the current
+        templates (the update controller's ReplicaView.done)."""
+        cliques = {c.name: c for c in self.ctx.cliques.by_index(IDX_PCS, pcs.key)
+                   if c.metadata.deletion_timestamp is None}
+        groups = {g.name: g for g in self.ctx.pcsgs.by_index(IDX_PCS, pcs.key)
+                  if g.metadata.deletion_timestamp is None}
+        return sum(ReplicaView(pcs, i, cliques, groups).done for i in range(pcs.spec.replicas))
+
     async def reconcile(self, key: str) -> Result | None:
         ctx = self.ctx
         pcs = ctx.pcs.get(key)
@@ -78,6 +90,10 @@ class PodCliqueSetStatusController:
             return None
         status = copy_status(pcs.status)
         status.observed_generation = pcs.metadata.generation
+        if status.current_generation_hash is None:  # first sight; changes are the update
+            status.current_generation_hash = templatehash.generation_hash(pcs)  # controller's
+        if not in_progress(pcs):  # during an update the update controller counts
+            status.updated_replicas = self.updated_replicas(pcs)
         status.replicas = pcs.spec.replicas
         status.available_replicas = self.available_replicas(pcs)
         status.hpa_pod_selector = ",".join(

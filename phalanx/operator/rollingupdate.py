@@ -13,6 +13,8 @@ Grove's rules (podcliqueset reconcilespec and podcliquesetreplica/rollingupdate.
   replica left, `updateEndedAt` is set.
 - Replicas scaled out during an update are created from the new template and pass through as
   already updated; a replica scaled in while selected is dropped and the next one picked.
+- A replacement pod that cannot be scheduled stalls the update (nothing more is deleted);
+  `UpdateStalled` and a Warning Event say which pod and why (updatestall.py).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from .conditions import MIN_AVAILABLE_BREACHED
 from .context import (
     IDX_PCS, OperatorContext, copy_status, enqueue_batched, requeue_on_conflict,
 )
+from .updatestall import find_stall, scheduling_changed, set_stall
 from .updateprogress import (
     expected_hash, in_progress, is_auto_update, pclq_current, pcsg_current,
 )
@@ -110,15 +113,28 @@ class PodCliqueSetUpdateController:
         period = ctx.tunables.status_batch_period
         enqueue_batched(c, ctx.cliques, by_pcs, period, _status_changed)
         enqueue_batched(c, ctx.pcsgs, by_pcs, period, _status_changed)
-        # (child uid, generation hash) whose update we opened: a reconcile on a cache that
-        # predates that write must not open (reset) it again.
-        self._opened: set[tuple[str, str]] = set()
+        # A pod reported Unschedulable (or placed after all): UpdateStalled. Updates only:
+        # pod creations and deletions reach us through the PodCliques' status.
+
+        def on_pod(old: object, new: object) -> None:
+            if scheduling_changed(old, new):  # type: ignore[arg-type]
+                for key in by_pcs(new):
+                    c.queue.add_after(key, period)
+
+        ctx.pods.add_handler(lambda _o: None, on_pod, lambda _o: None)
+        # Per PodCliqueSet: (generation hash, uids of the children whose update we opened
+        # for it). A reconcile on a cache that predates that write must not open (reset) it
+        # again; a new generation, or the PodCliqueSet's deletion, drops the entry.
+        self._opened: dict[str, tuple[str, set[str]]] = {}
 
     async def reconcile(self, key: str) -> Result | None:
         ctx = self.ctx
         pcs = ctx.pcs.get(key)
         if pcs is None or pcs.metadata.deletion_timestamp is not None:
+            self._opened.pop(key, None)
             return None
+        if pcs.status.current_generation_hash is None:
+            return None  # the status controller records the first hash; its write wakes us
         gen = templatehash.generation_hash(pcs)
         if pcs.status.current_generation_hash != gen:
             await self._new_generation(pcs, gen)
@@ -127,21 +143,35 @@ class PodCliqueSetUpdateController:
                    if c.metadata.deletion_timestamp is None}
         groups = {g.name: g for g in ctx.pcsgs.by_index(IDX_PCS, key)
                   if g.metadata.deletion_timestamp is None}
-        views = [ReplicaView(pcs, i, cliques, groups) for i in range(pcs.spec.replicas)]
+        # Outside an update the counts are the status controller's (podcliqueset_status.py):
+        # a replica walk per child event, and a second writer of the status, cost more than
+        # they tell.
+        views = ([ReplicaView(pcs, i, cliques, groups) for i in range(pcs.spec.replicas)]
+                 if in_progress(pcs) else [])
         status = copy_status(pcs.status)
         if pcs.status.update_progress is not None:
             status.update_progress = pcs.status.update_progress.model_copy(deep=True)
+        selected = None
+        # Events go out once the status write that they report has succeeded: a reconcile on
+        # a cache that predates our last write loses its write (Conflict) and says nothing.
+        notes: list[tuple[str, str, str]] = []
         if not is_auto_update(pcs):
             await self._on_delete_children(pcs, cliques.values(), groups.values())
         elif in_progress(pcs):
-            selected = self._advance(pcs, views, status)
+            selected = self._advance(pcs, views, status, notes)
             if selected is not None:
                 await self._start_children(pcs, views[selected])
-        self._counts(pcs, views, status)
+        set_stall(ctx, pcs, status, find_stall(ctx, pcs, selected, list(cliques.values())),
+                  rolling=selected is not None, notes=notes)
+        if views:
+            self._counts(pcs, views, status)
         if status != pcs.status:
             updated = pcs.model_copy(update={"status": status})
             updated.metadata = pcs.metadata.model_copy()
             await ctx.client.update_status(updated)
+            for type_, reason, message in notes:
+                (ctx.recorder.warning if type_ == "Warning" else ctx.recorder.normal)(
+                    pcs, reason, message)
         return None
 
     async def _new_generation(self, pcs: PodCliqueSet, gen: str) -> None:
@@ -154,16 +184,17 @@ class PodCliqueSetUpdateController:
             if not is_auto_update(pcs):
                 status.update_progress.update_ended_at = now
             status.updated_replicas = 0
+        updated = pcs.model_copy(update={"status": status})
+        updated.metadata = pcs.metadata.model_copy()
+        await self.ctx.client.update_status(updated)
+        if not first:
             self.ctx.recorder.normal(
                 pcs, REASON_UPDATE_STARTED,
                 f"pod templates changed (generation hash {gen}); updating with "
                 f"{'RollingRecreate' if is_auto_update(pcs) else 'OnDelete'}")
-        updated = pcs.model_copy(update={"status": status})
-        updated.metadata = pcs.metadata.model_copy()
-        await self.ctx.client.update_status(updated)
 
-    def _advance(self, pcs: PodCliqueSet, views: list[ReplicaView],
-                 status) -> int | None:  # noqa: ANN001 -- PodCliqueSetStatus
+    def _advance(self, pcs: PodCliqueSet, views: list[ReplicaView], status,  # noqa: ANN001
+                 notes: list[tuple[str, str, str]]) -> int | None:
         """Move `currentlyUpdating` on; returns the replica now updating (None: finished)."""
         up = status.update_progress
         now = self.ctx.client.clock.now_dt()
@@ -174,21 +205,21 @@ class PodCliqueSetUpdateController:
                 return current.replica_index
             if current.update_ended_at is None:
                 current.update_ended_at = now
-                self.ctx.recorder.normal(pcs, REASON_REPLICA_UPDATED,
-                                         f"replica {current.replica_index} is updated")
+                notes.append(("Normal", REASON_REPLICA_UPDATED,
+                              f"replica {current.replica_index} is updated"))
         pending = sorted((v for v in views if not v.done and
                           (current is None or v.index != current.replica_index)),
                          key=ReplicaView.order)
         if not pending:
             up.update_ended_at = now
             up.currently_updating = None
-            self.ctx.recorder.normal(pcs, REASON_UPDATE_COMPLETED,
-                                     f"all {len(views)} replicas run the new templates")
+            notes.append(("Normal", REASON_UPDATE_COMPLETED,
+                          f"all {len(views)} replicas run the new templates"))
             return None
         nxt = pending[0].index
         up.currently_updating = [PodCliqueSetReplicaUpdateProgress(
             replica_index=nxt, update_started_at=now)]
-        self.ctx.recorder.normal(pcs, REASON_REPLICA_UPDATING, f"updating replica {nxt}")
+        notes.append(("Normal", REASON_REPLICA_UPDATING, f"updating replica {nxt}"))
         return nxt
 
     async def _start_children(self, pcs: PodCliqueSet, view: ReplicaView) -> None:
@@ -213,8 +244,8 @@ class PodCliqueSetUpdateController:
                            == gen) or (up is not None and up.pod_clique_set_generation_hash
                                        == gen):
             return
-        memo = (pclq.metadata.uid or "", gen)
-        if memo in self._opened:
+        opened = self._opened_for(pcs.key, gen)
+        if (pclq.metadata.uid or "") in opened:
             return
         want = expected_hash(pcs, pclq)
         if want is None:
@@ -229,7 +260,7 @@ class PodCliqueSetUpdateController:
             await self.ctx.client.update_status(updated)
         except NotFound:
             return
-        self._opened.add(memo)
+        opened.add(pclq.metadata.uid or "")
 
     async def _open_group(self, pcs: PodCliqueSet, pcsg: PodCliqueScalingGroup, *,
                           ended: bool) -> None:
@@ -239,8 +270,8 @@ class PodCliqueSetUpdateController:
                            == gen) or (up is not None and up.pod_clique_set_generation_hash
                                        == gen):
             return
-        memo = (pcsg.metadata.uid or "", gen)
-        if memo in self._opened:
+        opened = self._opened_for(pcs.key, gen)
+        if (pcsg.metadata.uid or "") in opened:
             return
         now = self.ctx.client.clock.now_dt()
         updated = pcsg.copy_deep()
@@ -252,7 +283,13 @@ class PodCliqueSetUpdateController:
             await self.ctx.client.update_status(updated)
         except NotFound:
             return
-        self._opened.add(memo)
+        opened.add(pcsg.metadata.uid or "")
+
+    def _opened_for(self, pcs_key: str, gen: str) -> set[str]:
+        entry = self._opened.get(pcs_key)
+        if entry is None or entry[0] != gen:
+            entry = self._opened[pcs_key] = (gen, set())
+        return entry[1]
 
     @staticmethod
     def _counts(pcs: PodCliqueSet, views: list[ReplicaView], status) -> None:  # noqa: ANN001

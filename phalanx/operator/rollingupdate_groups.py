@@ -55,6 +55,16 @@ def _state(members: list[PodClique]) -> str:
     return "ready"
 
 
+def available_replicas(pcsg: PodCliqueScalingGroup, by_replica: dict[int, list[PodClique]]
+                       ) -> int:
+    """Grove's `status.availableReplicas`, counted from the PodCliques at hand: the cached
+    status may predate the replacement replica becoming Ready, and a status write of the
+    group does not requeue it."""
+    want = len(pcsg.spec.clique_names)
+    return sum(len(m) == want and _state(m) == "ready"
+               for j, m in by_replica.items() if j < pcsg.spec.replicas)
+
+
 class GroupRollingUpdater:
     def __init__(self, ctx: OperatorContext) -> None:
         self.ctx = ctx
@@ -87,7 +97,7 @@ class GroupRollingUpdater:
             return
         if ready:
             floor = pcsg.spec.min_available if pcsg.spec.min_available is not None else 1
-            if pcsg.status.available_replicas < floor:
+            if available_replicas(pcsg, by_replica) < floor:
                 return  # never take the group below minAvailable available replicas
             j = ready[0]
             updated = pcsg.copy_deep()

@@ -34,6 +34,7 @@ from phalanx.cluster.objects import object_key
 
 from . import builders, lifecycle_events, naming, templatehash
 from .conditions import (
+    GANG_TERMINATION_IN_PROGRESS,
     MIN_AVAILABLE_BREACHED,
     REASON_PCSG_INSUFFICIENT_AVAILABLE,
     REASON_PCSG_INSUFFICIENT_SCHEDULED,
@@ -45,13 +46,19 @@ from .context import copy_status, IDX_OWNER, IDX_PCS, OperatorContext, enqueue_b
 from .plan import group_clique_plans
 from .podcliqueset import clique_drifted, hash_drifted, owned_clique_replicas
 from .rollingupdate_groups import GroupRollingUpdater, replica_current, replicas_of
-from .updateprogress import expected_hash, in_progress, is_auto_update
+from .updateprogress import expected_hash, in_progress, is_auto_update, pclq_current
 
 
 def _spec_or_deletion(old: PodCliqueScalingGroup, new: PodCliqueScalingGroup) -> bool:
     return (old.metadata.generation != new.metadata.generation
             or old.metadata.deletion_timestamp != new.metadata.deletion_timestamp
-            or old.status.update_progress != new.status.update_progress)
+            or old.status.update_progress != new.status.update_progress
+            # gang termination's flag, cleared here once the group is healthy
+            or _in_progress_flag(old) != _in_progress_flag(new))
+
+
+def _in_progress_flag(pcsg: PodCliqueScalingGroup) -> bool:
+    return any(c.type == GANG_TERMINATION_IN_PROGRESS for c in pcsg.status.conditions)
 
 
 def _clique_status_changed(old: PodClique, new: PodClique) -> bool:
@@ -159,6 +166,13 @@ class ScalingGroupController:
         by_replica = replicas_of(pcsg, existing)
         members = [by_replica.get(j, []) for j in range(pcsg.spec.replicas)]
         status.updated_replicas = sum(replica_current(pcs, pcsg, m) for m in members)
+        up = status.update_progress
+        if up is not None:
+            done = sum(pclq_current(pcs, c) for m in members for c in m)
+            total = pcsg.spec.replicas * len(pcsg.spec.clique_names)
+            if (up.updated_pod_cliques_count, up.total_pod_cliques_count) != (done, total):
+                status.update_progress = up.model_copy(update={
+                    "updated_pod_cliques_count": done, "total_pod_cliques_count": total})
         gen = pcs.status.current_generation_hash
         if gen is None or in_progress(pcsg):
             return
@@ -213,6 +227,10 @@ class ScalingGroupController:
             set_condition(status.conditions, MIN_AVAILABLE_BREACHED, False,
                           REASON_PCSG_SUFFICIENT_AVAILABLE,
                           f"{healthy} healthy replicas, need at least {floor}", now=now)
+            # Recovered: a gang termination's flag is cleared, re-arming the next breach
+            # (Grove). Not on the startup False: the recreated replicas are not up yet.
+            status.conditions = [c for c in status.conditions
+                                 if c.type != GANG_TERMINATION_IN_PROGRESS]
         elif was_healthy:
             set_condition(status.conditions, MIN_AVAILABLE_BREACHED, True,
                           REASON_PCSG_INSUFFICIENT_AVAILABLE,

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 
 from phalanx.sim.record import RunRecord, write_atomic
 
-from . import placement, plots
+from . import hpaplot, placement, plots, queueplot
 from .format import fmt_duration, plural
 from .summary import Summary, headline, summarize
 
@@ -123,12 +123,13 @@ def _gang_table(summary: Summary) -> str:
             f"{g.pods_bound}/{g.pods_total}", f"<code>{_e(g.placement or '-')}</code>",
             _e(g.domain or "-"), _e(fmt_duration(g.wait)),
             _e(f"{g.priority_class} ({g.priority})" if g.priority_class else g.priority),
-            _e(g.preemptions or ""),
+            _e(g.preemptions or ""), _e(g.updates),
         )
         for g in summary.gangs
     ]
     return _table(["podgang", "podcliqueset", "phase", "pods bound", "placement", "domain",
-                   "time to schedule", "priority", "preempted"], rows, {3, 6, 8})
+                   "time to schedule", "priority", "preempted", "rolling update"], rows,
+                  {3, 6, 8})
 
 
 def _pending(summary: Summary) -> str:
@@ -171,6 +172,31 @@ def _steps(record: RunRecord) -> str:
 def _plot(anchor: str, title: str, note: str, svg: str) -> str:
     return (f'<section id="{anchor}"><h2>{_e(title)}</h2><p class="note">{_e(note)}</p>'
             f"{svg}</section>")
+
+
+def _queues(record: RunRecord) -> list[str]:
+    """Each leaf queue's allocation against its fair share (queueplot.py), when any."""
+    series = queueplot.queue_series(record)
+    if not series:
+        return []
+    return [_plot("queues", "Queues: allocation against fair share",
+                  "GPUs each leaf queue holds (solid) against the fair share phalanx-scheduler "
+                  "computed for it (dashed), over the run.",
+                  queueplot.queue_shares_svg(record, series))]
+
+
+def _autoscaling(record: RunRecord) -> list[str]:
+    """Replicas over time of each HPA's target (hpaplot.py), when any was scaled."""
+    series = hpaplot.replica_series(record)
+    if not series:
+        return []
+    metrics = hpaplot.metric_changes(record)
+    steps = "; ".join(f"{hpa}: " + ", ".join(f"{v} at {fmt_duration(t)}" for t, v in points)
+                      for hpa, points in sorted(metrics.items()))
+    return [_plot("autoscaling", "Autoscaling: replicas over time",
+                  "Replicas of each HorizontalPodAutoscaler's target over the run"
+                  + (f" (metric values set: {steps})." if steps else "."),
+                  hpaplot.replicas_svg(record, series))]
 
 
 def _placements(record: RunRecord) -> list[str]:
@@ -218,6 +244,8 @@ def render_html(record: RunRecord, summary: Summary | None = None) -> str:
               "lifts the scheduling gates once it is initialized, the scheduler queues and "
               "binds it all-or-nothing (amber), the kubelet starts the pods (blue).",
               plots.timeline_svg(record)),
+        *_queues(record),
+        *_autoscaling(record),
         *_placements(record),
         _plot("wait-times", "Gang wait time",
               "Time from PodGang creation until the whole gang was bound; for a gang still "

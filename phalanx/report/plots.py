@@ -46,6 +46,7 @@ INK = "#2b2f36"
 MUTED = "#6b7280"
 GRID = "#e6e8eb"
 FREE_SLOT = "#eef0f3"
+UPDATE_COLOUR = "#7a3fb0"  # a replica's rolling update, over its gang's bar
 MAX_TIMELINE_GANGS = 60
 
 # A qualitative palette readable on white; gangs cycle through it in a stable order. No red:
@@ -320,6 +321,9 @@ def timeline_svg(record: RunRecord) -> str:
                    for s in STATE_COLOURS if s in seen]
         if any(g.preempted for g in gangs):
             handles.append(ax.scatter([], [], marker="x", color=INK, label="preempted"))
+        if any(g.updates for g in gangs):
+            handles.append(ax.plot([], [], color=UPDATE_COLOUR, lw=2.4,
+                                   label="rolling update")[0])
         if handles:
             ax.legend(handles=handles, loc="lower left", bbox_to_anchor=(0, 1.0),
                       ncols=len(handles), handlelength=1.2)
@@ -334,5 +338,8 @@ def _draw_gang(ax, row: int, g: GangRecord, end: float,  # type: ignore[no-untyp
         seen.add(state)
     for t in g.preempted:
         ax.scatter([t], [row], marker="x", color=INK, s=30, zorder=3, lw=1.6)
+    for u in g.updates:  # the replica's rolling update: a bar over the top edge
+        ax.plot([u.start, u.end if u.end is not None else end], [row - 0.36, row - 0.36],
+                color=UPDATE_COLOUR, lw=2.4, solid_capstyle="butt", zorder=3)
     if g.deleted is not None:
         ax.plot([g.deleted, g.deleted], [row - 0.32, row + 0.32], color=INK, lw=1.2)

@@ -59,6 +59,7 @@ class GangRow:
     priority: int
     priority_class: str
     preemptions: int
+    updates: str = ""  # its PodCliqueSet replica's rolling updates: "1m0s-1m10s"
 
 
 @dataclass(slots=True)
@@ -215,7 +216,15 @@ def _gang_row(g: GangRecord, pods_by_name: dict[str, PodRecord]) -> GangRow:
         priority=g.priority,
         priority_class=g.priority_class,
         preemptions=len(g.preempted),
+        updates=update_text(g),
     )
+
+
+def update_text(g: GangRecord) -> str:
+    """The rolling updates of the gang's replica, start-end ("...": still updating)."""
+    return ", ".join(
+        f"{fmt_duration(u.start)}-{fmt_duration(u.end) if u.end is not None else '...'}"
+        for u in g.updates)
 
 
 def _event_rows(record: RunRecord, limit: int) -> tuple[list[EventRow], int]:

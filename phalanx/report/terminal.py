@@ -92,7 +92,8 @@ def print_tables(record: RunRecord, console: Console, summary: Summary | None = 
                       g.placement or "-", g.domain or "-", fmt_duration(g.wait),
                       (f"{g.priority_class} ({g.priority})" if g.priority_class
                        else str(g.priority)) + (f", preempted x{g.preemptions}"
-                                                if g.preemptions else ""))
+                                                if g.preemptions else "")
+                      + (f", updated {g.updates}" if g.updates else ""))
         t.print(console)
         console.print()
     if summary.pending:

@@ -54,6 +54,14 @@ class GangTransition(_Record):
     state: str  # one of GANG_STATES, "Degraded", "Preempted", or one of GANG_END_STATES
 
 
+class UpdateWindow(_Record):
+    """A rolling update of the gang's PodCliqueSet replica: when the operator selected it and
+    when it was done (None: still updating when the run ended)."""
+
+    start: float
+    end: float | None = None
+
+
 class GangRecord(_Record):
     """One PodGang's life. Milestone times are the *first* time each was reached (None until
     then); `history` keeps every transition, so a gang preempted and rescheduled shows both."""
@@ -74,6 +82,8 @@ class GangRecord(_Record):
     finished: float | None = None
     deleted: float | None = None
     preempted: list[float] = Field(default_factory=list)
+    # RollingRecreate updates of this (base) gang's PodCliqueSet replica.
+    updates: list[UpdateWindow] = Field(default_factory=list)
     history: list[GangTransition] = Field(default_factory=list)
     phase: str = "Pending"
     nodes: list[str] = Field(default_factory=list)

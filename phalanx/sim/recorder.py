@@ -19,6 +19,7 @@ from typing import Any
 from phalanx.api import labels
 from phalanx.api.base import Resource
 from phalanx.api.core import Event, Node, Pod
+from phalanx.api.grove import PodCliqueSet
 from phalanx.api.gangphase import PodState, podgang_phase
 from phalanx.api.podgang import PodGang
 from phalanx.cluster.client import Client, Gone
@@ -31,6 +32,7 @@ from .record import (
     PodRecord,
     RunRecord,
     TopologyLevel,
+    UpdateWindow,
 )
 from .usage import Usage, node_info
 
@@ -100,7 +102,8 @@ class RunRecorder:
     async def start(self) -> None:
         self._t0 = self.client.clock.monotonic()
         for kind, handler in ((Node, self._on_node), (PodGang, self._on_gang),
-                              (Pod, self._on_pod), (Event, self._on_event)):
+                              (Pod, self._on_pod), (Event, self._on_event),
+                              (PodCliqueSet, self._on_pcs)):
             self._tasks.append(asyncio.create_task(self._follow(kind, handler),
                                                    name=f"recorder-{kind.KIND}"))
         await asyncio.sleep(0)
@@ -143,6 +146,26 @@ class RunRecorder:
         if g is None:
             g = self.gangs[key] = _Gang(GangRecord(name=name, namespace=namespace))
         return g
+
+    def _on_pcs(self, type_: str, pcs: PodCliqueSet) -> None:
+        """RollingRecreate progress: the replica in `currentlyUpdating` gets an update
+        window on its base gang (`<pcs>-<i>`), closed when it is done or another replica
+        is selected."""
+        t = self.now()
+        up = pcs.status.update_progress
+        cur = (up.currently_updating or [None])[0] if up is not None else None
+        active = None if cur is None or cur.update_ended_at is not None or type_ == "DELETED" \
+            else f"{pcs.namespace or 'default'}/{pcs.name}-{cur.replica_index}"
+        prefix = f"{pcs.namespace or 'default'}/{pcs.name}-"
+        for key, g in self.gangs.items():
+            if not key.startswith(prefix) or g.rec.podcliqueset != pcs.name:
+                continue
+            windows = g.rec.updates
+            if key == active:
+                if not windows or windows[-1].end is not None:
+                    windows.append(UpdateWindow(start=t))
+            elif windows and windows[-1].end is None:
+                windows[-1].end = t
 
     def _on_gang(self, type_: str, pg: PodGang) -> None:
         t = self.now()

@@ -113,21 +113,45 @@ def test_immutable_fields_on_update() -> None:
     assert errors(new, old) == {}
 
 
-def test_a_rolling_template_change_of_a_scaling_group_clique_is_refused_by_name() -> None:
-    """Rolling scaling-group cliques does not finish every replica yet (issue 23): such an
-    update is refused, naming the field; a standalone clique rolls, and OnDelete is taken."""
+def test_a_template_change_of_any_clique_is_accepted_under_either_strategy() -> None:
+    """Both standalone and scaling-group cliques roll (issue 23), so a pod template change
+    is taken with RollingRecreate and with OnDelete."""
     old = default_podcliqueset(make_pcs("x", [("a", 1), ("b", 1)],
                                         groups=[("g", ["b"], 1, 1)]))
-    new = old.model_copy(deep=True)
-    new.spec.template.cliques[1].spec.pod_spec.containers[0].image = "new:2"
-    got = errors(new, old)
-    assert "scaling group" in got["spec.template.cliques[1].spec.podSpec"]
-    assert "OnDelete" in got["spec.template.cliques[1].spec.podSpec"]
-    standalone = old.model_copy(deep=True)
-    standalone.spec.template.cliques[0].spec.pod_spec.containers[0].image = "new:2"
-    assert errors(standalone, old) == {}
-    new.spec.update_strategy.type = "OnDelete"
-    assert errors(new, old) == {}
+    for strategy in ("RollingRecreate", "OnDelete"):
+        new = old.model_copy(deep=True)
+        new.spec.update_strategy.type = strategy
+        for c in new.spec.template.cliques:
+            c.spec.pod_spec.containers[0].image = "new:2"
+        assert errors(new, old) == {}, strategy
+
+
+def test_an_invalid_new_template_is_refused_naming_the_field() -> None:
+    """An update is validated as a create is: a broken new pod template never starts a
+    rollout (issue 23 item 8)."""
+    async def main() -> None:
+        cluster = MemoryCluster()
+        install_admission(cluster, None)
+        pcs = await cluster.create(make_pcs("up", [("a", 2)]))
+        new = pcs.copy_deep()
+        new.spec.template.cliques[0].spec.pod_spec.containers = []
+        with pytest.raises(Invalid) as err:
+            await cluster.update(new)
+        assert err.value.field == "spec.template.cliques[0].spec.podSpec.containers"
+        kept = await cluster.get(PodCliqueSet, "up", NS)
+        assert kept.spec.template.cliques[0].spec.pod_spec.containers
+
+    run_virtual(main())
+
+
+def test_the_coherent_strategy_is_refused_naming_the_field() -> None:
+    """Grove's model names Coherent (GREP-393) but nothing implements it: refused."""
+    data = make_pcs("x", [("a", 1)]).to_dict()
+    data["spec"]["updateStrategy"] = {"type": "Coherent"}
+    with pytest.raises(ManifestError) as err:
+        from_dict(data)
+    assert "spec.updateStrategy.type" in str(err.value)
+    assert "OnDelete" in str(err.value) and "RollingRecreate" in str(err.value)
 
 
 def test_memory_cluster_runs_admission() -> None:
