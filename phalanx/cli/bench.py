@@ -61,6 +61,8 @@ def scheduler(
     profile: Annotated[bool, typer.Option(help="Run under pyinstrument; write the profile next to the JSON.")] = False,
     gc_freeze: Annotated[bool, typer.Option(help="gc.freeze() after the informers sync (long-lived objects "
                                             "leave the cyclic GC's full collections).")] = False,
+    service_gc: Annotated[bool, typer.Option(help="The garbage-collector settings `phalanx scheduler` runs "
+                                             "with: --gc-freeze and its thresholds (phalanx/services/gctune.py).")] = False,
     dra: Annotated[bool, typer.Option(help="GPUs as DRA devices (a ResourceSlice per node) "
                                       "and one ResourceClaim per GPU pod, instead of "
                                       "nvidia.com/gpu.")] = False,
@@ -68,6 +70,9 @@ def scheduler(
                                           "carry topologySpreadConstraints (maxSkew 1 over zones, "
                                           "DoNotSchedule; half of them also ScheduleAnyway over "
                                           "hostnames).")] = 0.0,
+    pairs: Annotated[int, typer.Option(min=0, help="With --spread: run this many pairs of spread and "
+                                       "no spread, alternating which goes first, and write their "
+                                       "comparison (median and range of each ratio).")] = 0,
     out: Annotated[Path, typer.Option(help="Directory for the JSON results.")] = DEFAULT_OUT,
 ) -> None:
     """Schedule --pods gang pods on --nodes nodes through the full scheduler; report pods/s and
@@ -78,13 +83,29 @@ def scheduler(
         raise UserError(f"--gang-min ({gang_min}) must not exceed --gang-max ({gang_max})")
     require_profiler(profile)
     counts = _parse_counts(scaling) if scaling else []
+    if pairs and not spread:
+        raise UserError("--pairs compares spread with no spread: give --spread above 0")
+    if pairs and (profile or counts):
+        raise UserError("--pairs runs whole comparisons: drop --profile and --scaling")
     typer.echo(f"scheduling {pods} pods (gangs of {gang_min}-{gang_max}) on {nodes} nodes ...")
+    from phalanx.services.gctune import SERVICE_THRESHOLDS
+
     cfg = BenchConfig(nodes=nodes, pods=pods, gang_min=gang_min, gang_max=gang_max, seed=seed,
-                      events=events, profile=profile, gc_freeze=gc_freeze, dra=dra,
-                      spread_fraction=spread)
+                      events=events, profile=profile, gc_freeze=gc_freeze or service_gc, dra=dra,
+                      spread_fraction=spread, gc_thresholds=SERVICE_THRESHOLDS if service_gc else None)
+    if pairs:
+        from phalanx.scheduler.bench_compare import run_spread_pairs
+
+        tag = f"spread{round(spread * 100)}" + ("-servicegc" if service_gc else "-gcfreeze" if gc_freeze else "")
+        comparison, path = run_spread_pairs(cfg, pairs, out, tag, progress=typer.echo)
+        ratio = comparison["pods_per_second_ratio"]
+        typer.echo(f"  pods/s spread/plain: median {ratio['median']:.3f} ({ratio['min']} to {ratio['max']}); "
+                   f"wrote {path}")
+        return
     result = run_scheduler_bench(cfg)
     profile_text = result.pop("profile", "")
-    path = write_result(result, out, f"scheduler-{nodes}n-{pods}p" + ("-gcfreeze" if gc_freeze else "")
+    path = write_result(result, out, f"scheduler-{nodes}n-{pods}p"
+                        + ("-servicegc" if service_gc else "-gcfreeze" if gc_freeze else "")
                         + ("-dra" if dra else "") + (f"-spread{round(spread * 100)}" if spread else ""))
     tts = result["gang_time_to_schedule_seconds"]
     e2e = result["gang_end_to_end_seconds"]

@@ -11,7 +11,8 @@ until every pod is bound or nothing more can be done.
 Measured in wall-clock seconds (time.perf_counter: this module measures real cost; the
 cluster itself runs on virtual time):
 - pods/s: bound pods / (start of the first cycle .. last bind); also the process CPU time
-  per pod over that window, which stays meaningful when other work shares the machine;
+  per pod over that window, which stays meaningful when other work shares the machine,
+  and the window's split into time on a CPU, waiting for one and blocked (bench_wall.py);
 - per gang, time-to-schedule: first cycle of any member .. its last member bound;
   and end-to-end: scheduler start .. last member bound (includes waiting in the queue).
 """
@@ -37,6 +38,7 @@ from phalanx.api.core import Container, Node, NodeSpec, NodeStatus, Pod, PodSpec
 from phalanx.api.podgang import NamespacedName, PodGang, PodGangGroup, PodGangSpec
 from phalanx.cluster.clock import run_virtual
 from phalanx.cluster.memory import MemoryCluster
+from phalanx.scheduler.bench_wall import thread_schedstat, wall_split
 from phalanx.scheduler.framework.config import PluginRef, SchedulerConfiguration, SchedulerProfile
 from phalanx.scheduler.framework.cycle_state import CycleState
 from phalanx.scheduler.framework.interface import Plugin
@@ -63,6 +65,9 @@ class BenchConfig:
     # gc.freeze() once the informers have synced, as a long-running service may do after
     # warm-up: full collections then skip the (large, long-lived) loaded objects.
     gc_freeze: bool = False
+    # With gc_freeze: also these collection thresholds from then on (the service's are
+    # phalanx/services/gctune.py SERVICE_THRESHOLDS); None keeps CPython's (700, 10, 10).
+    gc_thresholds: tuple[int, int, int] | None = None
     # GPUs as DRA devices (a ResourceSlice of 8 per node) and one ResourceClaim per GPU pod,
     # instead of nvidia.com/gpu (phalanx/bench/dra.py).
     dra: bool = False
@@ -81,6 +86,11 @@ class _Recorder:
     nodes: dict[str, list[str]] = field(default_factory=dict)  # gang -> nodes bound to
     cpu_first: float | None = None  # process CPU time at the first cycle
     cpu_last: float = 0.0  # ... and at the last bind
+    # This thread's (on-CPU, run-queue wait) seconds from the kernel at the first cycle and
+    # once the scheduler is idle (reading /proc at every bind cost 4% of the CPU): where wall
+    # time went that the process did not spend on a CPU.
+    sched_first: tuple[float, float] | None = None
+    sched_last: tuple[float, float] | None = None
 
 
 _ACTIVE: _Recorder | None = None
@@ -98,6 +108,7 @@ class BenchRecorder(Plugin):
             _ACTIVE.first_attempt.setdefault(gang, time.perf_counter())
             if _ACTIVE.cpu_first is None:
                 _ACTIVE.cpu_first = time.process_time()
+                _ACTIVE.sched_first = thread_schedstat()
         return None, Status()
 
     def post_bind(self, state: CycleState, pod: PodInfo, node: str) -> None:
@@ -201,19 +212,22 @@ def run_scheduler_bench(cfg: BenchConfig) -> dict[str, Any]:
         extra = with_dra(nodes, gangs)
     rec = _Recorder()
     profile_text = ""
-    gc_time = [0.0, 0.0, 0]  # total seconds, longest pause, collections
-    gc_start = [0.0]
+    gc_time = [0.0, 0.0, 0, 0.0]  # total seconds, longest pause, collections, CPU seconds
+    gc_start = [0.0, 0.0]
 
     def on_gc(phase: str, info: dict[str, Any]) -> None:
         if phase == "start":
             gc_start[0] = time.perf_counter()
+            gc_start[1] = time.thread_time()
         else:
             d = time.perf_counter() - gc_start[0]
             gc_time[0] += d
             gc_time[1] = max(gc_time[1], d)
             gc_time[2] += 1
+            gc_time[3] += time.thread_time() - gc_start[1]
 
     gc.callbacks.append(on_gc)
+    thresholds_before = gc.get_threshold()
 
     async def main() -> dict[str, Any]:
         global _ACTIVE
@@ -254,15 +268,22 @@ def run_scheduler_bench(cfg: BenchConfig) -> dict[str, Any]:
         if cfg.gc_freeze:
             gc.collect()
             gc.freeze()
+            if cfg.gc_thresholds is not None:
+                gc.set_threshold(*cfg.gc_thresholds)
         t_synced = time.perf_counter()
         gc_at_sync = gc_time[0]
+        gc_cpu_at_sync = gc_time[3]
         await sched.wait_idle(timeout=24 * 3600, poll=1.0)
         t_end = time.perf_counter()
+        rec.sched_last = thread_schedstat()
         stats = {
             "create_seconds": round(create_s, 3),
             "sync_seconds": round(t_synced - t0, 3),
             "gc_seconds_sync": round(gc_at_sync - gc_at_start, 3),
             "gc_seconds_scheduling": round(gc_time[0] - gc_at_sync, 3),
+            # The same on this thread's CPU clock: the collector's own cost, without the
+            # run-queue waits that fall inside a pause on a busy machine.
+            "gc_cpu_seconds_scheduling": round(gc_time[3] - gc_cpu_at_sync, 3),
             "cycle_cpu_us_per_attempt": round(cycle_cpu[0] / max(sched.attempts, 1) * 1e6, 1),
             "attempts": sched.attempts,
             "failures": sched.failures,
@@ -295,6 +316,7 @@ def run_scheduler_bench(cfg: BenchConfig) -> dict[str, Any]:
         gc.callbacks.remove(on_gc)
         if cfg.gc_freeze:
             gc.unfreeze()
+            gc.set_threshold(*thresholds_before)
 
     t0 = stats.pop("t0")
     t_end = stats.pop("t_end")
@@ -322,6 +344,7 @@ def run_scheduler_bench(cfg: BenchConfig) -> dict[str, Any]:
         # CPU time of this process over the same window: robust when other work shares the
         # machine (wall-clock pods/s drops under contention, CPU per pod does not).
         "cpu_us_per_pod": round((rec.cpu_last - (rec.cpu_first or rec.cpu_last)) / max(bound, 1) * 1e6, 1),
+        **wall_split(rec.sched_first, rec.sched_last, t_end - first, window, bound),
         "gang_time_to_schedule_seconds": _percentiles(tts),
         "gang_end_to_end_seconds": _percentiles(e2e),
         # Python's cyclic GC over the whole run (load, sync, scheduling): total and longest pause

@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from phalanx.cli.main import app
 from phalanx.scheduler.bench import BenchConfig, make_gangs, run_scheduler_bench
+from phalanx.scheduler.bench_wall import thread_schedstat
 
 
 def test_workload_has_the_requested_gang_sizes():
@@ -88,3 +89,70 @@ def test_cli_spread_option_names_the_file(tmp_path):
     assert data["config"]["spread_fraction"] == 0.5 and "with spread" in res.output
     bad = CliRunner().invoke(app, ["bench", "scheduler", "--spread", "2", "--out", str(tmp_path)])
     assert bad.exit_code != 0
+
+
+def test_window_wall_time_splits_into_on_cpu_runqueue_wait_and_blocked():
+    if thread_schedstat() is None:
+        pytest.skip("this kernel has no /proc/thread-self/schedstat")
+    r = run_scheduler_bench(BenchConfig(nodes=30, pods=120, gang_min=4, gang_max=8, seed=1))
+    span = r["split_seconds"]  # first cycle .. idle: the bind window and a little more
+    assert span >= r["schedule_seconds"]
+    parts = r["on_cpu_seconds"] + r["runqueue_wait_seconds"] + r["blocked_seconds"]
+    # Rounded to ms each; the kernel's counters are of the same thread over the same span.
+    assert r["on_cpu_seconds"] > 0 and abs(parts - span) <= 0.005 + 0.01 * span
+    assert r["pods_per_second_uncontended"] >= r["pods_per_second"]
+    # A pause costs at most its wall time in CPU (the rest is waiting for a CPU).
+    assert 0 <= r["gc_cpu_seconds_scheduling"] <= r["gc_seconds_scheduling"] + 0.01
+
+
+def test_cli_pairs_alternate_spread_and_plain_and_write_the_comparison(tmp_path):
+    args = ["bench", "scheduler", "--nodes", "20", "--pods", "40", "--gang-min", "4", "--gang-max", "8",
+            "--out", str(tmp_path)]
+    res = CliRunner().invoke(app, args + ["--spread", "0.5", "--pairs", "2"])
+    assert res.exit_code == 0, res.output
+    data = json.loads((tmp_path / "scheduler-20n-40p-spread50-spread-vs-plain.json").read_text())
+    assert [p["order"] for p in data["pairs"]] == ["spread first", "plain first"]
+    assert data["spread"]["runs"] == ["scheduler-20n-40p-spread50-spread-run1.json",
+                                      "scheduler-20n-40p-spread50-spread-run2.json"]
+    assert data["spread"]["pods_with_spread"][0] > 0 and data["plain"]["pods_with_spread"] == [0]
+    for arm in ("spread", "plain"):
+        for name in data[arm]["runs"]:
+            assert json.loads((tmp_path / name).read_text())["pods_bound"] == 40
+    ratios = [p["pods_per_second_ratio"] for p in data["pairs"]]
+    assert data["pods_per_second_ratio"]["all"] == ratios
+    assert data["pods_per_second_ratio"]["min"] <= data["pods_per_second_ratio"]["median"] <= max(ratios)
+    bad = CliRunner().invoke(app, args + ["--pairs", "2"])
+    assert bad.exit_code != 0 and "--spread" in str(bad.exception)
+
+
+def test_cli_service_gc_runs_with_the_services_thresholds_and_restores_them(tmp_path):
+    import gc
+
+    from phalanx.services.gctune import SERVICE_THRESHOLDS
+
+    before = gc.get_threshold()
+    res = CliRunner().invoke(app, ["bench", "scheduler", "--nodes", "20", "--pods", "40", "--gang-min", "4",
+                                   "--gang-max", "8", "--service-gc", "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    data = json.loads((tmp_path / "scheduler-20n-40p-servicegc.json").read_text())
+    assert data["config"]["gc_freeze"] is True
+    assert data["config"]["gc_thresholds"] == list(SERVICE_THRESHOLDS)
+    assert data["pods_bound"] == 40
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+
+
+def test_cpu_profile_script_samples_the_scheduling_window(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "bench" / "cpu_profile_scheduler.py"
+    out = tmp_path / "profile.json"
+    subprocess.run([sys.executable, str(script), "--nodes", "40", "--pods", "400", "--interval", "0.001",
+                    "--out", str(out)], check=True, capture_output=True, timeout=300)
+    data = json.loads(out.read_text())
+    assert data["result"]["pods_bound"] == 400 and data["samples"] > 0
+    cumulative = dict(data["cumulative"])
+    # Every sample is charged to the function running and to each one on its stack.
+    assert cumulative.get("phalanx/scheduler/cycle.py:schedule_one", 0) > 0
+    assert sum(count for _, count in data["self"]) <= data["samples"]
