@@ -41,6 +41,9 @@ class KubeModel(BaseModel):
         extra="forbid",
         validate_assignment=False,
         ser_json_timedelta="float",
+        # Validators are built on a model's first use, not at import: a process uses a few
+        # of the ~300 kinds and nested models (the scheduler's start-up was mostly imports).
+        defer_build=True,
     )
 
     def to_dict(self, *, warnings: bool = True) -> dict[str, Any]:

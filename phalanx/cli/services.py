@@ -18,13 +18,14 @@ KUBECONFIG_HELP = ("kubeconfig file; without it: the in-cluster service account 
                    "else $KUBECONFIG or ~/.kube/config")
 
 
-def _run(coro: object) -> None:
+def _run(coro: object, user_errors: tuple[type[Exception], ...] = ()) -> None:
+    """`user_errors`: more exceptions shown as one line (the scheduler does not import the
+    operator's: importing the operator was a tenth of its start-up CPU)."""
     from phalanx.cluster.kube import KubeConfigError
-    from phalanx.operator.admission_mnnvl import MNNVLPreflightError
 
     try:
         code = asyncio.run(coro)  # type: ignore[arg-type]
-    except (KubeConfigError, MNNVLPreflightError) as e:
+    except (KubeConfigError, *user_errors) as e:
         raise UserError(str(e)) from None
     if code:
         sys.exit(code)
@@ -57,12 +58,13 @@ def operator(
 
     Every replica serves /healthz, /readyz, /metrics and the admission webhook; the replica
     holding the Lease runs the controllers. Exits 1 if it loses the Lease."""
+    from phalanx.operator.admission_mnnvl import MNNVLPreflightError
     from phalanx.services.operator import OperatorServiceOptions, run_operator_service
 
     _run(run_operator_service(OperatorServiceOptions(
         kubeconfig=kubeconfig, context=context, config=config, namespace=namespace,
         webhook=webhook, leader_elect=leader_elect, probe_port=probe_port,
-        metrics_port=metrics_port, webhook_port=webhook_port)))
+        metrics_port=metrics_port, webhook_port=webhook_port)), (MNNVLPreflightError,))
 
 
 @app.command("scheduler")

@@ -15,7 +15,12 @@ flooding the API, as client-go's EventCorrelator does:
   "(combined from similar events): <latest message>";
 - spam filter: a token bucket per object (burst 25, then one per 5 minutes by default, on
   the client's clock) drops the rest; `dropped` counts them;
-- coalescing: bumps that arrive while a write is queued become one write.
+- coalescing: bumps that arrive while a write is queued become one write;
+- `concurrency` writers (client-go writes each Event from its own goroutine, bounded only by
+  the client's rate limit): a queue of Events drains at that many writes in flight, so a burst
+  of Events (one per bound pod) is written while the binds go on, not long after them. One
+  Event is never written by two writers at once (an update that arrives while it is being
+  written is written again after it, with the latest count and message).
 The correlation caches are LRUs of `cache_size` objects (client-go keeps 4096; we keep more
 so a 10k-pod gang still folds repeats instead of starting new Events).
 
@@ -105,9 +110,12 @@ class EventRecorder:
         per_reason: bool = False,
         min_interval: float = 0.0,
         max_pending: int | None = None,
+        concurrency: int = 1,
     ) -> None:
         """`burst=None` turns the spam filter off; `per_reason`, `min_interval` and
-        `max_pending` are described in the module docstring."""
+        `max_pending` are described in the module docstring, so is `concurrency`."""
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, got {concurrency}")
         if event_kind is None:
             from phalanx.api.core import Event
 
@@ -125,6 +133,7 @@ class EventRecorder:
         self.per_reason = per_reason
         self.min_interval = min_interval
         self.max_pending = max_pending
+        self.concurrency = concurrency
         self.enabled = True
         self._records: OrderedDict[tuple[Any, ...], _Record] = OrderedDict()
         self._similar: OrderedDict[tuple[Any, ...], _Similar] = OrderedDict()
@@ -132,7 +141,9 @@ class EventRecorder:
         self._pending: OrderedDict[int, _Record] = OrderedDict()  # id(record) -> record
         self._by_uid: dict[str, dict[tuple[Any, ...], None]] = {}  # for forget()
         self._held: dict[int, _Record] = {}  # records with a trailing write scheduled
-        self._task: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._writing: set[int] = set()  # id(record) of Events being written
+        self._again: set[int] = set()  # ... and queued again meanwhile
         self._last_nanos = 0
         # Counters for tests and reports.
         self.recorded = 0     # accepted by the filters
@@ -150,7 +161,7 @@ class EventRecorder:
     @property
     def idle(self) -> bool:
         """Nothing queued or being written (held trailing writes do not count)."""
-        return not self._pending and (self._task is None or self._task.done())
+        return not self._pending and not self._tasks
 
     # ------------------------------------------------------------------ recording
 
@@ -282,14 +293,30 @@ class EventRecorder:
     # ------------------------------------------------------------------ writing
 
     def _ensure_writer(self) -> None:
-        if self._task is None or self._task.done():
-            self._task = asyncio.get_running_loop().create_task(
+        wanted = min(self.concurrency, len(self._pending))
+        # A writer that has returned stays in _tasks until its done-callback runs: it
+        # writes nothing more, so it must not count (else a new Event waits for no writer).
+        self._tasks.difference_update([t for t in self._tasks if t.done()])
+        while len(self._tasks) < wanted:
+            task = asyncio.get_running_loop().create_task(
                 self._write_all(), name=f"event recorder {self.component}")
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
 
     async def _write_all(self) -> None:
         while self._pending:
-            _, rec = self._pending.popitem(last=False)
-            await self._write(rec)
+            key, rec = self._pending.popitem(last=False)
+            if key in self._writing:  # another writer has it: it writes it again after
+                self._again.add(key)
+                continue
+            self._writing.add(key)
+            try:
+                await self._write(rec)
+            finally:
+                self._writing.discard(key)
+                if key in self._again:
+                    self._again.discard(key)
+                    self._pending[key] = rec
 
     async def _write(self, rec: _Record) -> None:
         delay = 0.01
@@ -350,8 +377,8 @@ class EventRecorder:
 
     async def flush(self) -> None:
         """Wait until every recorded event is written (or given up)."""
-        while self._task is not None and not self._task.done():
-            await asyncio.shield(self._task)
+        while self._tasks:
+            await asyncio.shield(asyncio.gather(*self._tasks, return_exceptions=True))
 
     async def close(self) -> None:
         await self.flush()
@@ -371,10 +398,13 @@ class EventRecorder:
                 rec.trailing = None
         self._held.clear()
         self._pending.clear()
-        if self._task is not None and not self._task.done():
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
-        self._task = None
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._tasks.clear()
+        self._writing.clear()
+        self._again.clear()
 
 
 def _obj_key(ref: _ObjRef) -> str:

@@ -25,6 +25,9 @@ H_OWN = ("Give each scheduler its shipped client limits instead (kube-scheduler 
          "phalanx 100/150).")
 H_SCHED = "Schedulers to run, comma-separated, in this order."
 H_WORK = "Workloads to run, comma-separated: plain, gangs."
+H_PAIRS = ("Pairs of runs: each workload by each scheduler once per pair, the order alternating "
+           "(kube-scheduler first, then phalanx first); ratios are taken within a pair and "
+           "reported as median and range.")
 H_SEED = "Seed of the gang sizes (the same for both schedulers)."
 H_TIMEOUT = "How long one scheduler may take to bind one workload."
 H_BACKGROUND = ("Idle window before the runs that measures the API server's own requests "
@@ -49,6 +52,7 @@ def kube(
     schedulers: Annotated[str, typer.Option(help=H_SCHED)] = "kube-scheduler,phalanx-scheduler",
     workloads: Annotated[str, typer.Option(help=H_WORK)] = "plain,gangs",
     seed: Annotated[int, typer.Option(help=H_SEED)] = 0,
+    pairs: Annotated[int, typer.Option(min=1, help=H_PAIRS)] = 3,
     phase_timeout: Annotated[str, typer.Option(help=H_TIMEOUT)] = "10m",
     background: Annotated[str, typer.Option(help=H_BACKGROUND)] = "10s",
     phalanx_args: Annotated[str, typer.Option(help=H_ARGS)] = "",
@@ -59,10 +63,13 @@ def kube(
     """kube-scheduler 1.36 and `phalanx scheduler` side by side on one real kube-apiserver.
 
     Starts etcd and kube-apiserver (binaries: KUBEBUILDER_ASSETS or ../shared/kube), creates
-    the fake nodes, then for each workload lets each scheduler bind the same pods (created
-    before it starts), through its own gang API. Reports pods/s, CPU and API requests per
-    pod, gang time-to-bound and the ratio phalanx/kube-scheduler. Stops everything it started,
-    also on Ctrl-C."""
+    the fake nodes, then, --pairs times in alternating order, for each workload lets each
+    scheduler bind the same pods (created before it starts), through its own gang API.
+    Headline: pods/s from the scheduler's start (every pod exists) until every pod is bound
+    and the scheduler's own API writes, Events included, are finished (audit log); beside it
+    pods/s over the binds only, CPU and API requests per pod, gang time-to-bound, placement
+    spread, and the ratio phalanx/kube-scheduler (median and range over the pairs). Stops
+    everything it started, also on Ctrl-C."""
     import shlex
     import tempfile
 
@@ -87,7 +94,7 @@ def kube(
             gang_max=gang_max, pod_gpus=pod_gpus, qps=qps, burst=burst,
             own_defaults=own_defaults,
             schedulers=parse_names(schedulers, SCHEDULERS, "schedulers"),
-            workloads=parse_names(workloads, WORKLOADS, "workloads"), seed=seed,
+            workloads=parse_names(workloads, WORKLOADS, "workloads"), seed=seed, pairs=pairs,
             phase_timeout=_duration(phase_timeout, "--phase-timeout"),
             background_seconds=_duration(background, "--background"), profile=profile,
             phalanx_args=tuple(shlex.split(phalanx_args)))
@@ -102,9 +109,11 @@ def kube(
         phase=lambda description, total: bar.reset(task, description=description, total=total),
         advance=lambda completed: bar.update(task, completed=completed))
     profile_dir = Path(tempfile.mkdtemp(prefix="phalanx-bench-profile-")) if profile else None
+    name = result_name(cfg, phalanx_args)
     try:
         with bar:
-            result = run_kube_bench(cfg, callbacks, profile_dir=profile_dir, keep=keep)
+            result = run_kube_bench(cfg, callbacks, profile_dir=profile_dir, keep=keep,
+                                    on_pair=lambda so_far: _write(so_far, out, name))
     except BinariesNotFound as e:
         raise UserError(str(e)) from None
     except (TimeoutError, RuntimeError) as e:
@@ -112,14 +121,14 @@ def kube(
     except KeyboardInterrupt:
         console.print("interrupted: every process the bench started is stopped")
         raise typer.Exit(130) from None
-    path = _write(result, out, result_name(cfg, phalanx_args))
+    path = _write(result, out, name)
     if profile_dir is not None:
         from .profiling import summarize_profiles
 
         path.with_suffix(".profile.txt").write_text(summarize_profiles(profile_dir))
     table_console = Console()
     if not table_console.is_terminal:  # a log or a pipe: no wrapped, truncated columns
-        table_console = Console(width=170)
+        table_console = Console(width=240)
     table_console.print(rich_table(result))
     typer.echo(f"load average {result['load_average_start'][0]:.2f} -> "
                f"{result['load_average_end'][0]:.2f} on {result['machine']['cpus']} CPUs; "
@@ -127,8 +136,10 @@ def kube(
 
 
 def result_name(cfg: KubeBenchConfig, phalanx_args: str = "") -> str:
-    """`kube-<nodes>n-<plain>p-<gang>g-<limits>[-<flags>][-profile]`."""
+    """`kube-<nodes>n-<plain>p-<gang>g-<limits>[-<pairs>pairs][-<flags>][-profile]`."""
     variant = "-own-defaults" if cfg.own_defaults else f"-qps{cfg.qps:g}"
+    if cfg.pairs > 1:
+        variant += f"-{cfg.pairs}pairs"
     if phalanx_args:
         variant += "-" + "".join(ch if ch.isalnum() else "-" for ch in phalanx_args).strip("-")
     if cfg.profile:

@@ -45,6 +45,8 @@ class KubeBenchConfig:
     schedulers: tuple[str, ...] = SCHEDULERS
     workloads: tuple[str, ...] = WORKLOADS
     seed: int = 0
+    # Pairs of runs; odd pairs run the schedulers in the given order, even pairs reversed.
+    pairs: int = 1
     phase_timeout: float = 600.0  # seconds for one scheduler to bind one workload
     background_seconds: float = 10.0  # idle window measuring the API server's own requests
     create_concurrency: int = 32
@@ -66,6 +68,8 @@ class KubeBenchConfig:
         if self.gang_pods and self.gang_pods < self.gang_min:
             bad("gang_pods", f"{self.gang_pods} pods cannot make one gang of at least "
                 f"{self.gang_min}")
+        if self.pairs < 1:
+            bad("pairs", f"must be at least 1, got {self.pairs}")
         if self.qps <= 0 or self.burst < 1:
             bad("qps", f"client limits must be positive, got qps {self.qps}, burst {self.burst}")
         unknown = [s for s in self.schedulers if s not in SCHEDULERS]
@@ -85,6 +89,11 @@ class KubeBenchConfig:
 
     def limits_for(self, scheduler: str) -> tuple[float, int]:
         return DEFAULT_LIMITS[scheduler] if self.own_defaults else (self.qps, self.burst)
+
+    def order(self, pair: int) -> tuple[str, ...]:
+        """The schedulers of pair `pair` (0-based) in the order they run: alternating, so
+        neither always runs first (on a machine whose load drifts)."""
+        return self.schedulers if pair % 2 == 0 else tuple(reversed(self.schedulers))
 
     def pods_of(self, workload: str) -> int:
         return self.plain_pods if workload == "plain" else self.gang_pods

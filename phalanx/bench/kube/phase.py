@@ -3,17 +3,22 @@
 Procedure (the same for both schedulers):
 1. a fresh namespace; every gang object, then every pod, created while no scheduler runs;
 2. the bench lists the pods and watches them (observer.py), scrapes the API server's
-   /metrics, notes the load average, and starts the scheduler process (clock t0);
+   /metrics, notes the load average, and starts the scheduler process, acting as a service
+   account of its own (clock t0: every pod exists, the scheduler starts);
 3. it waits until every pod is bound (the process must stay up), then until the API
    server's request counters are quiet (the scheduler's trailing writes: events, gang
    status), reads the process's CPU time, stops it (SIGTERM), and scrapes /metrics again
    (a watch is counted when it ends);
 4. pods and gang objects are deleted (cleanup.py), so the next run starts on empty nodes.
 
-Measured: pods/s over the binds (first bind .. last bind) and from t0 (start-up included),
+Measured, headline first: pods/s from t0 until every pod is bound AND the scheduler's own
+API writes (Events, gang status) are finished, the last write's end read from the audit log
+(writes.py) -- `done_seconds`, `pods_per_second_to_done`; beside it pods/s over the binds only
+(first bind .. last bind) and from t0 to the last bind, how far the writes trail the binds,
 CPU seconds of the process per pod, API requests per pod (apiserver_request_total deltas),
-and per gang its time-to-bound: last member bound - (t0 or its first member's creation,
-whichever is later; every member exists before t0 in this procedure).
+per gang its time-to-bound: last member bound - (t0 or its first member's creation,
+whichever is later; every member exists before t0 in this procedure), and the placement
+spread (nodes used, pods per node) so packing and spreading show.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from phalanx.bench.results import percentiles
 from phalanx.envtest import ControlPlane
 from phalanx.envtest.ports import http_get
 
-from . import apimetrics, schedulers
+from . import apimetrics, schedulers, writes
 from .cleanup import delete_run
 from .config import KubeBenchConfig
 from .observer import BindObserver
@@ -54,9 +59,11 @@ class Progress:
 @dataclass
 class Window:
     t0: float = 0.0
+    t0_wall: float = 0.0  # time.time() at t0: audit-log stamps are wall clock
     first_bind: float = 0.0
     last_bind: float = 0.0
     quiet: float = 0.0
+    cpu_at_first_bind: float = 0.0  # the start-up's CPU (imports, informer sync, first cycle)
     cpu_at_last_bind: float = 0.0
     cpu_at_quiet: float = 0.0
     cpu_user: float = 0.0
@@ -65,6 +72,10 @@ class Window:
     load_before: tuple[float, float, float] = (0.0, 0.0, 0.0)
     load_after: tuple[float, float, float] = (0.0, 0.0, 0.0)
     requests: dict[apimetrics.RequestKey, int] = field(default_factory=dict)
+    writes: list[writes.Write] = field(default_factory=list)
+
+    def wall(self, monotonic: float) -> float:
+        return self.t0_wall + (monotonic - self.t0)
 
 
 async def scrape(plane: ControlPlane) -> dict[apimetrics.RequestKey, float]:
@@ -134,16 +145,26 @@ async def run_phase(plane: ControlPlane, kube: Any, cfg: KubeBenchConfig, schedu
     create_seconds = time.monotonic() - created_before
 
     progress.phase(f"{scheduler} {workload}: binding {len(pods)} pods", len(pods))
-    observer = BindObserver(kube, namespace, len(pods), on_bound=progress.advance)
+    kubeconfig, user = await asyncio.to_thread(schedulers.identity, plane, scheduler)
+    w = Window()
+    pid: list[int] = []  # the scheduler's, once started
+
+    def on_bound(count: int) -> None:
+        if count == 1 and pid:
+            w.cpu_at_first_bind = cpu_seconds(pid[0])
+        progress.advance(count)
+
+    observer = BindObserver(kube, namespace, len(pods), on_bound=on_bound)
     await observer.start()
     if observer.bound:
         raise RuntimeError(f"{len(observer.bound)} pods of {namespace} were bound before "
                            f"{scheduler} started: another scheduler is running")
-    w = Window()
     before = await scrape(plane)
     w.load_before = os.getloadavg()
-    w.t0 = time.monotonic()
-    running = schedulers.start(plane, cfg, scheduler, profile=profile)
+    audit_offset = writes.log_size(plane.audit_log)
+    w.t0_wall, w.t0 = time.time(), time.monotonic()
+    running = schedulers.start(plane, cfg, scheduler, profile=profile, kubeconfig=kubeconfig)
+    pid.append(running.pid)
     configz: dict[str, Any] | None = None
     try:
         deadline = w.t0 + cfg.phase_timeout
@@ -171,6 +192,7 @@ async def run_phase(plane: ControlPlane, kube: Any, cfg: KubeBenchConfig, schedu
     w.load_after = os.getloadavg()
     await observer.stop()
     w.requests = apimetrics.counts_delta(before, after)
+    w.writes = writes.writes_since(plane.audit_log, audit_offset, user)
     result = summarize(cfg, scheduler, workload, pods, members, observer, w, background_rps)
     result.update(namespace=namespace, create_seconds=round(create_seconds, 3),
                   exit_code=exit_code, log=str(running.process.log_path))
@@ -198,6 +220,11 @@ def summarize(cfg: KubeBenchConfig, scheduler: str, workload: str, pods: list[An
     per_node: dict[str, int] = {}
     for node in observer.node_of.values():
         per_node[node] = per_node.get(node, 0) + 1
+    spread: dict[int, int] = {}  # pods on a node -> nodes with that many
+    for count in per_node.values():
+        spread[count] = spread.get(count, 0) + 1
+    own = writes.summarize_writes(w.writes, w.t0_wall, w.wall(w.last_bind))
+    done = max(w.last_bind - w.t0, own["last_write_seconds"])
     out: dict[str, Any] = {
         "scheduler": scheduler,
         "workload": workload,
@@ -206,11 +233,16 @@ def summarize(cfg: KubeBenchConfig, scheduler: str, workload: str, pods: list[An
         "pods_bound": len(observer.bound),
         "nodes_used": len(per_node),
         "max_pods_per_node": max(per_node.values(), default=0),
+        "nodes_by_pods_per_node": {str(k): spread[k] for k in sorted(spread)},
+        "t0_unix": round(w.t0_wall, 3),  # to find the run in the audit and process logs
+        "done_seconds": round(done, 3),
+        "pods_per_second_to_done": round(n / max(done, 1e-9), 2),
         "first_bind_seconds": round(w.first_bind - w.t0, 3),
         "all_bound_seconds": round(w.last_bind - w.t0, 3),
         "pods_per_second": round((n - 1) / bind_span if n > 1 else 0.0, 2),
         "pods_per_second_from_start": round(n / max(w.last_bind - w.t0, 1e-9), 2),
         "cpu_seconds": round(w.cpu_at_quiet, 3),
+        "cpu_seconds_at_first_bind": round(w.cpu_at_first_bind, 3),
         "cpu_seconds_at_last_bind": round(w.cpu_at_last_bind, 3),
         "cpu_user_seconds": round(w.cpu_user, 3),
         "cpu_system_seconds": round(w.cpu_system, 3),
@@ -221,6 +253,7 @@ def summarize(cfg: KubeBenchConfig, scheduler: str, workload: str, pods: list[An
         "api_requests_by_verb": apimetrics.by_verb(w.requests),
         "api_requests_by_call": apimetrics.by_call(w.requests),
         "api_errors": apimetrics.errors(w.requests),
+        "own_writes": own,
         "measured_window_seconds": round(window, 3),
         "background_requests_estimate": round(background_rps * window, 1),
         "load_average_before": [round(x, 2) for x in w.load_before],

@@ -3,18 +3,23 @@
     result = run_kube_bench(KubeBenchConfig(nodes=1000), progress)
 
 One control plane (etcd + kube-apiserver 1.36, the Workload API on) for the whole bench;
-the fake nodes are created once; then, for each workload (plain pods, gangs), each
-scheduler runs in turn on the same nodes with the same pods (phase.py). The plane and every
-process it started are stopped at the end, on an error, and on Ctrl-C.
+the fake nodes are created once; then, `pairs` times, for each workload (plain pods, gangs),
+each scheduler runs in turn on the same nodes with the same pods (phase.py), the order
+alternating from pair to pair (kube-scheduler first, then phalanx first). The ratio
+phalanx / kube-scheduler is taken within each pair; the result gives each pair's and their
+median, min and max. The plane and every process it started are stopped at the end, on an
+error, and on Ctrl-C.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import statistics
 import platform
 import sys
 import time
+from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as package_version
 from pathlib import Path
@@ -28,8 +33,10 @@ from .config import KUBE_SCHEDULER, PHALANX_SCHEDULER, KubeBenchConfig
 from .phase import Progress, run_phase, scrape
 from .schedulers import binary_version
 
-RATIO_FIELDS = ("pods_per_second", "pods_per_second_from_start", "cpu_ms_per_pod",
-                "api_requests_per_pod")
+# The headline first: pods/s from t0 until every pod is bound and the scheduler's writes are
+# finished; then binds only (first to last bind), from t0 to the last bind, and the costs.
+RATIO_FIELDS = ("pods_per_second_to_done", "pods_per_second", "pods_per_second_from_start",
+                "cpu_ms_per_pod", "api_requests_per_pod")
 
 
 def _memory_gb() -> float:
@@ -73,14 +80,35 @@ def ratios(runs: list[dict[str, Any]]) -> dict[str, dict[str, float | None]]:
                 a = ours["gang_time_to_bound_seconds"][q]
                 b = kube["gang_time_to_bound_seconds"][q]
             else:
-                a, b = ours[name], kube[name]
+                a, b = ours.get(name), kube.get(name)
+                if a is None or b is None:
+                    continue
             row[name] = round(a / b, 3) if b else None
         out[workload] = row
     return out
 
 
+def ratio_summary(by_pair: list[dict[str, dict[str, float | None]]]
+                  ) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per workload and field: the median, min and max of the pairs' ratios, and each."""
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for pair in by_pair:
+        for workload, row in pair.items():
+            for name, value in row.items():
+                if value is not None:
+                    out.setdefault(workload, {}).setdefault(name, {"pairs": []})[
+                        "pairs"].append(value)
+    for fields in out.values():
+        for entry in fields.values():
+            values = sorted(entry["pairs"])
+            entry["median"] = round(statistics.median(values), 3)
+            entry["min"], entry["max"] = values[0], values[-1]
+    return out
+
+
 async def _main(plane: ControlPlane, cfg: KubeBenchConfig, progress: Progress,
-                profile_dir: Path | None) -> dict[str, Any]:
+                profile_dir: Path | None,
+                on_pair: Callable[[dict[str, Any]], None] | None) -> dict[str, Any]:
     result: dict[str, Any] = {"bench": "kube", "config": cfg.as_json(), "machine": machine(),
                               "load_average_start": [round(x, 2) for x in os.getloadavg()]}
     async with plane.client(field_manager="phalanx-bench", qps=0, burst=1) as kube:
@@ -105,29 +133,49 @@ async def _main(plane: ControlPlane, cfg: KubeBenchConfig, progress: Progress,
         rps = background / (time.monotonic() - t)
         result["background_requests_per_second"] = round(rps, 2)
         progress.advance(1)
-        runs = []
-        for workload in cfg.workloads:
-            for scheduler in cfg.schedulers:
-                prof = None
-                if profile_dir is not None and scheduler == PHALANX_SCHEDULER:
-                    prof = profile_dir / f"phalanx-scheduler-{workload}.pstats"
-                runs.append(await run_phase(plane, kube, cfg, scheduler, workload, progress,
-                                            profile=prof, background_rps=rps))
-    result["runs"] = runs
-    result["ratio_phalanx_over_kube"] = ratios(runs)
+        runs: list[dict[str, Any]] = []
+        by_pair = []
+        for pair in range(cfg.pairs):
+            order = cfg.order(pair)
+            pair_runs = []
+            for workload in cfg.workloads:
+                for position, scheduler in enumerate(order, start=1):
+                    prof = None
+                    if profile_dir is not None and scheduler == PHALANX_SCHEDULER:
+                        prof = profile_dir / f"phalanx-scheduler-{workload}-{pair}.pstats"
+                    run = await run_phase(plane, kube, cfg, scheduler, workload, progress,
+                                          profile=prof, background_rps=rps)
+                    run.update(pair=pair + 1, position=position)
+                    pair_runs.append(run)
+            runs += pair_runs
+            by_pair.append({"pair": pair + 1, "first": order[0], "ratio": ratios(pair_runs)})
+            if on_pair is not None and pair + 1 < cfg.pairs:  # the pairs so far, kept
+                on_pair(_finish(dict(result), runs, by_pair))
+    return _finish(result, runs, by_pair)
+
+
+def _finish(result: dict[str, Any], runs: list[dict[str, Any]],
+            by_pair: list[dict[str, Any]]) -> dict[str, Any]:
+    result["runs"] = list(runs)
+    result["pairs_done"] = len(by_pair)
+    result["ratio_phalanx_over_kube_by_pair"] = list(by_pair)
+    result["ratio_phalanx_over_kube"] = ratio_summary([p["ratio"] for p in by_pair])
     result["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
     return result
 
 
 def run_kube_bench(cfg: KubeBenchConfig, progress: Progress | None = None, *,
-                   profile_dir: Path | None = None, keep: bool = False) -> dict[str, Any]:
+                   profile_dir: Path | None = None, keep: bool = False,
+                   on_pair: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """The whole bench; `on_pair` gets the result so far after each pair but the last (the
+    CLI writes it, so an interrupted long run keeps its finished pairs)."""
     cfg.validate()
     progress = progress or Progress()
     progress.phase("starting etcd and kube-apiserver", 1)
     plane = ControlPlane.start(keep=keep)
     try:
         progress.advance(1)
-        result = asyncio.run(_main(plane, cfg, progress, profile_dir))
+        result = asyncio.run(_main(plane, cfg, progress, profile_dir, on_pair))
         result["workdir"] = str(plane.workdir) if keep else ""
         return result
     finally:

@@ -7,6 +7,9 @@
 - `phalanx scheduler --kubeconfig ... --qps Q --burst B` as a subprocess, no leader
   election (optionally under cProfile, in CPU time: profiled.py).
 
+Each acts as a service account of its own (`identity`, bound to cluster-admin), so the API
+server's audit log records its writes apart from the bench's (writes.py).
+
 Each is started without waiting for readiness (the bench's clock starts at the process
 start and the binds tell when it works) and stopped with SIGTERM once the bench is done.
 """
@@ -19,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from phalanx.envtest import ControlPlane, ManagedProcess
+from phalanx.envtest import ControlPlane, ManagedProcess, bind_cluster_role
 from phalanx.envtest.components import kube_scheduler
 from phalanx.envtest.ports import free_port, http_get
 from phalanx.envtest.services import PHALANX, _env
@@ -63,13 +66,26 @@ class Running:
         return self.process.stop(grace=15.0)
 
 
-def start_kube_scheduler(plane: ControlPlane, cfg: KubeBenchConfig) -> Running:
+SERVICE_ACCOUNT_NAMESPACE = "default"
+
+
+def identity(plane: ControlPlane, scheduler: str) -> tuple[Path, str]:
+    """A kubeconfig acting as ServiceAccount default/bench-<scheduler> (cluster-admin, a fresh
+    token), and the user name the audit log records for it."""
+    name = f"bench-{scheduler}"
+    kubeconfig = plane.service_account_kubeconfig(SERVICE_ACCOUNT_NAMESPACE, name)
+    bind_cluster_role(plane.server, plane.token, SERVICE_ACCOUNT_NAMESPACE, name)
+    return kubeconfig, plane.service_account_user(SERVICE_ACCOUNT_NAMESPACE, name)
+
+
+def start_kube_scheduler(plane: ControlPlane, cfg: KubeBenchConfig,
+                         kubeconfig: Path | None = None) -> Running:
     qps, burst = cfg.limits_for(KUBE_SCHEDULER)
     config: dict[str, Any] = {}
     if not cfg.own_defaults:
         config["clientConnection"] = {"qps": qps, "burst": burst}
     comp = kube_scheduler(
-        plane.binaries.require("kube-scheduler"), plane.workdir, plane.kubeconfig,
+        plane.binaries.require("kube-scheduler"), plane.workdir, kubeconfig or plane.kubeconfig,
         feature_gates=plane.options.feature_gates, config=config,
         extra_args=[f"--authentication-kubeconfig={plane.kubeconfig}",
                     f"--authorization-kubeconfig={plane.kubeconfig}"])
@@ -79,13 +95,14 @@ def start_kube_scheduler(plane: ControlPlane, cfg: KubeBenchConfig) -> Running:
 
 
 def start_phalanx_scheduler(plane: ControlPlane, cfg: KubeBenchConfig, *,
-                            profile: Path | None = None) -> Running:
+                            profile: Path | None = None,
+                            kubeconfig: Path | None = None) -> Running:
     qps, burst = cfg.limits_for("phalanx-scheduler")
     probe, metrics = free_port(), free_port()
     head = list(PHALANX)
     if profile is not None:
         head = [sys.executable, "-m", "phalanx.bench.kube.profiled", str(profile)]
-    argv = [*head, "scheduler", "--kubeconfig", plane.kubeconfig,
+    argv = [*head, "scheduler", "--kubeconfig", kubeconfig or plane.kubeconfig,
             "--probe-port", probe, "--metrics-port", metrics, "--no-leader-elect",
             "--scheduler-name", "phalanx-scheduler", "--qps", f"{qps:g}", "--burst", str(burst),
             *cfg.phalanx_args]
@@ -96,10 +113,10 @@ def start_phalanx_scheduler(plane: ControlPlane, cfg: KubeBenchConfig, *,
 
 
 def start(plane: ControlPlane, cfg: KubeBenchConfig, scheduler: str, *,
-          profile: Path | None = None) -> Running:
+          profile: Path | None = None, kubeconfig: Path | None = None) -> Running:
     if scheduler == KUBE_SCHEDULER:
-        return start_kube_scheduler(plane, cfg)
-    return start_phalanx_scheduler(plane, cfg, profile=profile)
+        return start_kube_scheduler(plane, cfg, kubeconfig)
+    return start_phalanx_scheduler(plane, cfg, profile=profile, kubeconfig=kubeconfig)
 
 
 def binary_version(path: Path | None) -> str:

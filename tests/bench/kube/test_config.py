@@ -73,3 +73,12 @@ def test_parse_names():
         parse_names("kai", ("kube-scheduler",), "schedulers")
     with pytest.raises(ValueError, match="--workloads"):
         parse_names(",", ("plain",), "workloads")
+
+
+def test_pairs_alternate_the_order_and_must_be_positive():
+    cfg = KubeBenchConfig(pairs=3)
+    assert cfg.order(0) == (KUBE_SCHEDULER, PHALANX_SCHEDULER)
+    assert cfg.order(1) == (PHALANX_SCHEDULER, KUBE_SCHEDULER)
+    assert cfg.order(2) == cfg.order(0)
+    with pytest.raises(ValueError, match="--pairs: must be at least 1"):
+        KubeBenchConfig(pairs=0).validate()

@@ -35,7 +35,7 @@ def test_bench_kube_binds_everything_with_both_schedulers_and_stops_all(tmp_path
     before = {p.pid for p in live_processes()}
     out = CliRunner().invoke(app, [
         "bench", "kube", "--nodes", "20", "--plain-pods", "40", "--gang-pods", "40",
-        "--gang-min", "8", "--gang-max", "16", "--background", "1s",
+        "--gang-min", "8", "--gang-max", "16", "--background", "1s", "--pairs", "1",
         "--phase-timeout", f"{PHASE_TIMEOUT:g}s",
         "--out", str(tmp_path)])
     assert out.exit_code == 0, out.output
@@ -50,11 +50,20 @@ def test_bench_kube_binds_everything_with_both_schedulers_and_stops_all(tmp_path
         # Each bind is one POST pods/binding seen by the API server's own counters.
         assert r["api_requests_by_call"].get("POST pods/binding", 0) >= 40
         assert r["cpu_seconds"] > 0 and r["pods_per_second"] > 0
+        # The audit log tells this scheduler's own writes: a bind and an Event per pod.
+        own = r["own_writes"]["writes_by_call"]
+        assert own.get("create pods/binding") == 40, (scheduler, workload, own)
+        assert own.get("create events.k8s.io/events", 0) >= 40, (scheduler, workload, own)
+        assert r["done_seconds"] >= r["all_bound_seconds"] > 0
+        assert r["done_seconds"] == max(r["all_bound_seconds"],
+                                        r["own_writes"]["last_write_seconds"])
+        assert sum(int(k) * v for k, v in r["nodes_by_pods_per_node"].items()) == 40
         if workload == "gangs":
             assert r["gangs_bound"] == r["gangs"] == 3
             assert 0 < r["gang_time_to_bound_seconds"]["p50"] <= r["all_bound_seconds"]
     assert runs["kube-scheduler", "plain"]["configz_client_connection"]["qps"] == 5000
     assert set(result["ratio_phalanx_over_kube"]) == {"plain", "gangs"}
+    assert result["ratio_phalanx_over_kube"]["plain"]["pods_per_second_to_done"]["median"] > 0
     assert result["versions"]["kube-apiserver"].startswith("v1.")
     assert "ratio phalanx/kube" in out.output
     assert {p.pid for p in live_processes()} <= before  # everything it started is stopped

@@ -6,13 +6,14 @@ from phalanx.bench.kube import report
 from phalanx.bench.kube.apimetrics import RequestKey
 from phalanx.bench.kube.config import KubeBenchConfig
 from phalanx.bench.kube.phase import Window, summarize
-from phalanx.bench.kube.runner import ratios
+from phalanx.bench.kube.runner import ratio_summary, ratios
+from phalanx.bench.kube.writes import Write
 from phalanx.bench.kube.workload import gangs
 
 CFG = KubeBenchConfig(nodes=4, gang_pods=16, gang_min=8, gang_max=8)
 
 
-def _run(scheduler, bind_times, t0=100.0):
+def _run(scheduler, bind_times, t0=100.0, writes_end=None):
     built = gangs(CFG, scheduler, "ns", "run")
     pods = [p for g in built for p in g.pods]
     observer = SimpleNamespace(
@@ -23,6 +24,10 @@ def _run(scheduler, bind_times, t0=100.0):
                    RequestKey("POST", "", "pods", "binding", "201"): 16,
                    RequestKey("POST", "events.k8s.io", "events", "", "201"): 16,
                    RequestKey("POST", "", "pods", "binding", "409"): 2})
+    w.t0_wall = 1_000.0
+    if writes_end is not None:  # one Event write ending `writes_end` s after t0
+        at = w.t0_wall + writes_end
+        w.writes = [Write("create", "create events", 201, at - 0.01, at)]
     return summarize(CFG, scheduler, "gangs", pods, built, observer, w, background_rps=0.5)
 
 
@@ -53,10 +58,44 @@ def test_ratio_is_phalanx_over_kube_and_the_table_shows_it():
     assert r["gangs"]["gang_p99"] == 0.6  # 3 s / 5 s
     table = report.markdown_table(result)
     lines = table.splitlines()
-    assert lines[0].startswith("| workload | scheduler | pods | pods/s (binds)")
+    assert lines[0].startswith("| workload | scheduler | pair | pods | pods/s to done | "
+                               "pods/s (binds)")
     assert len(lines) == 2 + 3
-    assert lines[-1].startswith("| gangs | ratio phalanx/kube |  | 2.00x |")
+    # Both finish their (no) writes at their last bind: to-done and binds-only agree here.
+    assert lines[-1].startswith("| gangs | ratio phalanx/kube |  |  | 1.67x | 2.00x |")
 
 
 def test_no_ratio_without_both_schedulers():
     assert ratios([_run("kube-scheduler", [101 + i for i in range(16)])]) == {}
+
+
+def test_the_headline_waits_for_the_writes_that_trail_the_binds():
+    times = [101 + i / 15 * 4 for i in range(16)]  # all bound 5 s after t0
+    r = _run("phalanx-scheduler", times, writes_end=8.0)
+    assert r["all_bound_seconds"] == 5.0 and r["done_seconds"] == 8.0
+    assert r["pods_per_second_to_done"] == 2.0  # 16 pods in 8 s
+    assert r["own_writes"]["writes_trail_last_bind_seconds"] == 3.0
+    assert r["own_writes"]["writes_after_last_bind"] == 1
+    early = _run("phalanx-scheduler", times, writes_end=4.0)  # writes done before the binds
+    assert early["done_seconds"] == 5.0
+
+
+def test_placement_spread_counts_nodes_by_their_pods():
+    r = _run("kube-scheduler", [101 + i for i in range(16)])
+    assert r["nodes_by_pods_per_node"] == {"4": 4}  # 16 pods round-robin on 4 nodes
+
+
+def test_ratios_per_pair_summarized_as_median_and_range():
+    pairs = []
+    for speed in (2, 3, 6):  # phalanx binds 2x, 3x, 6x as fast in three pairs
+        kube = _run("kube-scheduler", [101 + i / 15 * 6 for i in range(16)])
+        ours = _run("phalanx-scheduler", [101 + i / 15 * 6 / speed for i in range(16)])
+        pairs.append(ratios([ours, kube]))
+    s = ratio_summary(pairs)
+    assert s["gangs"]["pods_per_second"] == {"pairs": [2.0, 3.0, 6.0], "median": 3.0,
+                                             "min": 2.0, "max": 6.0}
+    result = {"config": {"nodes": 4}, "runs": [],
+              "ratio_phalanx_over_kube_by_pair": [{}, {}, {}], "ratio_phalanx_over_kube": s}
+    (row,) = report.rows(result)
+    assert row[:3] == ["gangs", "ratio phalanx/kube", "median"]
+    assert row[5] == "3.00x (2.00-6.00)"

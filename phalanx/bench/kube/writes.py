@@ -1,0 +1,106 @@
+"""Each scheduler's own API writes, Events included, from the API server's audit log.
+
+    offset = log_size(plane.audit_log)        # before the scheduler starts
+    ...                                       # it runs, as its own service account
+    writes = writes_since(plane.audit_log, offset, user)
+    summary = summarize_writes(writes, t0_wall, last_bind_wall)
+
+The harness's audit policy (phalanx/envtest/audit.py) records every write of a service
+account, so the bench runs each scheduler with a service-account token of its own: the log
+then tells when that scheduler's last write (bind, Event, gang status) finished, to the
+microsecond, which the API server's request counters (scraped once a second) cannot. The
+honest end of a run is the later of the last bind seen and that last write.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    verb: str
+    call: str  # "create events.k8s.io/events", "create pods/binding", ...
+    code: int
+    received: float  # wall-clock seconds (epoch)
+    done: float  # when the response was complete (stageTimestamp)
+
+
+def log_size(path: Path | None) -> int:
+    """Where the next run's records start (0 for no log yet)."""
+    if path is None:
+        return 0
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
+def _epoch(stamp: str) -> float:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+
+
+def _call(raw: dict[str, Any]) -> str:
+    ref = raw.get("objectRef") or {}
+    resource = ref.get("resource", "")
+    if ref.get("subresource"):
+        resource += "/" + ref["subresource"]
+    if ref.get("apiGroup"):
+        resource = f"{ref['apiGroup']}/{resource}"
+    return f"{raw.get('verb', '')} {resource}"
+
+
+def writes_since(path: Path | None, offset: int, user: str) -> list[Write]:
+    """The completed writes `user` made, recorded after byte `offset` of the log."""
+    if path is None:
+        return []
+    try:
+        with path.open("rb") as f:
+            f.seek(offset)
+            data = f.read()
+    except FileNotFoundError:
+        return []
+    out = []
+    for line in data.splitlines():
+        try:
+            raw = json.loads(line)
+        except ValueError:
+            continue  # a line being written
+        if raw.get("stage") != "ResponseComplete":
+            continue
+        if (raw.get("user") or {}).get("username") != user:
+            continue
+        received = raw.get("requestReceivedTimestamp") or ""
+        done = raw.get("stageTimestamp") or received
+        if not received:
+            continue
+        out.append(Write(raw.get("verb", ""), _call(raw),
+                         int((raw.get("responseStatus") or {}).get("code", 0)),
+                         _epoch(received), _epoch(done)))
+    return out
+
+
+def summarize_writes(writes: list[Write], t0: float, last_bind: float) -> dict[str, Any]:
+    """Times relative to t0 (all wall clock): the last write's end, and what came after the
+    last bind (the writes that trail the binds: Events, gang status)."""
+    last = max((w.done for w in writes), default=t0)
+    after = [w for w in writes if w.received > last_bind]
+    trailing: dict[str, int] = {}
+    for w in after:
+        trailing[w.call] = trailing.get(w.call, 0) + 1
+    calls: dict[str, int] = {}
+    for w in writes:
+        calls[w.call] = calls.get(w.call, 0) + 1
+    return {
+        "writes": len(writes),
+        "writes_by_call": dict(sorted(calls.items(), key=lambda kv: (-kv[1], kv[0]))),
+        "last_write_seconds": round(last - t0, 3),
+        "writes_after_last_bind": len(after),
+        "writes_after_last_bind_by_call": dict(sorted(trailing.items(),
+                                                      key=lambda kv: (-kv[1], kv[0]))),
+        "writes_trail_last_bind_seconds": round(max(last - last_bind, 0.0), 3),
+    }
