@@ -330,8 +330,9 @@ def test_probes_and_metrics_of_both_services(stack: Stack) -> None:
         assert (status, body.decode()) == (200, "[+]ping ok\nhealthz check passed\n")
         assert svc.probe("/readyz") == (200, b"ok\n")
         status, body = svc.probe("/readyz?verbose")
+        started = "[+]controllers ok" if component == "Operator" else "[+]scheduler ok"
         assert status == 200 and body.decode().splitlines() == [
-            "[+]api-server ok", "[+]informer-sync ok", "[+]leader-election ok",
+            "[+]api-server ok", "[+]informer-sync ok", started, "[+]leader-election ok",
             "readyz check passed"], body
         text = svc.metrics()
         names = {f.name for f in text_string_to_metric_families(text)}
