@@ -30,8 +30,9 @@ from datetime import datetime
 from phalanx.api import labels as L
 from phalanx.api.base import get_condition, set_condition
 from phalanx.api.grove import PodClique, PodCliqueScalingGroup, PodCliqueSet, PodGang
-from phalanx.cluster.client import Conflict, NotFound
+from phalanx.cluster.client import NotFound
 from phalanx.cluster.controller import Controller, Result, map_from_label
+from phalanx.cluster.retry import update_with_retry
 
 from . import naming
 from .conditions import (
@@ -225,31 +226,26 @@ class GangTerminationController:
         if err is not None:
             raise err
 
-    async def _mark_in_progress(self, namespace: str | None, name: str, replica: int,
-                                attempts: int = 5) -> None:
+    async def _mark_in_progress(self, namespace: str | None, name: str, replica: int) -> None:
         """GangTerminationInProgress=True on a scaling group, on a fresh read (its status
         controller writes the same conditions), retried on Conflict."""
         client = self.ctx.client
-        for attempt in range(attempts):
-            try:
-                group = await client.get(PodCliqueScalingGroup, name, namespace)
-            except NotFound:
-                return  # deleted meanwhile: nothing left to hold back
+
+        def mark(group: PodCliqueScalingGroup) -> bool:
             if termination_in_progress(group):
-                return
+                return False
             set_condition(group.status.conditions, GANG_TERMINATION_IN_PROGRESS, True,
                           REASON_GANG_TERMINATION_ACTIVE,
                           f"gang termination of PodCliqueSet replica {replica} deleted this "
                           "scaling group's PodCliques; they are being recreated",
                           now=client.clock.now_dt())
-            try:
-                await client.update_status(group)
-                return
-            except NotFound:
-                return
-            except Conflict:
-                if attempt == attempts - 1:
-                    raise
+            return True
+
+        try:
+            await update_with_retry(client, PodCliqueScalingGroup, name, namespace, mark,
+                                    status=True)
+        except NotFound:
+            pass  # deleted meanwhile: nothing left to hold back
 
 
 def termination_in_progress(group: PodCliqueScalingGroup) -> bool:

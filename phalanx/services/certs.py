@@ -27,7 +27,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from phalanx.api.base import ObjectMeta
 from phalanx.cluster.client import AlreadyExists, Client, Conflict, NotFound
-from phalanx.cluster.kube.retry import update_with_retry
+from phalanx.cluster.retry import update_with_retry
 
 from .kinds import MutatingWebhookConfiguration, Secret, ValidatingWebhookConfiguration
 

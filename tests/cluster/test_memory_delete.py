@@ -5,7 +5,7 @@ import pytest
 from phalanx.api.base import ObjectMeta, OwnerReference
 from phalanx.cluster.client import Invalid, NotFound
 from phalanx.cluster.clock import run_virtual, settle
-from phalanx.cluster.kube.retry import update_with_retry
+from phalanx.cluster.retry import update_with_retry
 from phalanx.cluster.memory import MemoryCluster
 
 from .kinds import Gadget, Widget, widget

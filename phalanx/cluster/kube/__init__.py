@@ -9,7 +9,7 @@ the scheduler run on it unchanged. See docs/real-cluster.md.
 
 from .cluster import KubeCluster
 from .config import ConnectionConfig, KubeConfigError, connection_for, load_connection
-from .retry import update_with_retry
+from ..retry import update_with_retry
 
 __all__ = [
     "ConnectionConfig",

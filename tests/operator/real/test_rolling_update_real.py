@@ -22,7 +22,7 @@ from phalanx.api import labels as L
 from phalanx.api.crds import crds
 from phalanx.api.grove import PodCliqueSet
 from phalanx.api.pod import Pod
-from phalanx.cluster.kube.retry import update_with_retry
+from phalanx.cluster.retry import update_with_retry
 from phalanx.envtest import (
     Pending,
     PhalanxService,

@@ -31,7 +31,7 @@ from phalanx.api.grove import PodCliqueSet
 from phalanx.api.rbac import Role, RoleBinding, Secret, ServiceAccount
 from phalanx.cluster.client import Forbidden, NotFound
 from phalanx.cluster.kube import KubeCluster, connection_for
-from phalanx.cluster.kube.retry import update_with_retry
+from phalanx.cluster.retry import update_with_retry
 from phalanx.envtest import apply_documents, install_crds, wait_until_async
 from phalanx.envtest.kubeconfig import write_kubeconfig
 from phalanx.manifests.install import InstallOptions, install_manifests

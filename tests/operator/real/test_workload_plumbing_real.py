@@ -28,7 +28,7 @@ from phalanx.api.autoscaling import HorizontalPodAutoscaler
 from phalanx.api.core import Pod, Service
 from phalanx.api.crds import crds
 from phalanx.api.grove import PodClique, PodCliqueScalingGroup, PodCliqueSet
-from phalanx.cluster.kube.retry import update_with_retry
+from phalanx.cluster.retry import update_with_retry
 from phalanx.envtest import install_crds, wait_until_async
 from phalanx.operator import OperatorManager
 
