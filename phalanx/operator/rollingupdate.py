@@ -237,15 +237,31 @@ class PodCliqueSetUpdateController:
         for pcsg in groups:
             await self._open_group(pcs, pcsg, ended=True)
 
-    async def _open_clique(self, pcs: PodCliqueSet, pclq: PodClique, *, ended: bool) -> None:
+    def _to_open(self, pcs: PodCliqueSet,
+                 child: PodClique | PodCliqueScalingGroup) -> str | None:
+        """The generation hash whose update the child has not opened yet (None: nothing
+        to open: no generation, already on it, or opened by us on a cache that lags)."""
         gen = pcs.status.current_generation_hash
-        up = pclq.status.update_progress
-        if gen is None or (up is None and pclq.status.current_pod_clique_set_generation_hash
+        up = child.status.update_progress
+        if gen is None or (up is None and child.status.current_pod_clique_set_generation_hash
                            == gen) or (up is not None and up.pod_clique_set_generation_hash
                                        == gen):
+            return None
+        if (child.metadata.uid or "") in self._opened_for(pcs.key, gen):
+            return None
+        return gen
+
+    async def _write_opened(self, pcs: PodCliqueSet, gen: str,
+                            updated: PodClique | PodCliqueScalingGroup) -> None:
+        try:
+            await self.ctx.client.update_status(updated)
+        except NotFound:
             return
-        opened = self._opened_for(pcs.key, gen)
-        if (pclq.metadata.uid or "") in opened:
+        self._opened_for(pcs.key, gen).add(updated.metadata.uid or "")
+
+    async def _open_clique(self, pcs: PodCliqueSet, pclq: PodClique, *, ended: bool) -> None:
+        gen = self._to_open(pcs, pclq)
+        if gen is None:
             return
         want = expected_hash(pcs, pclq)
         if want is None:
@@ -256,22 +272,12 @@ class PodCliqueSetUpdateController:
             update_started_at=now, update_ended_at=now if ended else None,
             pod_clique_set_generation_hash=gen, pod_template_hash=want)
         updated.status.updated_replicas = 0
-        try:
-            await self.ctx.client.update_status(updated)
-        except NotFound:
-            return
-        opened.add(pclq.metadata.uid or "")
+        await self._write_opened(pcs, gen, updated)
 
     async def _open_group(self, pcs: PodCliqueSet, pcsg: PodCliqueScalingGroup, *,
                           ended: bool) -> None:
-        gen = pcs.status.current_generation_hash
-        up = pcsg.status.update_progress
-        if gen is None or (up is None and pcsg.status.current_pod_clique_set_generation_hash
-                           == gen) or (up is not None and up.pod_clique_set_generation_hash
-                                       == gen):
-            return
-        opened = self._opened_for(pcs.key, gen)
-        if (pcsg.metadata.uid or "") in opened:
+        gen = self._to_open(pcs, pcsg)
+        if gen is None:
             return
         now = self.ctx.client.clock.now_dt()
         updated = pcsg.copy_deep()
@@ -279,11 +285,7 @@ class PodCliqueSetUpdateController:
             update_started_at=now, update_ended_at=now if ended else None,
             pod_clique_set_generation_hash=gen,
             total_pod_cliques_count=pcsg.spec.replicas * len(pcsg.spec.clique_names))
-        try:
-            await self.ctx.client.update_status(updated)
-        except NotFound:
-            return
-        opened.add(pcsg.metadata.uid or "")
+        await self._write_opened(pcs, gen, updated)
 
     def _opened_for(self, pcs_key: str, gen: str) -> set[str]:
         entry = self._opened.get(pcs_key)
