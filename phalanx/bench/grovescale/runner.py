@@ -135,8 +135,8 @@ async def _scenario(stack: ScaleStack, cfg: GroveScaleConfig, sc: Scenario, ns: 
     result: dict[str, Any] = {"workload": name, "phases": []}
     async with stack.client() as kube, running_kubelet(kube):
         if cfg.floor:
-            delta = {"deploy-delete": sc.initial, "pcsg-scale-up": (sc.target or 0) - sc.initial}
-            n = delta.get(sc.kind, abs((sc.target or 0) - sc.initial))
+            # The replicas the measured step creates or deletes.
+            n = sc.initial if sc.kind == "deploy-delete" else abs((sc.target or 0) - sc.initial)
             n_pods = pods_for(sc, max(n, 1))
             progress(f"floor: {n_pods} pods created, bound and deleted by a minimal client ...")
             floor_ns = plane.create_namespace("grove-scale-floor")
