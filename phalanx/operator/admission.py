@@ -18,7 +18,6 @@ names in admission_env.py.
 from __future__ import annotations
 
 import re
-import weakref
 from typing import Any
 
 from phalanx.api.duration import parse_duration
@@ -254,7 +253,10 @@ def _check_immutable(pcs: PodCliqueSet, old: PodCliqueSet, errs: FieldErrors) ->
 
 # --- wiring into MemoryCluster ----------------------------------------------------------------
 
-_INSTALLED: weakref.WeakKeyDictionary[Any, BackendRegistry] = weakref.WeakKeyDictionary()
+# The registry admission checks against is kept on the cluster object itself: a module-level
+# WeakKeyDictionary keyed by the cluster leaked every cluster, because its value (backends ->
+# their clients) refers back to the key.
+_REGISTRY_ATTR = "_phalanx_admission_registry"
 
 
 def check_all(pcs: PodCliqueSet, old: PodCliqueSet | None,
@@ -288,10 +290,10 @@ def install_admission(cluster: Any, registry: BackendRegistry | None, *,
     Grove's topology webhook rules, which read ClusterTopologyBindings through `client`
     (default: `cluster` itself); None leaves them out. `auto_mnnvl`: network.autoMNNVLEnabled
     (off: the grove.io/mnnvl-group annotation is refused). Idempotent per cluster."""
-    if cluster in _INSTALLED:
-        _INSTALLED[cluster] = registry or _INSTALLED[cluster]
+    if hasattr(cluster, _REGISTRY_ATTR):
+        setattr(cluster, _REGISTRY_ATTR, registry or getattr(cluster, _REGISTRY_ATTR))
         return
-    _INSTALLED[cluster] = registry  # type: ignore[assignment]
+    setattr(cluster, _REGISTRY_ATTR, registry)
     reader = client if client is not None else cluster
     lookup = topology_lookup(reader) if hasattr(reader, "get") else None
 
@@ -303,7 +305,7 @@ def install_admission(cluster: Any, registry: BackendRegistry | None, *,
         errs += mnnvl_errors(obj, old, enabled=auto_mnnvl)  # admission_mnnvl.py
         if topology_aware is not None:
             errs += await webhook_errors(obj, old, enabled=topology_aware, lookup=lookup)
-        registry = _INSTALLED.get(cluster)
+        registry = getattr(cluster, _REGISTRY_ATTR, None)
         if registry is not None and not errs:
             check = check_podcliqueset(obj, old, registry)
             errs.extend((e.field, e.message) for e in check.errors)
@@ -317,7 +319,7 @@ def install_admission(cluster: Any, registry: BackendRegistry | None, *,
     cluster.register_admission(PodCliqueSet, mutate=mutate, validate=validate)
 
     def validate_binding(obj: ClusterTopologyBinding, old: ClusterTopologyBinding | None) -> None:
-        registry = _INSTALLED.get(cluster)
+        registry = getattr(cluster, _REGISTRY_ATTR, None)
         backends = registry.enabled() if registry is not None else []
         errs = binding_errors(obj, [b.name for b in backends],
                               [b.name for b in backends

@@ -138,7 +138,8 @@ class PodCliqueSetController:
         # its last successful sync: a replica whose inputs are unchanged is not planned and
         # synced again (each child's event reconciles the whole PodCliqueSet; at 500
         # replicas that walk was most of the operator's CPU).
-        self._replica_synced: dict[tuple[str, int], tuple[Any, set[str], set[str], set[str]]] = {}
+        # Kept per PodCliqueSet key, so a reconcile touches only its own replicas' entries.
+        self._replica_synced: dict[str, dict[int, tuple[Any, set[str], set[str], set[str]]]] = {}
         self.controller = Controller("podcliqueset", requeue_on_conflict(self.reconcile),
                                      workers=workers)
         c = self.controller
@@ -154,8 +155,7 @@ class PodCliqueSetController:
         pcs = ctx.pcs.get(key)
         if pcs is None or pcs.metadata.deletion_timestamp is not None:
             self._checked.pop(key, None)
-            for k in [k for k in self._replica_synced if k[0] == key]:
-                del self._replica_synced[k]
+            self._replica_synced.pop(key, None)
             return None  # delete flow: owner references garbage-collect every child
         self._check_spec(pcs)
         key_of, topology_name = ctx.topology_for(pcs)
@@ -172,8 +172,9 @@ class PodCliqueSetController:
         jobs = []
         inputs = _replica_inputs(pcs, backend.name, key_of, topology_name, gangs, cliques,
                                  groups)
+        synced = self._replica_synced.setdefault(key, {})
         for i in range(pcs.spec.replicas):
-            seen = self._replica_synced.get((key, i))
+            seen = synced.get(i)
             if seen is not None and seen[0] == inputs(i):
                 planned_gangs.update(seen[1])  # nothing it depends on changed since
                 planned_cliques.update(seen[2])
@@ -190,8 +191,8 @@ class PodCliqueSetController:
             jobs.append(lambda i=i, plans=plans, names=names: self._sync_replica_once(
                 pcs, i, plans, names, inputs(i), gangs, cliques, groups, backend.name, key_of,
                 topology_name))
-        for i in [i for k, i in self._replica_synced if k == key and i >= pcs.spec.replicas]:
-            del self._replica_synced[(key, i)]
+        for i in [i for i in synced if i >= pcs.spec.replicas]:
+            del synced[i]
         errors = [first_error(await bounded(jobs, ctx.tunables.write_concurrency))]
         errors.append(await self._delete_excess(pcs, gangs, planned_gangs, PodGang))
         errors.append(await self._delete_excess(pcs, cliques, planned_cliques, PodClique))
@@ -246,7 +247,7 @@ class PodCliqueSetController:
                                  names: tuple[set[str], set[str], set[str]], inputs: Any,
                                  *args: Any) -> None:
         await self._sync_replica(pcs, i, plans, *args)
-        self._replica_synced[(pcs.key, i)] = (inputs, *names)
+        self._replica_synced.setdefault(pcs.key, {})[i] = (inputs, *names)
 
     async def _sync_replica(self, pcs: PodCliqueSet, i: int, plans: list[GangPlan],
                             gangs: dict[str, PodGang], cliques: dict[str, PodClique],

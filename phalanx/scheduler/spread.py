@@ -208,13 +208,18 @@ def _counts(pod: PodInfo, namespace: str, selector: LabelSelector) -> bool:
     )
 
 
+_NONE: dict[str, Any] = {}
+
+
 def _candidates(snap: Snapshot, selector: LabelSelector, namespace: str) -> dict[str, Any]:
-    """The pods that may match: those carrying the selector's first equality, or every pod of
-    the namespace (key -> (row, PodInfo))."""
+    """The pods that may match: those carrying the selector's rarest equality (a label every
+    pod shares, such as managed-by, narrows nothing), or every pod of the namespace
+    (key -> (row, PodInfo))."""
     index = snap.label_index()
     eq = selector.equalities
     if eq:
-        return index.by_label.get((namespace, eq[0][0], eq[0][1]), {})
+        by_label = index.by_label
+        return min((by_label.get((namespace, k, v), _NONE) for k, v in eq), key=len)
     return index.by_namespace.get(namespace, {})
 
 

@@ -89,6 +89,85 @@ def _no_services(namespace: str) -> list[Mapping[str, str] | None]:
     return []
 
 
+# (namespace, pod labels) -> the selectors of the Services there that select the pod
+MatchingLookup = Callable[[str, Mapping[str, str]], Iterable[Mapping[str, str]]]
+
+
+def _scan(services: ServiceLookup) -> MatchingLookup:
+    def matching(namespace: str, labels: Mapping[str, str]) -> list[Mapping[str, str]]:
+        # A Service without selector matches nothing; an empty one adds nothing to the merge.
+        return [sel for sel in services(namespace)
+                if sel and all(labels.get(k) == v for k, v in sel.items())]
+    return matching
+
+
+class ServiceSelectorIndex:
+    """The Services that select a pod, without looking at every Service of the namespace.
+
+    kube's helper.DefaultSelector walks every Service in the pod's namespace for each pod; at
+    one headless Service per PodCliqueSet replica that is O(replicas) per pod. Here each
+    selector is filed under one of its (key, value) pairs, the one fewest selectors share when
+    it is filed: a selector can match a pod only if the pod carries that pair, so a pod looks at
+    the selectors filed under its own labels. Services without a selector, or with an empty one,
+    contribute nothing to the merged selector and are not filed.
+    """
+
+    def __init__(self) -> None:
+        # (namespace, name) -> (anchor pair, selector)
+        self._filed: dict[tuple[str, str], tuple[tuple[str, str], dict[str, str]]] = {}
+        # namespace -> anchor pair -> {(namespace, name): selector}
+        self._anchored: dict[str, dict[tuple[str, str], dict[tuple[str, str], dict[str, str]]]] = {}
+        # (namespace, key, value) -> how many filed selectors carry the pair
+        self._sharing: dict[tuple[str, str, str], int] = {}
+
+    def add(self, svc: Any) -> None:
+        sel = svc.spec.selector
+        if not sel:
+            return
+        ns, key = svc.metadata.namespace or "", (svc.metadata.namespace or "", svc.metadata.name)
+        for k, v in sel.items():
+            self._sharing[(ns, k, v)] = self._sharing.get((ns, k, v), 0) + 1
+        anchor = min(sel.items(), key=lambda kv: (self._sharing[(ns, *kv)], kv))
+        self._filed[key] = (anchor, dict(sel))
+        self._anchored.setdefault(ns, {}).setdefault(anchor, {})[key] = self._filed[key][1]
+
+    def delete(self, svc: Any) -> None:
+        ns, key = svc.metadata.namespace or "", (svc.metadata.namespace or "", svc.metadata.name)
+        filed = self._filed.pop(key, None)
+        if filed is None:
+            return
+        anchor, sel = filed
+        for k, v in sel.items():
+            left = self._sharing[(ns, k, v)] - 1
+            if left:
+                self._sharing[(ns, k, v)] = left
+            else:
+                del self._sharing[(ns, k, v)]
+        bucket = self._anchored[ns][anchor]
+        del bucket[key]
+        if not bucket:
+            del self._anchored[ns][anchor]
+            if not self._anchored[ns]:
+                del self._anchored[ns]
+
+    def update(self, old: Any, new: Any) -> None:
+        if old.spec.selector == new.spec.selector:
+            return
+        self.delete(old)
+        self.add(new)
+
+    def matching(self, namespace: str, labels: Mapping[str, str]) -> list[Mapping[str, str]]:
+        anchored = self._anchored.get(namespace)
+        if not anchored:
+            return []
+        out: list[Mapping[str, str]] = []
+        for pair in labels.items():
+            for sel in anchored.get(pair, {}).values():
+                if all(labels.get(k) == v for k, v in sel.items()):
+                    out.append(sel)
+        return out
+
+
 def _no_controller(api_version: str, kind: str, namespace: str, name: str) -> tuple[bool, Any]:
     return False, None
 
@@ -97,22 +176,24 @@ class DefaultSelectors:
     """kube-scheduler's helper.DefaultSelector over the cluster's objects."""
 
     def __init__(
-        self, services: ServiceLookup = _no_services, controllers: ControllerLookup = _no_controller
+        self,
+        services: ServiceLookup = _no_services,
+        controllers: ControllerLookup = _no_controller,
+        matching: MatchingLookup | None = None,
     ) -> None:
         self.services = services
         self.controllers = controllers
+        self.matching = matching if matching is not None else _scan(services)
 
     @classmethod
     def from_informers(cls, informers: Any) -> DefaultSelectors:
-        """Services through the scheduler's informers, and every controller kind the API
-        registry serves (none on the embedded cluster today)."""
+        """Services through the scheduler's informers (indexed: see ServiceSelectorIndex), and
+        every controller kind the API registry serves (none on the embedded cluster today)."""
         from phalanx.api import registry
         from phalanx.api.core import Service
 
-        svc = informers.informer(Service)
-
-        def services(namespace: str) -> list[Mapping[str, str] | None]:
-            return [s.spec.selector for s in svc.list(namespace)]
+        index = ServiceSelectorIndex()
+        informers.informer(Service).add_handler(index.add, index.update, index.delete)
 
         kinds: dict[tuple[str, str], Any] = {}
         for api_version, kind in CONTROLLER_KINDS:
@@ -128,17 +209,13 @@ class DefaultSelectors:
                 return False, None
             return True, getattr(getattr(obj, "spec", None), "selector", None)
 
-        return cls(services, controllers)
+        return cls(controllers=controllers, matching=index.matching)
 
     def for_pod(self, pod: Any) -> LabelSelector:
         """The selector of the pod's Services and controller (empty: nothing selects it)."""
-        labels = pod.labels
         merged: dict[str, str] = {}
-        for sel in self.services(pod.namespace):
-            if sel is None:
-                continue  # a Service without selector matches nothing
-            if all(labels.get(k) == v for k, v in sel.items()):
-                merged.update(sel)
+        for sel in self.matching(pod.namespace, pod.labels):
+            merged.update(sel)
         owner = next((r for r in pod.pod.metadata.owner_references if r.controller), None)
         if owner is None or (owner.api_version, owner.kind) not in CONTROLLER_KINDS:
             return LabelSelector(_equalities(merged)) if merged else EVERYTHING

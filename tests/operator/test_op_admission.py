@@ -211,3 +211,19 @@ def test_role_names_are_required_and_unique() -> None:
     with pytest.raises(ManifestError) as err:
         from_dict(data)
     assert "spec.template.cliques[0].spec.roleName: required field is missing" in str(err.value)
+
+
+def test_admission_does_not_keep_a_cluster_alive() -> None:
+    """The operator's backends hold a client of the cluster whose admission checks against
+    them: that cycle must not keep a finished cluster alive (a module-level map keyed by the
+    cluster did, and every embedded run stayed in memory)."""
+    import gc
+    import types
+    import weakref
+
+    cluster = MemoryCluster()
+    install_admission(cluster, types.SimpleNamespace(client=cluster))  # type: ignore[arg-type]
+    gone = weakref.ref(cluster)
+    del cluster
+    gc.collect()
+    assert gone() is None

@@ -114,8 +114,11 @@ class MiniScheduler(_Loop):
         for p in pods:
             if p.spec.node_name and not p.is_terminal and p.spec.node_name in free:
                 free[p.spec.node_name] -= p.resource_requests().get("nvidia.com/gpu", 0.0)
+        by_gang: dict[str, list[Pod]] = {}
+        for p in pods:
+            by_gang.setdefault(p.metadata.labels.get(labels.LABEL_PODGANG, ""), []).append(p)
         for pg in (await self.client.list(PodGang)).items:
-            members = [p for p in pods if p.metadata.labels.get(labels.LABEL_PODGANG) == pg.name]
+            members = by_gang.get(pg.name, [])
             waiting = [p for p in members if not p.spec.node_name and not p.is_gated]
             if not waiting or len(members) < pg.min_member():
                 continue

@@ -4,6 +4,7 @@ virtual time passes (issue 25 item 7), and keeps every object's history for `get
 from pathlib import Path
 
 from phalanx.cluster.clock import run_virtual
+from phalanx.sim import admit
 from phalanx.sim.runner import RunOptions, Simulation
 from phalanx.sim.workload import load_cluster_spec, load_config, load_workload
 
@@ -20,15 +21,18 @@ def _sim(tmp_path: Path, text: str, **opts: object) -> Simulation:
     return Simulation(wl, spec, cfg, RunOptions(**opts), components=mini_components())
 
 
-def test_creation_and_pods_are_reported_as_they_happen(tmp_path: Path) -> None:
-    sim = _sim(tmp_path, "---\n".join(pcs(f"j{i}", pods=2) for i in range(600)),
-               until=30.0)
+def test_creation_and_pods_are_reported_as_they_happen(tmp_path: Path, monkeypatch) -> None:
+    # Creation reports come every PROGRESS_EVERY objects: fewer here, so that 150
+    # PodCliqueSets (1,200 pods, for the thousands separator) give several of them.
+    monkeypatch.setattr(admit, "PROGRESS_EVERY", 25)
+    sim = _sim(tmp_path, "---\n".join(pcs(f"j{i}", pods=8) for i in range(150)),
+               until=5.0)
     created: list[tuple[int, int]] = []
     notes: list[str] = []
     sim.create_progress = lambda done, total: created.append((done, total))
     sim.progress = lambda t, until, note: notes.append(note)
     run_virtual(sim.run())
-    total = 601  # the ClusterTopology made from the cluster spec, and 600 PodCliqueSets
+    total = 151  # the ClusterTopology made from the cluster spec, and 150 PodCliqueSets
     assert created[0] == (0, total) and created[-1] == (total, total)
     assert [d for d, _ in created] == sorted(d for d, _ in created) and len(created) >= 4
     assert any(n.startswith("1,200 pods: ") for n in notes), notes[-3:]
