@@ -7,6 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from typer.testing import CliRunner
+
+from phalanx.cli.main import app
 from phalanx.sim.record import load_record
 
 WORKLOAD = """
@@ -131,6 +134,12 @@ spec:
 """
 
 
+def _get(tmp_path: Path, *args: str):
+    """`phalanx get ARGS --run run.json` in this process (a process start per call made
+    this test the slowest of its kind; the error cases below still go through the entry point)."""
+    return CliRunner().invoke(app, ["get", *args, "--run", str(tmp_path / "run.json")])
+
+
 def test_cordon_uncordon_delete_pod_and_label_steps_with_snapshots_and_get(
         tmp_path: Path) -> None:
     r, rec = _run(tmp_path, NODE_STEPS)
@@ -141,10 +150,8 @@ def test_cordon_uncordon_delete_pod_and_label_steps_with_snapshots_and_get(
     assert "step at 4m failed" in r.stdout
 
     def pods_at(t: str) -> dict[str, str]:
-        out = subprocess.run([sys.executable, "-m", "phalanx.cli.main", "get", "pods", "--at", t,
-                              "-o", "wide", "--run", "run.json"], cwd=tmp_path,
-                             capture_output=True, text=True, timeout=60)
-        assert out.returncode == 0, out.stderr
+        out = _get(tmp_path, "pods", "--at", t, "-o", "wide")
+        assert out.exit_code == 0, out.stderr
         lines = out.stdout.splitlines()
         assert lines[0].split() == ["NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE",
                                     "NOMINATED", "NODE", "READINESS", "GATES"]
@@ -171,18 +178,15 @@ def test_cordon_uncordon_delete_pod_and_label_steps_with_snapshots_and_get(
         "before step 4 (label)", "before step 5 (cordon)"}
     assert [s.t for s in rec.snapshots if s.label == "every 30s"][:4] == [30.0, 60.0, 90.0, 120.0]
 
-    got = subprocess.run([sys.executable, "-m", "phalanx.cli.main", "get", "node", victim,
-                          "-o", "json", "--run", "run.json"], cwd=tmp_path, capture_output=True,
-                         text=True, timeout=60)
-    assert got.returncode == 0 and json.loads(got.stdout)["spec"]["unschedulable"] is True
-    table = subprocess.run([sys.executable, "-m", "phalanx.cli.main", "get", "nodes",
-                            "--run", "run.json"], cwd=tmp_path, capture_output=True, text=True,
-                           timeout=60).stdout
+    got = _get(tmp_path, "node", victim, "-o", "json")
+    assert got.exit_code == 0 and json.loads(got.stdout)["spec"]["unschedulable"] is True
+    table = _get(tmp_path, "nodes").stdout
     assert f"{victim}   Ready,SchedulingDisabled" in table
     for args, message in ((["widgets"], "widgets"), (["pods", "nope"], 'pods "nope" not found'),
                           (["pods", "--at", "soon"], "--at: invalid duration"),
                           (["pods", "-o", "xml"], "--output"),
                           (["pods", "-l", "a==="], "--selector")):
+        # Through the entry point, which turns expected errors into one line.
         bad = subprocess.run([sys.executable, "-m", "phalanx.cli.main", "get", *args,
                               "--run", "run.json"], cwd=tmp_path, capture_output=True,
                              text=True, timeout=60)
