@@ -31,6 +31,7 @@ from phalanx.cluster.client import (
     WatchEvent,
 )
 from phalanx.cluster.clock import Clock
+from phalanx.cluster.scale import Scale
 
 T = TypeVar("T", bound=Resource)
 
@@ -206,6 +207,14 @@ class FencedClient:
 
     async def bind(self, pod_name: str, namespace: str, node_name: str) -> None:
         await self._write(lambda: self.inner.bind(pod_name, namespace, node_name))
+
+    async def get_scale(self, kind: type[Resource], name: str,
+                        namespace: str | None = None) -> Scale:
+        self._check()
+        return await _as_server(lambda: self.inner.get_scale(kind, name, namespace))
+
+    async def update_scale(self, kind: type[Resource], scale: Scale) -> Scale:
+        return await self._write(lambda: self.inner.update_scale(kind, scale))
 
     def watch(self, kind: type[T], namespace: str | None = None, *,
               resource_version: str | None = None, label_selector: Selector = None,

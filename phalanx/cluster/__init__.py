@@ -32,6 +32,7 @@ from .faults import FaultInjector
 from .informer import Informer, InformerFactory
 from .memory import MemoryCluster
 from .objects import merge_patch, object_key, split_key
+from .scale import Scale
 from .selectors import (
     FieldSelector,
     LabelSelector,
@@ -47,7 +48,7 @@ __all__ = [
     "Conflict", "Controller", "EventRecorder", "ExponentialBackoff", "FaultInjector",
     "FieldSelector", "Forbidden", "Gone", "Informer", "InformerFactory", "Invalid",
     "LabelSelector", "Manager", "MemoryCluster", "NotFound", "ObjectList", "RealClock",
-    "Result", "SelectorError", "ServerError", "ServiceUnavailable", "ShutDown", "VirtualClock",
+    "Result", "Scale", "SelectorError", "ServerError", "ServiceUnavailable", "ShutDown", "VirtualClock",
     "WatchEvent", "WorkQueue", "generation_changed", "map_from_label", "map_to_owner",
     "merge_patch", "object_key", "own_key", "parse_field_selector", "parse_label_selector",
     "run_virtual", "settle", "split_key", "wait_for_condition",

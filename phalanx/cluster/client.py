@@ -13,11 +13,23 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, Protocol, TypeVar, overload, runtime_checkable
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Generic,
+    Literal,
+    Protocol,
+    TypeVar,
+    overload,
+    runtime_checkable,
+)
 
 from phalanx.api.base import Resource
 
 from .clock import Clock
+
+if TYPE_CHECKING:
+    from .scale import Scale
 
 T = TypeVar("T", bound=Resource)
 
@@ -184,6 +196,18 @@ class Client(Protocol):
         The watch is registered when `watch()` is called, not at the first `__anext__`: a
         write this client makes afterwards is always seen. Errors (Gone, Invalid selectors,
         an unreachable server) are raised by the first `__anext__`."""
+        ...
+
+    async def get_scale(self, kind: type[Resource], name: str,
+                        namespace: str | None = None) -> Scale:
+        """The scale subresource (autoscaling/v1 Scale) of a kind that has one (its CRD's
+        `subresources.scale`). Raises NotFound (also for a kind without one)."""
+        ...
+
+    async def update_scale(self, kind: type[Resource], scale: Scale) -> Scale:
+        """Writes `scale.replicas` through the scale subresource (as `kubectl scale` and
+        the HPA controller do); its resourceVersion, when set, is a precondition (Conflict).
+        Raises NotFound, Invalid (field spec.replicas) for negative replicas."""
         ...
 
     async def bind(self, pod_name: str, namespace: str, node_name: str) -> None:

@@ -4,7 +4,8 @@ What it does as kube-apiserver + etcd do:
 - one global resourceVersion counter, bumped by every write; `list` returns it, so a
   `watch` from the list's version misses and duplicates nothing;
 - optimistic concurrency (Conflict on a stale resourceVersion), AlreadyExists, NotFound,
-  uid preconditions; generation bumps on spec changes; status subresource;
+  uid preconditions; generation bumps on spec changes; status subresource; the scale
+  subresource of kinds whose CRD declares one (`scale.py`);
 - finalizers, deletionTimestamp and ownerReference garbage collection (see `gc.py`);
 - pod scheduling gates, pod spec immutability and the binding subresource (`pods.py`);
 - bounded per-kind watch history (Gone when a watch asks for a version older than it).
@@ -46,6 +47,7 @@ from .clock import Clock, RealClock
 from .faults import FaultInjector
 from .gc import GarbageCollector
 from .objects import clone, clone_part, from_dict, merge_patch, object_key
+from .scale import Scale, replicas_patch, scale_of, scale_paths
 from .selectors import SelectorError, parse_field_selector, parse_label_selector
 from .stats import ClusterStats
 from .store import KindStore, WatchStream
@@ -406,6 +408,17 @@ class MemoryCluster(GarbageCollector):
             check(new, old)
         self._commit(store, key, new, old, "MODIFIED", verb)
         return clone(new)
+
+    # ------------------------------------------------------------------ scale subresource
+
+    async def get_scale(self, kind: type[Resource], name: str,
+                        namespace: str | None = None) -> Scale:
+        scale_paths(kind, name)
+        return scale_of(await self.get(kind, name, namespace))
+
+    async def update_scale(self, kind: type[Resource], scale: Scale) -> Scale:
+        patch = replicas_patch(kind, scale)
+        return scale_of(await self.patch(kind, scale.name, patch, scale.namespace))
 
     # ------------------------------------------------------------------ delete and bind
 

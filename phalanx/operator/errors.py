@@ -29,9 +29,10 @@ from typing import Any
 from phalanx.api.base import Resource, get_condition, set_condition
 from phalanx.api.errors import bounded_message, short_cause
 from phalanx.api.grove import LastError
-from phalanx.cluster.client import Conflict, NotFound
+from phalanx.cluster.client import NotFound
 from phalanx.cluster.informer import Informer
 from phalanx.cluster.objects import split_key
+from phalanx.cluster.retry import update_with_retry
 
 from .context import OperatorContext
 
@@ -92,21 +93,13 @@ class StatusErrorReporter:
         if failing(obj) or getattr(obj.status, "last_errors", None):
             await self._write(key, unmark)
 
-    async def _write(self, key: str, mutate: Any, attempts: int = 5) -> None:
+    async def _write(self, key: str, mutate: Any) -> None:
         """Read-modify-write of the status, re-read on Conflict (another status writer)."""
         ns, name = split_key(key)
-        client = self.ctx.client
-        for attempt in range(attempts):
-            try:
-                fresh = await client.get(self.kind, name, ns)
-                if mutate(fresh):
-                    await client.update_status(fresh)
-                return
-            except NotFound:
-                return
-            except Conflict:
-                if attempt == attempts - 1:
-                    raise
+        try:
+            await update_with_retry(self.ctx.client, self.kind, name, ns, mutate, status=True)
+        except NotFound:
+            return  # deleted meanwhile
 
 
 def failing(obj: Any) -> bool:

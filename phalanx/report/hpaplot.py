@@ -5,13 +5,10 @@ HorizontalPodAutoscaler (phalanx.sim.hpa)."""
 
 from __future__ import annotations
 
-from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
-
 from phalanx.sim.hpa import ANNOTATION_METRIC
 from phalanx.sim.record import RunRecord
 
-from .plots import _style, _svg, _time_axis
+from .stepplot import StepLine, add_point, step_lines_svg
 
 Series = list[tuple[float, int]]  # (t, replicas)
 
@@ -42,11 +39,8 @@ def replica_series(record: RunRecord) -> dict[str, Series]:
         replicas = (change.object.get("spec") or {}).get("replicas")
         if not isinstance(replicas, int):
             continue
-        series = out.setdefault(f"{change.kind} {change.key.partition('/')[2]}", [])
-        if series and series[-1][0] == change.t:
-            series[-1] = (change.t, replicas)
-        elif not series or series[-1][1] != replicas:
-            series.append((change.t, replicas))
+        add_point(out.setdefault(f"{change.kind} {change.key.partition('/')[2]}", []),
+                  (change.t, replicas))
     return out
 
 
@@ -67,22 +61,7 @@ def metric_changes(record: RunRecord) -> dict[str, list[tuple[float, str]]]:
 def replicas_svg(record: RunRecord, series: dict[str, Series] | None = None) -> str:
     """One step line per autoscaled target."""
     series = replica_series(record) if series is None else series
-    end = max(record.meta.duration, max((p[0] for s in series.values() for p in s),
-                                        default=0.0))
-    with _style("autoscaling"):
-        fig = Figure(figsize=(11.5, 3.2))
-        ax = fig.subplots()
-        for i, (name, points) in enumerate(sorted(series.items())):
-            ts = [p[0] for p in points] + [end]
-            ys = [p[1] for p in points] + [points[-1][1]]
-            ax.step(ts, ys, where="post", color=f"C{i % 10}", lw=1.8, label=name)
-        ax.set_ylabel("replicas")
-        ax.set_ylim(bottom=0)
-        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.grid(axis="y")
-        ax.set_xlabel("virtual time since start")
-        _time_axis(ax, end)
-        if series:
-            ax.legend(loc="upper center", ncols=min(4, len(series)),
-                      bbox_to_anchor=(0.5, -0.25))
-        return _svg(fig, "replicas of autoscaled objects over time")
+    lines = [StepLine(name, points, f"C{i % 10}")
+             for i, (name, points) in enumerate(sorted(series.items()))]
+    return step_lines_svg(record, lines, ylabel="replicas", salt="autoscaling", height=3.2,
+                          label="replicas of autoscaled objects over time")

@@ -4,14 +4,11 @@ its `phalanx.dev/fair-share` annotation (fair share)."""
 
 from __future__ import annotations
 
-from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
-
 from phalanx.api.quantity import parse_quantity
 from phalanx.scheduler.queues.status import parse_fair_share
 from phalanx.sim.record import RunRecord
 
-from .plots import _style, _svg, _time_axis
+from .stepplot import StepLine, add_point, step_lines_svg
 
 GPU = "nvidia.com/gpu"
 Series = list[tuple[float, float, float]]  # (t, allocated GPUs, fair-share GPUs)
@@ -38,38 +35,19 @@ def queue_series(record: RunRecord) -> dict[str, Series]:
         if not fair:
             continue
         allocated = _gpus((change.object.get("status") or {}).get("allocated"))
-        point = (change.t, allocated, _gpus(fair.get("fairShare")))
-        series = out.setdefault(change.key, [])
-        if series and series[-1][0] == change.t:
-            series[-1] = point
-        elif not series or series[-1][1:] != point[1:]:
-            series.append(point)
+        add_point(out.setdefault(change.key, []),
+                  (change.t, allocated, _gpus(fair.get("fairShare"))))
     return out
 
 
 def queue_shares_svg(record: RunRecord, series: dict[str, Series] | None = None) -> str:
     """Solid: GPUs allocated; dashed: fair share; one colour per leaf queue."""
     series = queue_series(record) if series is None else series
-    end = max(record.meta.duration, max((p[0] for s in series.values() for p in s),
-                                        default=0.0))
-    with _style("queues"):
-        fig = Figure(figsize=(11.5, 3.6))
-        ax = fig.subplots()
-        for i, (name, points) in enumerate(sorted(series.items())):
-            colour = f"C{i % 10}"
-            ts = [p[0] for p in points] + [end]
-            alloc = [p[1] for p in points] + [points[-1][1]]
-            fair = [p[2] for p in points] + [points[-1][2]]
-            ax.step(ts, alloc, where="post", color=colour, lw=1.8, label=f"{name} allocated")
-            ax.step(ts, fair, where="post", color=colour, lw=1.2, ls="--",
-                    label=f"{name} fair share")
-        ax.set_ylabel("GPUs")
-        ax.set_ylim(bottom=0)
-        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.grid(axis="y")
-        ax.set_xlabel("virtual time since start")
-        _time_axis(ax, end)
-        if series:
-            ax.legend(loc="upper center", ncols=min(4, 2 * len(series)),
-                      bbox_to_anchor=(0.5, -0.25))
-        return _svg(fig, "queue allocation against fair share over time")
+    lines: list[StepLine] = []
+    for i, (name, points) in enumerate(sorted(series.items())):
+        colour = f"C{i % 10}"
+        lines.append(StepLine(f"{name} allocated", [(p[0], p[1]) for p in points], colour))
+        lines.append(StepLine(f"{name} fair share", [(p[0], p[2]) for p in points], colour,
+                              {"lw": 1.2, "ls": "--"}))
+    return step_lines_svg(record, lines, ylabel="GPUs", salt="queues", height=3.6,
+                          label="queue allocation against fair share over time")

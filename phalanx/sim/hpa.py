@@ -19,8 +19,10 @@ the HPA, and this controller acts on it as kube-controller-manager's HPA control
   100% per period, so no limit);
 - clamped to [minReplicas (default 1), maxReplicas].
 
-The target's replicas are written through its scale subresource's path (`spec.replicas`
-of PodClique or PodCliqueScalingGroup, as the CRDs declare), and the HPA's status gets
+The target is read and written through its `/scale` subresource (`Client.get_scale` /
+`update_scale`, as the real controller does; any kind whose CRD declares one: PodClique,
+PodCliqueScalingGroup, PodCliqueSet), so a target without one, or a missing target, is a
+FailedGetScale Warning as in kube; the HPA's status gets
 currentReplicas, desiredReplicas and lastScaleTime. A recommendation held back by a window
 or a policy is retried when it may go through. An HPA with `behavior.*.policies` or
 `selectPolicy` is not acted on (a Warning Event says so): only the defaults are modelled.
@@ -32,8 +34,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from phalanx.api import registry
 from phalanx.api.autoscaling import HorizontalPodAutoscaler
-from phalanx.api.grove import PodClique, PodCliqueScalingGroup
 from phalanx.api.quantity import parse_quantity
 from phalanx.cluster.client import Client, NotFound
 from phalanx.cluster.controller import Controller, Manager, Result
@@ -44,7 +46,6 @@ TOLERANCE = 0.1
 SCALE_DOWN_WINDOW = 300.0
 SCALE_UP_WINDOW = 0.0
 PERIOD = 15.0  # the default policies' period
-TARGET_KINDS = {PodClique.KIND: PodClique, PodCliqueScalingGroup.KIND: PodCliqueScalingGroup}
 
 
 class UnsupportedHPA(ValueError):
@@ -169,11 +170,7 @@ class SimHPAController:
         if raw is None:
             return None
         ref = hpa.spec.scale_target_ref
-        kind = TARGET_KINDS.get(ref.kind)
         try:
-            if kind is None:
-                raise UnsupportedHPA(f"scaleTargetRef kind {ref.kind} has no simulated scale "
-                                     f"subresource (supported: {', '.join(TARGET_KINDS)})")
             target, per_pod = metric_target(hpa)
             up_window, down_window = windows(hpa)
             value = parse_quantity(raw)
@@ -182,11 +179,14 @@ class SimHPAController:
             return None
         ns = hpa.metadata.namespace
         try:
-            obj: Any = await self.client.get(kind, ref.name, ns)
-        except NotFound:
-            self.recorder.warning(hpa, "FailedGetScale", f"{ref.kind} {ref.name} not found")
+            kind = registry.get(ref.api_version, ref.kind) if ref.api_version else \
+                registry.by_kind(ref.kind)
+            scale = await self.client.get_scale(kind, ref.name, ns)
+        except (LookupError, NotFound) as e:
+            self.recorder.warning(hpa, "FailedGetScale",
+                                  f"{ref.kind} {ref.name}: {getattr(e, 'message', e)}")
             return None
-        current = obj.spec.replicas
+        current = scale.replicas
         if current == 0:
             return None  # scaled to zero: autoscaling is off (ScalingDisabled), as in kube
         seen = self._load.get(key)
@@ -205,7 +205,8 @@ class SimHPAController:
         low = hpa.spec.min_replicas if hpa.spec.min_replicas is not None else 1
         desired = min(max(desired, low), hpa.spec.max_replicas)
         if desired != current:
-            await self.client.patch(kind, ref.name, {"spec": {"replicas": desired}}, ns)
+            scale.replicas = desired  # its resourceVersion: a Conflict retries the sync
+            await self.client.update_scale(kind, scale)
             self.scalings += 1
             self.recorder.normal(hpa, "SuccessfulRescale",
                                  f"New size: {desired}; reason: metric {value:g} "

@@ -12,6 +12,7 @@ from phalanx.api.base import Resource
 from phalanx.api.errors import ManifestError
 from phalanx.api.core import Node, Pod
 from phalanx.cluster.client import AlreadyExists, ApiError, Client, NotFound
+from phalanx.cluster.scale import Scale
 
 from .lifecycle import end_pod, set_node_ready
 from .record import StepRecord
@@ -100,8 +101,9 @@ async def run_step(client: Client, step: Step) -> str:
         return ", ".join(made)
     if step.scale is not None:
         s = step.scale
-        await client.patch(_kind(s.kind), s.name, {"spec": {"replicas": s.replicas}},
-                           s.namespace or "default")
+        # As `kubectl scale`: through the kind's scale subresource, unconditionally.
+        await client.update_scale(_kind(s.kind), Scale(s.name, s.namespace or "default",
+                                                       s.replicas))
         return f"scaled {s.kind} {s.name} to {s.replicas}"
     if step.delete is not None:
         d = step.delete

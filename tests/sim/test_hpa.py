@@ -215,3 +215,47 @@ def test_scenario_metric_step_drives_the_hpa(tmp_path: Path) -> None:
     hpa = next(o for o in record.objects["HorizontalPodAutoscaler"])
     assert (hpa["status"]["currentReplicas"], hpa["status"]["desiredReplicas"]) == (4, 2)
     assert hpa["status"]["lastScaleTime"].endswith("T00:08:00+00:00")
+
+
+def test_target_without_a_scale_subresource_is_failed_get_scale() -> None:
+    """As kube's controller: the target is read through /scale, so a kind without one (a
+    Pod) or a missing target is a FailedGetScale Warning and nothing is written."""
+    async def main() -> None:
+        cluster = MemoryCluster()
+        hpa_obj = _hpa()
+        hpa_obj.spec.scale_target_ref.api_version = "v1"
+        hpa_obj.spec.scale_target_ref.kind = "Pod"
+        await cluster.create(hpa_obj)
+        hpa = SimHPAController(cluster)
+        await hpa.start()
+        try:
+            await _metric(cluster, "400")
+            await hpa.wait_idle()
+        finally:
+            await hpa.stop()
+        events = [e for e in (await cluster.list(Event, NS)).items
+                  if e.reason == "FailedGetScale"]
+        assert events and "Pod has no scale subresource" in events[0].message
+        assert hpa.scalings == 0
+
+    run_virtual(main)
+
+
+def test_scale_step_goes_through_the_scale_subresource() -> None:
+    """The Scenario `scale` step is `kubectl scale`: unconditional, through /scale; a kind
+    without one is a recorded error, not a write."""
+    from phalanx.cluster.client import NotFound
+    from phalanx.sim.scenario import Step
+    from phalanx.sim.steps import run_step
+
+    async def main() -> None:
+        cluster = MemoryCluster()
+        await _pclq(cluster, 2)
+        done = await run_step(cluster, Step.model_validate(
+            {"at": 0, "scale": {"kind": "PodClique", "name": "web", "replicas": 4}}))
+        assert done == "scaled PodClique web to 4" and await _replicas(cluster) == 4
+        with pytest.raises(NotFound, match="Pod has no scale subresource"):
+            await run_step(cluster, Step.model_validate(
+                {"at": 0, "scale": {"kind": "Pod", "name": "web", "replicas": 4}}))
+
+    run_virtual(main)

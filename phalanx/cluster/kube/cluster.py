@@ -24,6 +24,7 @@ from phalanx.cluster.client import (
     Selector,
 )
 from phalanx.cluster.clock import Clock, RealClock
+from phalanx.cluster.scale import Scale, scale_paths
 
 from .config import ConnectionConfig, load_connection
 from .convert import BaseCache, decode, merge_patch, prune
@@ -378,6 +379,24 @@ class KubeCluster:
             kind=kind.KIND,
             name=name,
         )
+
+    async def get_scale(self, kind: type[Resource], name: str,
+                        namespace: str | None = None) -> Scale:
+        """GET NAME/scale: the server reads it through the CRD's scale paths."""
+        scale_paths(kind, name)  # the server's bare 404 would read as "CRD not installed"
+        data = await self.transport.request(
+            "GET", object_path(kind, name, self._ns(kind, namespace), "scale"),
+            kind=kind.KIND, name=name)
+        return Scale.from_dict(data)
+
+    async def update_scale(self, kind: type[Resource], scale: Scale) -> Scale:
+        """PUT NAME/scale: the server validates the Scale and writes the spec path."""
+        scale_paths(kind, scale.name)
+        await self._after_opening_watches()
+        data = await self.transport.request(
+            "PUT", object_path(kind, scale.name, self._ns(kind, scale.namespace), "scale"),
+            query=self._write_query(), body=scale.to_dict(), kind=kind.KIND, name=scale.name)
+        return Scale.from_dict(data)
 
     async def bind(self, pod_name: str, namespace: str, node_name: str) -> None:
         """POST pods/NAME/binding: the API server sets spec.nodeName exactly once."""

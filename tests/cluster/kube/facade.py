@@ -1,7 +1,7 @@
 """A Kubernetes REST facade over MemoryCluster, for testing KubeCluster's wire code in CI.
 
 It speaks the API server's HTTP protocol (paths, list pagination, JSON-lines watch with
-ERROR/410 and BOOKMARK events, merge patch, the binding and status subresources,
+ERROR/410 and BOOKMARK events, merge patch, the binding, status and scale subresources,
 metav1.Status errors) and delegates the semantics to MemoryCluster. It is not a substitute
 for a real kube-apiserver (tests marked `envtest` use one when KUBEBUILDER_ASSETS is set),
 but it lets the whole contract suite exercise KubeCluster end to end in every CI run.
@@ -26,6 +26,7 @@ from phalanx.cluster.clock import run_virtual
 from phalanx.cluster.kube import KubeCluster, connection_for
 from phalanx.cluster.memory import MemoryCluster
 from phalanx.cluster.objects import from_dict
+from phalanx.cluster.scale import Scale
 
 from . import events_api
 
@@ -235,6 +236,14 @@ class Facade:
             await self.cluster.bind(name, ns or "default", body["target"]["name"])
             return web.json_response({"kind": "Status", "status": "Success", "code": 201},
                                      status=201)
+        if sub == "scale" and method in ("GET", "PUT"):
+            if method == "GET":
+                scale = await self.cluster.get_scale(cls, name, ns)
+            else:
+                sent = Scale.from_dict(await self._body(request))
+                sent.name, sent.namespace = name, ns
+                scale = await self.cluster.update_scale(cls, sent)
+            return web.json_response(scale.to_dict())
         if sub not in (None, "status"):
             raise NotFound(f"no subresource {sub}")
         if method == "GET":

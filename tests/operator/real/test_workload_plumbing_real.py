@@ -8,7 +8,8 @@ kube-controller-manager's EndpointSlice controller running:
   server accepted them (every write is fieldValidation=Strict);
 - the HorizontalPodAutoscaler passes strict validation and its scaleTargetRef resolves
   through the PodClique's /scale subresource;
-- `kubectl scale` of a PodClique and of a scaling group sticks.
+- `kubectl scale` of a PodClique and of a scaling group sticks, and so does the kube
+  client's `update_scale` (PUT .../scale: the server's precondition and validation).
 
 The test stands in for the kubelet itself: it gives the pods an IP (status.podIP), which
 is all the EndpointSlice controller needs; no scheduler runs (pods stay gated, which the
@@ -28,7 +29,9 @@ from phalanx.api.autoscaling import HorizontalPodAutoscaler
 from phalanx.api.core import Pod, Service
 from phalanx.api.crds import crds
 from phalanx.api.grove import PodClique, PodCliqueScalingGroup, PodCliqueSet
+from phalanx.cluster.client import Conflict, Invalid, NotFound
 from phalanx.cluster.retry import update_with_retry
+from phalanx.cluster.scale import Scale, scale_of
 from phalanx.envtest import install_crds, wait_until_async
 from phalanx.operator import OperatorManager
 
@@ -146,5 +149,27 @@ async def _scenario(plane: Any, ns: str) -> None:
             await op.wait_idle(timeout=30)
             assert (await kube.get(PodClique, "svc-0-router", ns)).spec.replicas == 3
             assert (await kube.get(PodCliqueScalingGroup, "svc-0-grp", ns)).spec.replicas == 2
+            # The kube client's scale goes through /scale too (issue 24): the server's view
+            # (selector from the CRD's labelSelectorPath), its write, its resourceVersion
+            # precondition and its Scale validation.
+            for kind, name, before, after in ((PodClique, "svc-0-router", 3, 4),
+                                              (PodCliqueScalingGroup, "svc-0-grp", 2, 1)):
+                got_scale = await kube.get_scale(kind, name, ns)
+                assert (got_scale.name, got_scale.replicas) == (name, before)
+                assert got_scale.selector == scale_of(await kube.get(kind, name, ns)).selector
+                stale = Scale(name, ns, after + 1, resource_version=got_scale.resource_version)
+                got_scale.replicas = after
+                assert (await kube.update_scale(kind, got_scale)).replicas == after
+                with pytest.raises(Conflict):
+                    await kube.update_scale(kind, stale)
+                with pytest.raises(Invalid) as refused:
+                    await kube.update_scale(kind, Scale(name, ns, -1))
+                assert refused.value.field == ".spec.replicas"  # the CRD's specReplicasPath
+                assert "should be a non-negative integer" in refused.value.message
+                with pytest.raises(NotFound, match="no scale subresource"):
+                    await kube.get_scale(Service, "svc-0", ns)
+            await op.wait_idle(timeout=30)
+            assert (await kube.get(PodClique, "svc-0-router", ns)).spec.replicas == 4
+            assert (await kube.get(PodCliqueScalingGroup, "svc-0-grp", ns)).spec.replicas == 1
         finally:
             await op.stop()
