@@ -180,13 +180,34 @@ from phalanx.bench.kube import cli as _kube_cli  # noqa: E402,F401  (registers o
 
 @bench_app.command("rollout")
 def rollout(
-    replicas: Annotated[int, typer.Option(min=1, help="PodCliqueSet replicas (7 pods each).")] = 100,
-    nodes: Annotated[int, typer.Option(min=0, help="8-GPU nodes (0: one per replica).")] = 0,
+    replicas: Annotated[int, typer.Option(min=1, help="PodCliqueSet replicas (embedded: 7 pods "
+                                          "each; --real: Grove's workload1, 10 pods each).")] = 100,
+    nodes: Annotated[int, typer.Option(min=0, help="Nodes (embedded: 8-GPU nodes, 0: one per "
+                                       "replica; --real: 0 means 30).")] = 0,
     repeat: Annotated[int, typer.Option(min=1, help="Runs; the JSON has their median and spread.")] = 3,
+    real: Annotated[bool, typer.Option("--real", help="On kube-apiserver 1.36 with "
+                                       "kube-controller-manager, the scheduler, `phalanx operator` "
+                                       "and the stand-in kubelet, beside the floor.")] = False,
+    scheduler: Annotated[str, typer.Option(help="--real: kube-scheduler or "
+                                           "phalanx-scheduler.")] = "kube-scheduler",
+    floor: Annotated[bool, typer.Option(help="--real: measure the floor in each run.")] = True,
+    timeout: Annotated[str, typer.Option(help="--real: longest wait for one milestone.")] = "15m",
     out: Annotated[Path, typer.Option(help="Directory for the JSON results.")] = DEFAULT_OUT,
 ) -> None:
-    """Roll a running many-replica PodCliqueSet to a new image (RollingRecreate) on the
-    embedded stack; time the roll and count API writes per pod (issue 23)."""
+    """Roll a running many-replica PodCliqueSet to a new image (RollingRecreate); time the
+    roll and count API writes per pod (issue 23). Embedded stack by default; with --real, on
+    a real API server: pods replaced (each once, by the audit log), writes per pod by writer,
+    operator CPU, and the floor (a minimal client replacing the same pods replica by replica)."""
+    if real:
+        _rollout_real(replicas, nodes or 30, repeat, scheduler, floor,
+                      _duration(timeout, "--timeout"), out)
+        return
+    only_real = [flag for flag, used in (("--scheduler", scheduler != "kube-scheduler"),
+                                         ("--no-floor", not floor), ("--timeout", timeout != "15m"))
+                 if used]
+    if only_real:
+        raise UserError(f"{', '.join(only_real)}: only with --real (the embedded stack has "
+                        "its own scheduler, no floor and no wall-clock waits)")
     from phalanx.bench.rollout import RolloutConfig, run_rollout_bench, summarize
 
     runs = [run_rollout_bench(RolloutConfig(replicas=replicas, nodes=nodes))
@@ -196,3 +217,44 @@ def rollout(
     typer.echo(f"{replicas} replicas, {result['pods']} pods: roll wall median "
                f"{result['wall_seconds']['median']:.2f}s (cpu {result['cpu_seconds']['median']:.2f}s), "
                f"{result['api_writes_per_pod']} API writes per pod -> {path}")
+
+
+def _rollout_real(replicas: int, nodes: int, runs: int, scheduler: str, floor: bool,
+                  timeout: float, out: Path) -> None:
+    from phalanx.bench.rollout_real import (
+        KUBE_SCHEDULER, PHALANX_SCHEDULER, RealRolloutConfig, run_real_rollout,
+    )
+    from phalanx.envtest import BinariesNotFound
+
+    if scheduler not in (KUBE_SCHEDULER, PHALANX_SCHEDULER):
+        raise UserError(f"--scheduler: {scheduler!r} is not kube-scheduler or phalanx-scheduler")
+    cfg = RealRolloutConfig(replicas=replicas, runs=runs, nodes=nodes, scheduler=scheduler,
+                            floor=floor, timeout=timeout)
+    try:
+        r = run_real_rollout(cfg, progress=lambda line: typer.echo(line, err=True))
+    except BinariesNotFound as e:
+        raise UserError(str(e)) from None
+    except TimeoutError as e:
+        raise UserError(f"the rollout did not complete: {e}") from None
+    except KeyboardInterrupt:
+        typer.echo("interrupted: every process the bench started is stopped", err=True)
+        raise typer.Exit(130) from None
+    variant = "" if scheduler == KUBE_SCHEDULER else "-phalanx-scheduler"
+    path = _write(r, out, f"rollout-real-{replicas}r{variant}")
+    w, spr = r["wall_seconds"], r["seconds_per_replica"]
+    typer.echo(f"{replicas} replicas, {r['pods']} pods, {r['runs_count']} runs: roll median "
+               f"{w['median']}s ({w['min']}-{w['max']}), {spr['median']}s a replica; "
+               f"{r['pods_recreated_twice']} pods recreated twice; "
+               f"{r['api_writes_per_pod']['median']} writes per pod; operator CPU "
+               f"{r['operator_cpu_seconds']['median']}s")
+    if "ratio_to_floor" in r:
+        typer.echo(f"  floor median {r['floor_seconds']['median']}s; ratio to floor "
+                   f"{r['ratio_to_floor']['median']} ({r['ratio_to_floor']['min']}-"
+                   f"{r['ratio_to_floor']['max']})")
+    typer.echo(f"  wrote {path}")
+    tracebacks = [t for run in r["runs"] for t in run["tracebacks"]]
+    typer.echo(f"  one at a time: {r['pcs_replicas_overlapping']} replica and "
+               f"{r['group_replicas_overlapping']} scaling-group replica overlaps")
+    if r["pods_recreated_twice"] or r["replacements_deleted"] or tracebacks or \
+            r["pcs_replicas_overlapping"] or r["group_replicas_overlapping"]:
+        raise UserError(f"the rollout did not complete cleanly (results in {path})")

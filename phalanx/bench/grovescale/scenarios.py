@@ -65,8 +65,9 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
     Scenario("PcsgScaleUp", None, 1, 101, 30),
 )}
 
-# Grove's kwok nodes: what its workloads' node affinity and tolerations expect.
-NODE_LABELS = {"type": "kwok"}
+# Grove's kwok nodes: what its workloads' node affinity and tolerations expect (the scale
+# workloads select `type: kwok`, its e2e workloads such as workload1 the agent role).
+NODE_LABELS = {"type": "kwok", "node_role.e2e.grove.nvidia.com": "agent"}
 NODE_TAINT = {"key": "node_role.e2e.grove.nvidia.com", "value": "agent", "effect": "NoSchedule"}
 
 

@@ -6,19 +6,29 @@ kube-controller-manager, started after the CRDs (its garbage collector maps a Po
 owner only once discovery lists the kind, which it refreshes every 30 s; a real cluster has
 its CRDs first); the scheduler; `phalanx operator` as a process. Every client (operator,
 schedulers, kube-controller-manager, the floor) gets the same QPS and burst.
+
+`audit_all_writes`: the API server's audit log records every write by every client (the
+harness's policy records service accounts only), so a bench can tell writers apart by user
+agent (`phalanx/<field manager>`, `kube-scheduler/...`, `kube-controller-manager/...`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import shutil
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from phalanx.api.core import Taint
 from phalanx.api.crds import crds
 from phalanx.bench.kube.procstat import cpu_seconds
 from phalanx.envtest import (
     ControlPlane,
+    ControlPlaneOptions,
     PhalanxService,
     create_nodes,
     gpu_cluster_spec,
@@ -27,6 +37,7 @@ from phalanx.envtest import (
     start_operator,
     start_phalanx_scheduler,
 )
+from phalanx.envtest.audit import WRITE_VERBS
 from phalanx.envtest.ports import free_port
 
 from .scenarios import NODE_LABELS, NODE_TAINT
@@ -40,6 +51,14 @@ class StackConfig:
     scheduler: str = KUBE_SCHEDULER
     qps: float = 2000.0
     burst: int = 4000
+    audit_all_writes: bool = False
+
+
+# Every write by anyone, at Metadata level (user agent, verb, object reference, code).
+ALL_WRITES_POLICY: dict[str, Any] = {
+    "apiVersion": "audit.k8s.io/v1", "kind": "Policy", "omitStages": ["RequestReceived"],
+    "rules": [{"level": "Metadata", "verbs": list(WRITE_VERBS)}, {"level": "None"}],
+}
 
 
 class ScaleStack:
@@ -54,6 +73,8 @@ class ScaleStack:
         self.operator: PhalanxService | None = None
         self.phalanx_scheduler: PhalanxService | None = None
         self.nodes: list[str] = []
+        self.audit_log: Path | None = None  # with audit_all_writes
+        self._audit_dir: Path | None = None
 
     @property
     def scheduler_name(self) -> str:
@@ -62,8 +83,8 @@ class ScaleStack:
 
     def __enter__(self) -> ScaleStack:
         cfg = self.cfg
-        self.plane = plane = ControlPlane.start()
         try:
+            self.plane = plane = ControlPlane.start(options=self._plane_options())
             system_ns = plane.create_namespace("grove-scale-system")
             asyncio.run(self._setup(plane))
             plane.start_controller_manager(extra_args=[f"--kube-api-qps={cfg.qps:g}",
@@ -85,6 +106,17 @@ class ScaleStack:
             raise
         return self
 
+    def _plane_options(self) -> ControlPlaneOptions | None:
+        if not self.cfg.audit_all_writes:
+            return None
+        self._audit_dir = Path(tempfile.mkdtemp(prefix="phalanx-bench-audit-"))
+        policy, self.audit_log = (self._audit_dir / "policy.yaml",
+                                  self._audit_dir / "audit.log")
+        policy.write_text(yaml.safe_dump(ALL_WRITES_POLICY, sort_keys=False))
+        return ControlPlaneOptions(audit=False, apiserver_args=[
+            f"--audit-policy-file={policy}", f"--audit-log-path={self.audit_log}",
+            "--audit-log-format=json", "--audit-log-maxbackup=0"])
+
     async def _setup(self, plane: ControlPlane) -> None:
         async with plane.client() as kube:
             await install_crds(kube, crds())
@@ -100,6 +132,8 @@ class ScaleStack:
                 service.stop()
         if self.plane is not None:
             self.plane.stop()
+        if self._audit_dir is not None:
+            shutil.rmtree(self._audit_dir, ignore_errors=True)
 
     def cpu_seconds(self) -> dict[str, float]:
         """CPU seconds of each process so far."""
