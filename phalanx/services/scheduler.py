@@ -118,6 +118,10 @@ async def run_scheduler_service(
     setup_logging(opts.log_level, opts.log_format)
     client = await connect(opts.kubeconfig, opts.context, field_manager="phalanx-scheduler",
                            qps=opts.qps, burst=opts.burst)
+    # Nodes and pods are listed in bulk and only ever patched (binds, conditions): their
+    # lists skip the merge-patch bases and decode in one pass (KubeCluster.list).
+    from phalanx.api.core import Node, Pod
+    client.lists_without_bases |= {Node, Pod}
     namespace = opts.lease_namespace or own_namespace(client.default_namespace)
     stop = stop or asyncio.Event()
     install_signal_handlers(stop)

@@ -31,7 +31,7 @@ from phalanx.envtest import ControlPlane, create_nodes, gpu_cluster_spec, instal
 from . import apimetrics
 from .config import KUBE_SCHEDULER, PHALANX_SCHEDULER, KubeBenchConfig
 from .phase import Progress, run_phase, scrape
-from .schedulers import binary_version
+from .schedulers import binary_version, precompile_phalanx
 
 # The headline first: pods/s from t0 until every pod is bound and the scheduler's writes are
 # finished; then binds only (first to last bind), from t0 to the last bind, and the costs.
@@ -119,6 +119,7 @@ async def _main(plane: ControlPlane, cfg: KubeBenchConfig, progress: Progress,
             "etcd": binary_version(plane.binaries.etcd),
             "phalanx": _phalanx_version(), "python": sys.version.split()[0]}
         await install_crds(kube, crds())
+        result["phalanx_precompiled"] = precompile_phalanx()
         progress.phase(f"creating {cfg.nodes} nodes", cfg.nodes)
         started = time.monotonic()
         await create_nodes(kube, gpu_cluster_spec(cfg.nodes), concurrency=cfg.create_concurrency)

@@ -78,6 +78,17 @@ def identity(plane: ControlPlane, scheduler: str) -> tuple[Path, str]:
     return kubeconfig, plane.service_account_user(SERVICE_ACCOUNT_NAMESPACE, name)
 
 
+def precompile_phalanx() -> bool:
+    """Byte-compile the phalanx package once, as installing it from a wheel does: with an
+    editable install under PYTHONDONTWRITEBYTECODE every `phalanx scheduler` start would
+    compile its ~150 modules from source (~0.2 s of CPU) before its first bind."""
+    import compileall
+
+    import phalanx
+
+    return bool(compileall.compile_dir(str(Path(phalanx.__file__).parent), quiet=1))
+
+
 def start_kube_scheduler(plane: ControlPlane, cfg: KubeBenchConfig,
                          kubeconfig: Path | None = None) -> Running:
     qps, burst = cfg.limits_for(KUBE_SCHEDULER)

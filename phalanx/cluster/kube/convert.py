@@ -14,6 +14,7 @@ does not know are never in that difference and stay as they are on the server.
 
 from __future__ import annotations
 
+import json
 import types
 import typing
 from collections import OrderedDict, abc
@@ -21,6 +22,8 @@ from dataclasses import dataclass
 from typing import Any, TypeVar, Union
 
 from pydantic import BaseModel
+from pydantic_core import SchemaValidator
+from pydantic_core import core_schema as cs
 
 from phalanx.api.base import Resource
 
@@ -147,6 +150,77 @@ def prune(kind: type[BaseModel], data: dict[str, Any]) -> dict[str, Any]:
 
 def decode(kind: type[T], data: dict[str, Any]) -> T:
     return kind.model_validate(prune(kind, data))
+
+
+_LIST_VALIDATORS: dict[type[BaseModel], SchemaValidator] = {}
+_LENIENT: dict[type[BaseModel], bool] = {}
+
+
+def lenient_decodable(kind: type[BaseModel]) -> bool:
+    """Whether validating with unknown fields ignored gives what prune + validate gives:
+    true unless some model in `kind`'s tree keeps unknown fields (extra="allow"), which
+    ignoring would drop."""
+    ok = _LENIENT.get(kind)
+    if ok is None:
+        seen: set[int] = set()
+
+        def keeps_none(plan: Plan) -> bool:
+            if isinstance(plan, ModelPlan):
+                if id(plan) in seen:
+                    return True
+                seen.add(id(plan))
+                return not plan.keep_unknown and all(keeps_none(p) for p in plan.fields.values())
+            if isinstance(plan, ListPlan):
+                return keeps_none(plan.item)
+            if isinstance(plan, MapPlan):
+                return keeps_none(plan.value)
+            return True
+
+        ok = _LENIENT[kind] = keeps_none(model_plan(kind))
+    return ok
+
+
+def decode_lenient(kind: type[T], data: dict[str, Any]) -> T:
+    """`decode` without the pruned copy: validated with unknown fields ignored (pydantic's
+    per-call `extra`), for kinds where that is the same (`lenient_decodable`). The model may
+    hold containers of `data` (opaque fields) by reference: the caller must not keep or
+    change `data`."""
+    if not lenient_decodable(kind):
+        return decode(kind, data)
+    kind.model_rebuild()  # models are built on first use (defer_build)
+    return kind.__pydantic_validator__.validate_python(  # type: ignore[no-any-return]
+        data, extra="ignore")
+
+
+def list_validator(kind: type[BaseModel]) -> SchemaValidator:
+    """Validates a whole list response (raw JSON) into `kind` models in one call."""
+    validator = _LIST_VALIDATORS.get(kind)
+    if validator is None:
+        kind.model_rebuild()
+        validator = SchemaValidator(cs.typed_dict_schema({
+            "metadata": cs.typed_dict_field(cs.dict_schema(), required=False),
+            "items": cs.typed_dict_field(
+                cs.nullable_schema(cs.list_schema(kind.__pydantic_core_schema__)),
+                required=False),
+        }, extra_behavior="ignore"))
+        _LIST_VALIDATORS[kind] = validator
+    return validator
+
+
+def decode_list(kind: type[T], raw: bytes) -> tuple[list[T], dict[str, Any]]:
+    """The items and the list metadata of a list response, from its raw JSON.
+
+    The same models `decode` gives item by item, at about half the CPU: the JSON is parsed
+    and validated in one pass inside pydantic-core, unknown fields ignored (the per-call
+    `extra`, which reaches every nested model). No server form is kept (the caller gets no
+    merge-patch base for these objects; an update of one reads it first). Kinds that are
+    not `lenient_decodable` go the long way."""
+    if not lenient_decodable(kind):
+        data = json.loads(raw)
+        return ([decode(kind, item) for item in data.get("items") or ()],
+                data.get("metadata") or {})
+    page = list_validator(kind).validate_json(raw, extra="ignore")
+    return page.get("items") or [], page.get("metadata") or {}
 
 
 def json_copy(value: Any) -> Any:

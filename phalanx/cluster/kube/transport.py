@@ -125,6 +125,22 @@ class Transport:
         name: str = "",
     ) -> dict[str, Any]:
         """One API call; returns the decoded JSON body or raises an ApiError."""
+        raw = await self.request_bytes(method, path, query=query, body=body,
+                                       content_type=content_type, kind=kind, name=name)
+        return json.loads(raw) if raw else {}
+
+    async def request_bytes(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Query = (),
+        body: Mapping[str, Any] | None = None,
+        content_type: str = "application/json",
+        kind: str = "",
+        name: str = "",
+    ) -> bytes:
+        """As `request`, returning the raw body (for callers that parse it themselves)."""
         data = json.dumps(body, separators=(",", ":")).encode() if body is not None else None
         url = self.server + path
         delay = 0.2
@@ -143,7 +159,7 @@ class Transport:
                 ) as resp:
                     raw = await resp.read()
                     if 200 <= resp.status < 300:
-                        return json.loads(raw) if raw else {}
+                        return raw
                     if resp.status in _RETRIABLE_CODES and attempt < _MAX_ATTEMPTS:
                         delay = _retry_after(resp.headers.get("Retry-After"), delay)
                     else:

@@ -142,3 +142,41 @@ def test_a_decoded_model_shares_no_container_with_the_servers_json() -> None:
     assert not containers(pod, set()) & containers(data, set())
     pod.spec.volumes[0]["projected"]["sources"].append({"x": 1})
     assert data["spec"]["volumes"][0]["projected"] == {"sources": []}
+
+
+def test_lenient_decode_gives_the_pruned_decode() -> None:
+    """decode_lenient (validation that ignores unknown fields) and decode_list (a whole list
+    response from raw JSON) give the same models as prune + validate; kinds with a model that
+    keeps unknown fields are not decoded that way."""
+    import json
+
+    from phalanx.api.core import Node
+    from phalanx.cluster.kube.convert import decode_lenient, decode_list, lenient_decodable
+
+    pod = server_pod()
+    node = {"metadata": {"name": "n1", "uid": "u", "resourceVersion": "7",
+                         "managedFields": [{"manager": "kubelet"}], "labels": {"a": "b"}},
+            "spec": {"podCIDR": "10.0.0.0/24", "taints": [{"key": "k", "effect": "NoSchedule",
+                                                           "someNewField": 1}]},
+            "status": {"allocatable": {"cpu": "128", "nvidia.com/gpu": "8"},
+                       "images": [{"names": ["x"], "sizeBytes": 1}], "unknownStatus": {}}}
+    # Nested models already built (their own strict validators exist) must not matter.
+    decode(Pod, server_pod())
+    decode(Node, json.loads(json.dumps(node)))
+    assert decode_lenient(Pod, server_pod()) == decode(Pod, pod)
+    assert decode_lenient(Node, json.loads(json.dumps(node))) == decode(Node, node)
+    raw = json.dumps({"kind": "PodList", "metadata": {"resourceVersion": "9", "continue": "c"},
+                      "items": [server_pod(), server_pod()]}).encode()
+    items, meta = decode_list(Pod, raw)
+    assert items == [decode(Pod, server_pod())] * 2
+    assert meta == {"resourceVersion": "9", "continue": "c"}
+    assert decode_list(Pod, b'{"metadata": {}, "items": null}') == ([], {})
+    assert lenient_decodable(Pod) and lenient_decodable(Node)
+
+    class Loose(Pod):
+        model_config = {**Pod.model_config, "extra": "allow"}
+
+    assert not lenient_decodable(Loose)
+    loose = {**server_pod(), "extraField": 1}
+    kept = decode_lenient(Loose, json.loads(json.dumps(loose)))
+    assert kept == decode(Loose, loose) and kept.model_extra == {"extraField": 1}

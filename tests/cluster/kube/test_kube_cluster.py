@@ -153,6 +153,36 @@ def test_list_follows_continue_tokens(monkeypatch: pytest.MonkeyPatch) -> None:
     run(body)
 
 
+def test_kinds_read_without_bases_list_watch_and_update_as_the_others(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`lists_without_bases`: the same objects from paged lists, gets and watches; an update
+    of one reads its server form first (no base was kept)."""
+    monkeypatch.setattr(kube_cluster_module, "LIST_PAGE_SIZE", 3)
+
+    async def body(kube: KubeCluster, mem: MemoryCluster, facade: Facade) -> None:
+        for i in range(5):
+            await mem.create(pod(f"p{i}"))
+        plain = await kube.list(Pod, "ns")
+        kube = KubeCluster(kube.transport)  # no base of any pod yet
+        kube.lists_without_bases.add(Pod)
+        fast = await kube.list(Pod, "ns")
+        assert fast.items == plain.items and fast.resource_version == plain.resource_version
+        assert await kube.get(Pod, "p1", "ns") == await mem.get(Pod, "p1", "ns")
+        stream = kube.watch(Pod, "ns", resource_version=fast.resource_version)
+        await stream.established
+        await mem.create(pod("p9"))
+        event = await anext(stream)
+        assert (event.type, event.object) == ("ADDED", await mem.get(Pod, "p9", "ns"))
+        await stream.aclose()
+        reads = len(facade.requests)
+        p = fast.items[0]
+        p.metadata.labels["x"] = "y"
+        assert (await kube.update(p)).metadata.labels == {"x": "y"}
+        assert ("GET", "/api/v1/namespaces/ns/pods/p0") in facade.requests[reads:]
+
+    run(body)
+
+
 def test_watch_from_list_version_sees_every_change_in_order() -> None:
     async def body(kube: KubeCluster, mem: MemoryCluster, facade: Facade) -> None:
         await mem.create(cm("before"))
