@@ -25,6 +25,8 @@ PODGANG_READY = "Ready"
 PODGANG_INITIALIZED = "Initialized"
 PODGANG_UNHEALTHY = "Unhealthy"
 PODGANG_DISRUPTION_TARGET = "DisruptionTarget"
+# Phalanx's: whether the scheduler backend's objects for the gang are in place.
+PODGANG_BACKEND_SYNCED = "BackendSynced"
 # Initialized=False until every pod exists and carries the grove.io/podgang label.
 REASON_PODS_PENDING = "PodGangPodsCreationPending"  # Grove's reasons
 # Initialized=True: references filled in; gates may be lifted.

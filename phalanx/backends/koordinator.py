@@ -288,6 +288,7 @@ class KoordinatorBackend(ConfiguredBackend[KoordinatorBackendConfig]):
 
     async def on_podgang_delete(self, podgang: PodGang) -> None:
         await self._delete(podgang, await self._podgroups.all(self.client, podgang))
+        self._podgroups.forget(podgang)
 
     async def _delete(self, podgang: PodGang, names: list[str]) -> None:
         ns = podgang.namespace or "default"

@@ -72,9 +72,11 @@ from .discovery import served_workload_versions
 from .objects import (
     ConfiguredBackend,
     GroupObjects,
+    create_new,
     dns_label,
     ensure,
     ensure_deleted,
+    never_synced,
     owned_by,
     owned_meta,
     recreate_on_spec_change,
@@ -158,6 +160,8 @@ class KubeBackend(ConfiguredBackend[KubeBackendConfig]):
         self.capabilities = frozenset(
             pod_fields | {Capability.GANG} if config.gang_scheduling else pod_fields
         )
+        # PodGang uid -> (Workload API version, minCount) its objects were last ensured for.
+        self._ensured: dict[str, tuple[str, int]] = {}
         # Resolved by init() through discovery; until then the configured (or newest) one.
         self.workload_api_version = config.workload_api_version or NEWEST_WORKLOAD_API
 
@@ -192,7 +196,16 @@ class KubeBackend(ConfiguredBackend[KubeBackendConfig]):
             return  # kube-scheduler needs no extra object
         client = self.client
         desired = workload_objects(podgang, self.workload_api_version)
-        for obj in desired:
+        uid = podgang.metadata.uid or ""
+        # The objects depend on the version and the minimum only: a PodGang whose spec
+        # changed otherwise (its pod references) needs no read of them.
+        inputs = (self.workload_api_version, gang_min_count(podgang))
+        unchanged = self._ensured.get(uid) == inputs
+        fresh = never_synced(podgang) and uid not in self._ensured
+        for obj in () if unchanged else desired:
+            if fresh and await create_new(client, obj):
+                continue  # a new gang: nothing to read, release or merge
+            fresh = False
             if self._podgroups is not None and isinstance(obj, self._podgroups.kind):
                 await self._release_if_changed(obj, podgang)
             # Workload pod groups / templates and PodGroup specs are immutable.
@@ -205,6 +218,7 @@ class KubeBackend(ConfiguredBackend[KubeBackendConfig]):
             for name in await self._podgroups.stale(client, podgang, current):
                 await self._release_podgroup(name, podgang)
             self._podgroups.synced(podgang, current)
+        self._ensured[uid] = inputs
 
     async def on_podgang_delete(self, podgang: PodGang) -> None:
         if not self.config.gang_scheduling:
@@ -216,6 +230,9 @@ class KubeBackend(ConfiguredBackend[KubeBackendConfig]):
                 await self._release_podgroup(name, podgang)
         workload_kind = WORKLOAD_KINDS[self.workload_api_version][0]
         await ensure_deleted(client, workload_kind, podgang.name, podgang)
+        if self._podgroups is not None:
+            self._podgroups.forget(podgang)
+        self._ensured.pop(podgang.metadata.uid or "", None)
 
     @property
     def workload_api_version(self) -> str:

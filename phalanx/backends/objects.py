@@ -4,6 +4,8 @@
   (so deleting the PodGang also garbage-collects them);
 - `ensure`: create-or-update that keeps what others own (the scheduler's status, fields it
   sets, foreign labels), retries on Conflict, and writes nothing when nothing changed;
+- `create_new`: create when the object is most likely absent (`never_synced`): one POST
+  where `ensure` would read first and find nothing (AlreadyExists sends the caller to `ensure`);
 - `ensure_deleted`: idempotent delete of an object this PodGang owns;
 - `dns_label`: a name that fits where Kubernetes wants a DNS label (63 characters);
 - `ConfiguredBackend`, `required_pod_labels`, `podgang_queue`: what backends share around
@@ -20,6 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from phalanx.api import labels
 from phalanx.api.base import ObjectMeta, Resource
+from phalanx.api.podgang import PODGANG_BACKEND_SYNCED
 from phalanx.cluster.client import AlreadyExists, ApiError, Conflict, NotFound
 
 from . import features
@@ -209,6 +212,22 @@ async def ensure(client: Client, desired: T, merge: Merge[T]) -> T:
     raise SyncPending(f"{kind.KIND} {desired.key}: too many conflicting writers; retrying")
 
 
+def never_synced(podgang: PodGang) -> bool:
+    """No operator has reported a backend verdict for this PodGang yet (its status has no
+    BackendSynced condition): its scheduler objects most likely do not exist. Not so after
+    an operator restart, where already-synced gangs read before they write."""
+    return podgang.condition(PODGANG_BACKEND_SYNCED) is None
+
+
+async def create_new(client: Client, desired: Resource) -> bool:
+    """Create `desired`; False when it exists already (then `ensure` reads and merges)."""
+    try:
+        await client.create(desired, returning=False)
+    except AlreadyExists:
+        return False
+    return True
+
+
 async def delete_object(client: Client, obj: Resource) -> None:
     """Delete this very object (uid precondition); gone already or replaced is fine."""
     await _delete(client, obj)
@@ -275,9 +294,16 @@ class GroupObjects:
         self._groups[podgang.metadata.uid or ""] = frozenset(current)
 
     async def all(self, client: Client, podgang: PodGang) -> list[str]:
-        """Every owned object (for deletion); forgets the PodGang."""
-        self._groups.pop(podgang.metadata.uid or "", None)
+        """Every owned object (for deletion): the names of the last completed sync when this
+        process made one (exact: stale objects are released before `synced`), else listed.
+        Call `forget` once they are gone."""
+        known = self._groups.get(podgang.metadata.uid or "")
+        if known is not None:
+            return sorted(known)
         return sorted(o.name for o in await owned_objects(client, self.kind, podgang))
+
+    def forget(self, podgang: PodGang) -> None:
+        self._groups.pop(podgang.metadata.uid or "", None)
 
 
 async def podgang_queue(client: Client, podgang: PodGang, label: str) -> str | None:

@@ -212,10 +212,9 @@ class PodFactory:
         self.spec = spec
 
     def __call__(self, index: int) -> Pod:
-        name = naming.pod_name(self.pclq.name, index)
         labels = dict(self.labels)
         labels[L.LABEL_PODCLIQUE_POD_INDEX] = str(index)
-        raw = {**self.spec, "hostname": name}
+        raw = {**self.spec, "hostname": naming.pod_hostname(self.pclq.name, index)}
         if self.owner_pcs is not None:
             claims = resourceclaim.pod_claim_names(self.owner_pcs, self.pclq, index)
             if claims:
@@ -225,7 +224,8 @@ class PodFactory:
         if self.mnnvl_group is not None and self.owner_pcs is not None:
             computedomain.inject_mnnvl(spec, self.owner_pcs, self.replica, self.mnnvl_group)
         return Pod(
-            metadata=ObjectMeta(name=name, namespace=self.pclq.namespace, labels=labels,
+            metadata=ObjectMeta(generate_name=naming.pod_generate_name(self.pclq.name),
+                                namespace=self.pclq.namespace, labels=labels,
                                 annotations=dict(self.annotations),
                                 owner_references=list(self.owner)),
             spec=spec,

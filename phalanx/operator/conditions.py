@@ -20,6 +20,7 @@ from datetime import datetime
 from phalanx.api.base import get_condition, set_condition
 from phalanx.api.core import Pod
 from phalanx.api.grove import PodClique, PodCliqueStatus
+from phalanx.api.podgang import PODGANG_BACKEND_SYNCED
 
 from .context import copy_status
 
@@ -43,7 +44,7 @@ GANG_TERMINATION_IN_PROGRESS = "GangTerminationInProgress"
 REASON_GANG_TERMINATION_ACTIVE = "GangTerminationActive"
 
 # PodGang: the backend controller's record that the scheduler objects exist.
-BACKEND_SYNCED = "BackendSynced"
+BACKEND_SYNCED = PODGANG_BACKEND_SYNCED
 REASON_SYNCED = "Synced"
 REASON_SYNC_PENDING = "SyncPending"
 REASON_SYNC_FAILED = "SyncFailed"

@@ -6,6 +6,8 @@ update removes outdated pods first.
 Earlier in the order (deleted first), comparing each rule until one differs:
 terminating; not on a node; phase Pending, then Unknown, then Running (others as Pending);
 not Ready; carrying another template hash than the expected one; no creation time; newer.
+Pods alike in all of these (created in the same instant) go highest index first, so the order
+is deterministic where Go's unstable sort is not.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from datetime import datetime
 
 from phalanx.api import labels as L
 from phalanx.api.core import Pod
+
+from . import naming
 
 _PHASE_ORDER = {"Pending": 0, "Unknown": 1, "Running": 2}
 
@@ -25,6 +29,7 @@ def _created(pod: Pod) -> datetime | None:
 def deletion_key(pod: Pod, expected_hash: str | None) -> tuple:
     """Sort key: ascending order is deletion order."""
     created = _created(pod)
+    index = naming.pod_index(pod)
     return (
         pod.metadata.deletion_timestamp is None,
         bool(pod.spec.node_name),
@@ -33,6 +38,7 @@ def deletion_key(pod: Pod, expected_hash: str | None) -> tuple:
         pod.metadata.labels.get(L.LABEL_POD_TEMPLATE_HASH) == expected_hash,
         created is not None,
         -created.timestamp() if created is not None else 0.0,
+        -(index if index is not None else -1),
     )
 
 

@@ -89,20 +89,24 @@ class GangTerminationController:
         # A planned update takes pods down on purpose: no replica is gang-terminated while a
         # RollingRecreate runs (Grove), nor a scaling group replica while its group updates.
         rolling = pcs_rolling(pcs)
+        # Looked up by name and replica, not walked per replica (that was quadratic in the
+        # replicas, and this runs on every breach change of any PodClique).
+        live = {c.name: c for c in cliques if c.metadata.deletion_timestamp is None}
+        groups_of: dict[int | None, list[PodCliqueScalingGroup]] = {}
+        for g in groups:
+            groups_of.setdefault(naming.replica_of(g.metadata.labels), []).append(g)
         for i in range(pcs.spec.replicas if not rolling else 0):
             base = ctx.gangs.get(f"{pcs.namespace}/{naming.base_podgang_name(pcs.name, i)}")
-            want = {naming.podclique_name(pcs.name, i, n) for n in standalone}
-            mine = [c for c in cliques if c.name in want and c.metadata.deletion_timestamp is None]
+            want = [naming.podclique_name(pcs.name, i, n) for n in standalone]
+            mine = [live[n] for n in want if n in live]
             if base is None or base.metadata.deletion_timestamp is not None or \
                     len(mine) < len(want):
                 continue  # being (re)created
             fired = self._terminated_at.get((key, i))
             candidates: list[tuple[str, datetime | None, float]] = [
                 (c.name, breached_since(c.status.conditions), delay) for c in mine]
-            for g in groups:
-                if naming.replica_of(g.metadata.labels) == i and \
-                        g.metadata.deletion_timestamp is None and \
-                        not termination_in_progress(g):
+            for g in groups_of.get(i, ()):
+                if g.metadata.deletion_timestamp is None and not termination_in_progress(g):
                     candidates.append((g.name, breached_since(g.status.conditions), delay))
             for name, since, limit in candidates:
                 if since is None or (fired is not None and since.timestamp() <= fired):

@@ -5,10 +5,13 @@
     PodClique (in a group)        <pcs>-<i>-<group>-<j>-<clique>
     base PodGang                  <pcs>-<i>
     scaled PodGang                <pcs>-<i>-<group>-<j - minAvailable>   (j >= minAvailable)
-    Pod                           <podclique>-<k>
+    Pod                           generateName <podclique>-, hostname <podclique>-<k>
 
-Every name is deterministic, so a create that raced a restart answers AlreadyExists instead
-of making a duplicate, and a pod's name is its stable hostname (as in a StatefulSet).
+Every object name but a pod's is deterministic, so a create that raced a restart answers
+AlreadyExists instead of making a duplicate. Pods are created as Grove creates them: the API
+server generates the name, and the pod's identity within its clique is its index k, carried
+by `spec.hostname` (and the `grove.io/podclique-pod-index` label); the PodClique controller's
+expectations (expectations.py) keep a lagging cache from creating an index twice.
 A scaled PodGang is named, as Grove names it, by its offset above the group's minAvailable:
 the first scaled gang of `<pcs>-<i>-<group>` is `<pcs>-<i>-<group>-0` whatever minAvailable
 is, so tools written for Grove find it; its PodCliques keep the replica index j
@@ -19,6 +22,7 @@ label says which replica a scaled PodGang holds.
 from __future__ import annotations
 
 from phalanx.api import labels as L
+from phalanx.api.core import Pod
 
 # PodClique (and pod) annotation: "<podclique>:<minAvailable>,..." -- the pods must not
 # start until each named PodClique has at least that many Ready pods. The pods' grove-initc
@@ -32,7 +36,7 @@ ANNOTATION_STARTS_AFTER = "grove.io/starts-after"
 ANNOTATION_TEMPLATE_REPLICAS = "phalanx.dev/template-replicas"
 
 # Longest `<pcs>` + `<clique or group>` name, so generated pod names stay DNS labels
-# (a pod's name is its hostname): Grove's budget.
+# (their hostnames `<podclique>-<k>` and generated names `<podclique>-<5 chars>`): Grove's budget.
 MAX_COMBINED_NAME_LENGTH = 45
 
 
@@ -60,23 +64,30 @@ def scaled_podgang_name(pcsg: str, group_replica: int, min_available: int) -> st
     return f"{pcsg}-{group_replica - min_available}"
 
 
-def pod_name(podclique: str, index: int) -> str:
+def pod_generate_name(podclique: str) -> str:
+    return f"{podclique}-"
+
+
+def pod_hostname(podclique: str, index: int) -> str:
     return f"{podclique}-{index}"
 
 
-def pod_index(name: str, podclique: str) -> int | None:
-    """The k of `<podclique>-<k>`, or None when `name` is not such a pod name."""
-    prefix = podclique + "-"
-    if not name.startswith(prefix):
-        return None
-    tail = name[len(prefix):]
-    return int(tail) if tail.isdigit() else None
+def hostname_index(hostname: str | None) -> int | None:
+    """The k of hostname `<podclique>-<k>` (its last dash-separated part, as Grove's index
+    tracker reads it), or None when it has none."""
+    _, sep, tail = (hostname or "").rpartition("-")
+    return int(tail) if sep and tail.isdigit() else None
+
+
+def pod_index(pod: Pod) -> int | None:
+    """A pod's index in its PodClique, from its hostname (Grove's internal/index/tracker.go)."""
+    return hostname_index(pod.spec.hostname)
 
 
 def group_config_name(pcsg_name: str, pcs: str, replica: int) -> str:
     """The scaling group's name in the PodCliqueSet template, from its object name."""
     prefix = f"{pcs}-{replica}-"
-    return pcsg_name[len(prefix):] if pcsg_name.startswith(prefix) else pcsg_name
+    return pcsg_name.removeprefix(prefix)
 
 
 # --- labels -----------------------------------------------------------------------------------

@@ -1,11 +1,15 @@
 """PodClique controller: the pods of a clique and the lifting of Phalanx's scheduling gate.
 
-Pods `<podclique>-<k>` for k < replicas are created (bounded concurrency) only once the
-clique's PodGang exists, each with the gate `grove.io/podgang-pending-creation`, the
-PodClique's labels (`grove.io/podgang` among them: set at creation, never patched later) and
-the backend's `prepare_pod` applied. Scaling in deletes the highest indexes first. Failed pods
-are replaced while the clique keeps minAvailable pods up; below that they are left for gang
-termination, which recreates the whole replica.
+Pods are created as Grove creates them (podclique/components/pod/syncflow.go): only once the
+clique's PodGang exists, with `generateName: <podclique>-` and hostname `<podclique>-<k>` for
+the lowest indices k no live pod holds (Grove's index tracker: holes left by deleted pods are
+filled first), each with the gate `grove.io/podgang-pending-creation`, the PodClique's labels
+(`grove.io/podgang` among them: set at creation, never patched later) and the backend's
+`prepare_pod` applied. How many to create or delete is counted with the expectations
+(expectations.py), so a cache that lags behind a create never makes a second pod. Scaling in
+deletes in Grove's deletion order (deletionsort.py: unscheduled, then not Ready, then
+outdated pods first). Failed pods are replaced while the clique keeps minAvailable pods up;
+below that they are left for gang termination, which recreates the whole replica.
 
 The gate is removed -- only Phalanx's gate, never one another controller added -- when:
 1. the PodGang is `Initialized` (every pod exists and is referenced), and the pod is among
@@ -23,41 +27,53 @@ not yet Initialized and BackendSynced) gets its base PodGangs' pods without the 
 from __future__ import annotations
 
 import logging
+import re
 
 from phalanx.api import labels as L
 from phalanx.api.core import Pod
 from phalanx.api.grove import PodClique, PodGang
-from phalanx.cluster.client import AlreadyExists, NotFound
+from phalanx.cluster.client import AlreadyExists, ApiError, NotFound
 from phalanx.cluster.controller import (
-    Controller, PermanentError, Result, map_from_label, permanent_reason,
+    Controller,
+    PermanentError,
+    Result,
+    map_from_label,
+    permanent_reason,
 )
 from phalanx.cluster.objects import object_key
 
-from . import builders, lifecycle_events, naming
-from .expectations import CreateExpectations
+from . import builders, lifecycle_events, naming, podindex
 from .conditions import BACKEND_SYNCED
+from .context import IDX_BASE_PODGANG, OperatorContext, bounded, first_error, requeue_on_conflict
+from .deletionsort import deletion_order
+from .expectations import ExpectationsStore
 from .rollingupdate_pods import PodRollingUpdater
 from .updateprogress import in_progress, is_auto_update
-from .context import IDX_BASE_PODGANG, OperatorContext, bounded, first_error, requeue_on_conflict
 
 log = logging.getLogger(__name__)
 
 REASON_FAILED_CREATE = "FailedCreate"  # as the ReplicaSet and Job controllers say it
 
 
-def owned_pods(ctx: OperatorContext, pclq: PodClique) -> dict[int, Pod]:
-    """This incarnation's pods by index (a recreated PodClique must not adopt the pods of
-    the one before it, which the garbage collector is about to remove)."""
-    out: dict[int, Pod] = {}
+def owned_pods(ctx: OperatorContext, pclq: PodClique) -> dict[str, Pod]:
+    """This incarnation's pods by name, terminating ones included (a recreated PodClique must
+    not adopt the pods of the one before it, which the garbage collector is about to remove)."""
     uid = pclq.metadata.uid
+    out: dict[str, Pod] = {}
     for pod in ctx.pods_of(pclq.key):
         ref = pod.metadata.controller_ref()
-        if ref is None or ref.uid != uid:
-            continue
-        k = naming.pod_index(pod.name, pclq.name)
-        if k is not None:
-            out[k] = pod
+        if ref is not None and ref.uid == uid:
+            out[pod.name] = pod
     return out
+
+
+def expected_template_hash(pclq: PodClique, current_generation_hash: str | None) -> str | None:
+    """The template hash an up-to-date pod carries (Grove's getExpectedPodTemplateHash)."""
+    up = pclq.status.update_progress
+    if up is not None and current_generation_hash is not None \
+            and up.pod_clique_set_generation_hash == current_generation_hash:
+        return up.pod_template_hash
+    return pclq.metadata.labels.get(L.LABEL_POD_TEMPLATE_HASH)
 
 
 def needs_gate(backend: object, pclq: PodClique) -> bool:
@@ -69,6 +85,17 @@ def needs_gate(backend: object, pclq: PodClique) -> bool:
     if getattr(config, "pod_scheduling_gate", True):
         return True
     return L.LABEL_BASE_PODGANG in pclq.metadata.labels
+
+
+def _by_hostname(err: ApiError, pod: Pod) -> None:
+    """The API server names a refused pod by the name it generated for this attempt
+    (`pods "<pclq>-x7k2p" is forbidden: ...`): a different name on every retry, so the same
+    refusal would read as a new error each time and be reported again. Name it by its
+    hostname (`<pclq>-<index>`), which a retry keeps."""
+    prefix, host = pod.metadata.generate_name, pod.spec.hostname
+    if prefix and host and isinstance(getattr(err, "message", None), str):
+        err.message = re.sub(re.escape(prefix) + r"[a-z0-9]{5}\b", host, err.message)
+        err.args = (err.message,)
 
 
 def gang_ready_for_pods(gang: PodGang) -> bool:
@@ -110,16 +137,25 @@ class PodCliqueController:
         c = self.controller
         c.watch(ctx.cliques, predicate=_pclq_spec_changed)
         c.watch(ctx.pods, map_from_label(L.LABEL_PODCLIQUE), predicate=_pod_changed)
-        self.expectations = CreateExpectations(ctx.client.clock.monotonic)
-        ctx.pods.add_handler(on_add=lambda pod: self.expectations.observed(pod.key),
-                             on_delete=lambda pod: self.expectations.observed(pod.key))
+        self.expectations = ExpectationsStore(ctx.client.clock.monotonic)
+        ctx.pods.add_handler(on_delete=self._pod_deleted)
+        ctx.cliques.add_handler(on_delete=lambda pclq: self.expectations.forget(
+            pclq.metadata.uid or ""))
         c.watch(ctx.gangs, self._cliques_of_gang, predicate=_gang_changed)
         # A rolling update advances on pod readiness and on its own progress.
-        self.updater = PodRollingUpdater(ctx)
+        self.updater = PodRollingUpdater(ctx, on_deleted=self._expect_deletion)
         c.watch(ctx.pods, map_from_label(L.LABEL_PODCLIQUE), predicate=self._ready_while_updating)
         c.watch(ctx.cliques, predicate=_update_changed)
         # A base PodGang getting scheduled releases the cliques of its scaled PodGangs.
         c.watch(ctx.cliques, self._dependents_of_clique, predicate=_scheduled_changed)
+
+    def _pod_deleted(self, pod: Pod) -> None:
+        ref = pod.metadata.controller_ref()
+        if ref is not None and ref.uid:
+            self.expectations.observe_deletion(ref.uid, pod.metadata.uid or "")
+
+    def _expect_deletion(self, pclq: PodClique, pod: Pod) -> None:
+        self.expectations.expect_deletion(pclq.metadata.uid or "", pod.metadata.uid or "")
 
     def _ready_while_updating(self, old: Pod, new: Pod) -> bool:
         if old.is_ready == new.is_ready and old.status.phase == new.status.phase:
@@ -149,7 +185,15 @@ class PodCliqueController:
         if gang is None or gang.metadata.deletion_timestamp is not None:
             return None  # PodGang first: its creation event brings us back
         pods = owned_pods(ctx, pclq)
-        errors = [await self._create_missing(pclq, pods), await self._delete_excess(pclq, pods),
+        exp_key = pclq.metadata.uid or ""
+        self.expectations.sync(
+            exp_key, [p.metadata.uid or "" for p in pods.values() if not p.is_deleting],
+            [p.metadata.uid or "" for p in pods.values() if p.is_deleting])
+        # Grove's count: pods seen + creates expected - replicas - deletes expected.
+        diff = (len(pods) + len(self.expectations.creates(exp_key)) - pclq.spec.replicas
+                - len(self.expectations.deletes(exp_key)))
+        errors = [await self._create_missing(pclq, pods, -diff) if diff < 0 else None,
+                  await self._delete_excess(pclq, pods, diff) if diff > 0 else None,
                   await self._replace_failed(pclq, pods), await self._roll(pclq, pods)]
         errors.append(await self._lift_gates(pclq, gang, pods))
         err = next((e for e in errors if e is not None), None)
@@ -157,7 +201,7 @@ class PodCliqueController:
             raise err
         return None
 
-    async def _roll(self, pclq: PodClique, pods: dict[int, Pod]) -> BaseException | None:
+    async def _roll(self, pclq: PodClique, pods: dict[str, Pod]) -> BaseException | None:
         """RollingRecreate of a standalone clique (rollingupdate_pods.py); a scaling group
         replaces its PodCliques whole instead."""
         if not in_progress(pclq) or L.LABEL_PODCLIQUESCALINGGROUP in pclq.metadata.labels:
@@ -171,14 +215,15 @@ class PodCliqueController:
             return e
         return None
 
-    async def _create_missing(self, pclq: PodClique, pods: dict[int, Pod]
+    async def _create_missing(self, pclq: PodClique, pods: dict[str, Pod], count: int
                               ) -> BaseException | None:
         ctx = self.ctx
-        ns = pclq.namespace
-        missing = [k for k in range(pclq.spec.replicas) if k not in pods and not
-                   self.expectations.pending(object_key(ns, naming.pod_name(pclq.name, k)))]
-        if not missing:
-            return None
+        exp_key = pclq.metadata.uid or ""
+        try:
+            missing = podindex.available_indices(
+                pods.values(), count, self.expectations.creates(exp_key).values())
+        except podindex.PodIndexError as e:
+            return e
         backend = ctx.registry.get_or_default(pclq.spec.pod_spec.scheduler_name)
         factory = builders.PodFactory(pclq, group_pods=self._group_pods(pclq),
                                       pcs=ctx.pcs_of(pclq))
@@ -191,13 +236,15 @@ class PodCliqueController:
             if not gate:
                 pod.remove_gate(L.GATE_PODGANG_PENDING_CREATION)
             try:
-                await ctx.client.create(pod)
+                created = await ctx.client.create(pod)
             except AlreadyExists:
-                return None  # an earlier incarnation's pod still going, or our cache lags
-            key = object_key(ns, pod.name)
-            if ctx.pods.get(key) is None:  # its ADDED event may have come first
-                self.expectations.expect(key)
-            return pod.name
+                return None  # a generated name collided: the next reconcile counts again
+            except ApiError as e:
+                _by_hostname(e, pod)
+                raise
+            # Recorded even if its ADDED event came first: `sync` then settles it.
+            self.expectations.expect_creation(exp_key, created.metadata.uid or "", k)
+            return created.name
 
         results = await bounded([lambda k=k: create(k) for k in missing],
                                 ctx.tunables.write_concurrency)
@@ -224,33 +271,46 @@ class PodCliqueController:
         return sum(c.spec.replicas for c in pcs.spec.template.cliques
                    if c.name in group.clique_names)
 
-    async def _delete_excess(self, pclq: PodClique, pods: dict[int, Pod]
+    async def _delete_excess(self, pclq: PodClique, pods: dict[str, Pod], count: int
                              ) -> BaseException | None:
-        doomed = [pods[k].name for k in sorted(pods, reverse=True)
-                  if k >= pclq.spec.replicas and pods[k].metadata.deletion_timestamp is None]
-        if not doomed:
+        """Up to `count` pods in Grove's deletion order, among those whose deletion has not
+        been asked for already (a terminating pod still reports Ready: Grove's
+        selectExcessPodsToDelete)."""
+        exp_key = pclq.metadata.uid or ""
+        live = [p for p in pods.values() if not p.is_deleting
+                and not self.expectations.has_delete(exp_key, p.metadata.uid or "")]
+        excess = min(count, len(live) - pclq.spec.replicas)
+        if excess <= 0:
             return None
+        pcs = self.ctx.pcs_of(pclq)
+        expected = expected_template_hash(
+            pclq, pcs.status.current_generation_hash if pcs is not None else None)
+        doomed = deletion_order(live, expected)[:excess]
 
-        async def delete(name: str) -> str | None:
+        async def delete(pod: Pod) -> str | None:
             try:
-                await self.ctx.client.delete(Pod, name, pclq.namespace)
+                await self.ctx.client.delete(Pod, pod.name, pclq.namespace,
+                                             uid=pod.metadata.uid)
             except NotFound:
+                self.expectations.observe_deletion(exp_key, pod.metadata.uid or "")
                 return None
-            return name
+            self.expectations.expect_deletion(exp_key, pod.metadata.uid or "")
+            return pod.name
 
-        results = await bounded([lambda n=n: delete(n) for n in doomed],
+        results = await bounded([lambda p=p: delete(p) for p in doomed],
                                 self.ctx.tunables.write_concurrency)
         lifecycle_events.children_deleted(self.ctx.recorder, pclq, "Pod",
                                           [r for r in results if isinstance(r, str)])
         return first_error(results)
 
-    async def _replace_failed(self, pclq: PodClique, pods: dict[int, Pod]
+    async def _replace_failed(self, pclq: PodClique, pods: dict[str, Pod]
                               ) -> BaseException | None:
         """Failed pods of a clique that still has minAvailable others are deleted, to be
         recreated (as a ReplicaSet would). Below minAvailable they stay: the whole replica is
         gang-terminated after terminationDelay instead of patching a half-dead gang."""
-        live = [p for k, p in pods.items() if k < pclq.spec.replicas
-                and p.metadata.deletion_timestamp is None]
+        exp_key = pclq.metadata.uid or ""
+        live = [p for p in pods.values() if p.metadata.deletion_timestamp is None
+                and not self.expectations.has_delete(exp_key, p.metadata.uid or "")]
         failed = [p for p in live if p.status.phase == "Failed"]
         need = pclq.spec.min_available if pclq.spec.min_available is not None \
             else pclq.spec.replicas
@@ -264,12 +324,13 @@ class PodCliqueController:
                 await self.ctx.client.delete(Pod, pod.name, pod.namespace,
                                              uid=pod.metadata.uid)
             except NotFound:
-                pass
+                return
+            self._expect_deletion(pclq, pod)
 
         return first_error(await bounded([lambda p=p: delete(p) for p in failed],
                                          self.ctx.tunables.write_concurrency))
 
-    async def _lift_gates(self, pclq: PodClique, gang: PodGang, pods: dict[int, Pod]
+    async def _lift_gates(self, pclq: PodClique, gang: PodGang, pods: dict[str, Pod]
                           ) -> BaseException | None:
         gated = [p for p in pods.values() if p.metadata.deletion_timestamp is None
                  and p.has_gate(L.GATE_PODGANG_PENDING_CREATION)]
@@ -316,4 +377,4 @@ def _clique_name(pclq: PodClique, pcs_name: str) -> str:
         prefix = f"{pcsg}-{j}-"
     else:
         prefix = f"{pcs_name}-{naming.replica_of(pclq.metadata.labels)}-"
-    return pclq.name[len(prefix):] if pclq.name.startswith(prefix) else pclq.name
+    return pclq.name.removeprefix(prefix)

@@ -11,6 +11,11 @@
   controller with the rest of the status, podgang_sync_state.py); the PodClique controller
   lifts pod gates only after that, so the scheduler's objects exist before any pod can be
   scheduled. A backend raising `SyncPending` is retried after its hint.
+- On deletion, a backend that is waiting for the gang's pods (a protected PodGroup) is not
+  polled: while the pod cache still shows live pods of the gang, the PodGang is retried when
+  the last of them goes (or ends), with a long fallback timer. At thousands of gangs, a
+  poll every second each (several API reads per poll) kept PodGangs finalizing for minutes
+  after their pods were gone.
 """
 
 from __future__ import annotations
@@ -18,12 +23,14 @@ from __future__ import annotations
 import logging
 
 from phalanx.api import labels as L
+from phalanx.api.core import Pod
 from phalanx.api.errors import short_cause
 from phalanx.api.grove import PodGang
 from phalanx.backends.base import Backend, SyncPending
 from phalanx.backends.registry import UnknownBackend
 from phalanx.cluster.client import Conflict, NotFound
 from phalanx.cluster.controller import Controller, PermanentError, Result, permanent_reason
+from phalanx.cluster.objects import object_key
 
 from .conditions import (
     BACKEND_SYNCED,
@@ -32,10 +39,15 @@ from .conditions import (
     REASON_SYNCED,
     REASON_UNKNOWN_BACKEND,
 )
-from .context import OperatorContext, requeue_on_conflict
+from .context import IDX_PODGANG, OperatorContext, requeue_on_conflict
 from .podgang_sync_state import SyncVerdict
 
 log = logging.getLogger(__name__)
+
+# A deleting PodGang waiting for its pods is retried when they are gone; this timer only
+# covers a missed event.
+POD_WAIT_FALLBACK = 30.0
+_ENDED = ("Succeeded", "Failed")
 
 
 def _needs_backend(old: PodGang, new: PodGang) -> bool:
@@ -53,6 +65,9 @@ class PodGangBackendController:
         self.controller.watch(ctx.gangs, predicate=_needs_backend)
         # uid -> metadata.generation last synced by this process.
         self._synced: dict[str, int] = {}
+        # Keys of deleting PodGangs whose backend waits until their pods are gone.
+        self._awaiting_pods: set[str] = set()
+        ctx.pods.add_handler(None, self._pod_changed, self._pod_gone)
         self.syncs = 0  # sync_podgang calls that succeeded (tests, reports)
 
     def backend_of(self, gang: PodGang) -> Backend:
@@ -111,11 +126,32 @@ class PodGangBackendController:
             try:
                 await backend.on_podgang_delete(gang.copy_deep())
             except SyncPending as pending:
+                if self._live_pods(gang.key):
+                    self._awaiting_pods.add(gang.key)  # _pod_gone retries it
+                    return Result(requeue_after=max(pending.after, POD_WAIT_FALLBACK))
                 return Result(requeue_after=pending.after)
             await self._drop_finalizer(gang)
+        self._awaiting_pods.discard(gang.key)
         self._synced.pop(gang.metadata.uid or "", None)
         self.ctx.backend_sync.forget(gang.key)
         return None
+
+    def _live_pods(self, gang_key: str) -> bool:
+        return any(p.status.phase not in _ENDED
+                   for p in self.ctx.pods.by_index(IDX_PODGANG, gang_key))
+
+    def _pod_changed(self, old: Pod, new: Pod) -> None:
+        if new.status.phase in _ENDED and old.status.phase not in _ENDED:
+            self._pod_gone(new)
+
+    def _pod_gone(self, pod: Pod) -> None:
+        if not self._awaiting_pods:
+            return
+        name = pod.metadata.labels.get(L.LABEL_PODGANG)
+        key = object_key(pod.metadata.namespace, name) if name else None
+        if key in self._awaiting_pods and not self._live_pods(key):
+            self._awaiting_pods.discard(key)
+            self.controller.queue.add(key)
 
     async def _drop_finalizer(self, gang: PodGang) -> None:
         kept = [f for f in gang.metadata.finalizers if f != L.FINALIZER_SCHEDULER_BACKEND]

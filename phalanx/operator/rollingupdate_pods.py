@@ -6,7 +6,10 @@ opens it when the clique's PodCliqueSet replica is selected):
    serve nothing;
 2. then one outdated Ready pod at a time, oldest first, only while the clique has minAvailable
    Ready pods; the next one waits until the pod selected before it is gone and as many
-   updated pods are Ready as pods were selected (`readyPodsSelectedToUpdate`);
+   updated pods are Ready as pods were selected (`readyPodsSelectedToUpdate`). Beyond Grove,
+   that count is waited for only while a replacement is on its way (an updated pod not yet
+   Ready, or fewer pods than replicas): a scale-in during the update removes a not-yet-Ready
+   replacement first (Grove's deletion order), and the count could then never be reached;
 3. with no outdated pod left, `updateEndedAt` is set.
 The PodClique controller recreates each deleted pod from the PodClique's (already updated)
 spec, carrying the new `grove.io/pod-template-hash`. Nothing waits on a timer: pod readiness,
@@ -14,6 +17,8 @@ pod deletion and status events requeue the PodClique.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from phalanx.api import labels as L
 from phalanx.api.core import Pod
@@ -42,11 +47,13 @@ class PodRollingUpdater:
     a reconcile whose cached PodClique predates that status write waits for it instead of
     selecting a second pod (watches of pods and PodCliques are not ordered on a real server)."""
 
-    def __init__(self, ctx: OperatorContext) -> None:
+    def __init__(self, ctx: OperatorContext,
+                 on_deleted: Callable[[PodClique, Pod], None] | None = None) -> None:
         self.ctx = ctx
+        self.on_deleted = on_deleted  # the PodClique controller's delete expectations
         self._selected: dict[str, str] = {}  # PodClique uid -> pod name last selected
 
-    async def sync(self, pclq: PodClique, pods: dict[int, Pod]) -> None:
+    async def sync(self, pclq: PodClique, pods: dict[str, Pod]) -> None:
         uid = pclq.metadata.uid or ""
         up = pclq.status.update_progress
         if up is None or up.update_ended_at is not None:
@@ -57,13 +64,14 @@ class PodRollingUpdater:
             if up.ready_pods_selected_to_update else None
         if mine is not None and mine != current:
             return  # our own status write is not in the cache yet
-        selected = await process_pending_updates(self.ctx, pclq, pods)
+        selected = await process_pending_updates(self.ctx, pclq, pods, self.on_deleted)
         if selected is not None:
             self._selected[uid] = selected
 
 
-async def process_pending_updates(ctx: OperatorContext, pclq: PodClique,
-                                  pods: dict[int, Pod]) -> str | None:
+async def process_pending_updates(
+        ctx: OperatorContext, pclq: PodClique, pods: dict[str, Pod],
+        on_deleted: Callable[[PodClique, Pod], None] | None = None) -> str | None:
     """One step of the update; returns the name of a pod newly selected for replacement."""
     up = pclq.status.update_progress
     if up is None or up.update_ended_at is not None:
@@ -74,7 +82,8 @@ async def process_pending_updates(ctx: OperatorContext, pclq: PodClique,
     old_ready: list[Pod] = []
     old_other: list[Pod] = []
     new_ready = 0
-    old_names = set()  # a replacement keeps its pod's name: only an outdated one is "there"
+    new_starting = 0  # updated pods not yet serving: a replacement on its way
+    old_names = set()  # outdated pods not yet being deleted
     for pod in pods.values():
         if pod.metadata.deletion_timestamp is not None:
             continue
@@ -83,12 +92,16 @@ async def process_pending_updates(ctx: OperatorContext, pclq: PodClique,
             (old_ready if pod_serving(pod) else old_other).append(pod)
         elif pod_serving(pod):
             new_ready += 1
+        else:
+            new_starting += 1
     if old_other:
-        await _delete(ctx, pclq, old_other)
+        await _delete(ctx, pclq, old_other, on_deleted)
     selected = up.ready_pods_selected_to_update
     if selected is not None and selected.current:
         done = len(selected.completed or ()) + 1
-        if selected.current in old_names or new_ready < done:
+        live = len(old_names) + new_ready + new_starting
+        in_flight = new_starting > 0 or bool(old_other) or live < pclq.spec.replicas
+        if selected.current in old_names or (new_ready < done and in_flight):
             return None  # the replacement of the selected pod is not Ready yet
     if old_ready:
         if pclq.status.ready_replicas < pclq_min_available(pclq):
@@ -97,7 +110,7 @@ async def process_pending_updates(ctx: OperatorContext, pclq: PodClique,
         await _select(ctx, pclq, nxt.name)
         ctx.recorder.normal(pclq, REASON_UPDATING_POD,
                             f"replacing pod {nxt.name} with the new template ({target})")
-        await _delete(ctx, pclq, [nxt])
+        await _delete(ctx, pclq, [nxt], on_deleted)
         return nxt.name
     if old_other:
         return None  # their replacements come; the update ends when no outdated pod is left
@@ -130,12 +143,15 @@ async def _mark_end(ctx: OperatorContext, pclq: PodClique) -> None:
                         f"every pod runs the new template ({up.pod_template_hash})")
 
 
-async def _delete(ctx: OperatorContext, pclq: PodClique, pods: list[Pod]) -> None:
+async def _delete(ctx: OperatorContext, pclq: PodClique, pods: list[Pod],
+                  on_deleted: Callable[[PodClique, Pod], None] | None) -> None:
     async def delete(pod: Pod) -> None:
         try:
             await ctx.client.delete(Pod, pod.name, pod.namespace, uid=pod.metadata.uid)
         except NotFound:
-            pass
+            return
+        if on_deleted is not None:
+            on_deleted(pclq, pod)
 
     err = first_error(await bounded([lambda p=p: delete(p) for p in pods],
                                     ctx.tunables.write_concurrency))

@@ -43,10 +43,14 @@ def _lookup(record: RunRecord, kind: str, name: str) -> tuple[type[Resource], di
     for o in items:
         if _meta(o).get("name") == name:
             return cls, o
+    if cls.KIND == "Pod":  # by hostname `<podclique>-<index>` (pods have generated names)
+        for o in items:
+            if (o.get("spec") or {}).get("hostname") == name:
+                return cls, o
     if cls.KIND == "PodGang" and record.gang(name) is not None:  # deleted: its record stays
         return cls, {"metadata": {"name": name, "namespace": record.gang(name).namespace}}
-    if cls.KIND == "Pod" and record.pod(name) is not None:
-        return cls, {"metadata": {"name": name, "namespace": record.pod(name).namespace}}
+    if cls.KIND == "Pod" and (pod := record.pod(name)) is not None:
+        return cls, {"metadata": {"name": pod.name, "namespace": pod.namespace}}
     known = [str(_meta(o).get("name")) for o in items]
     if cls.KIND == "PodGang":
         known += [g.name for g in record.gangs if g.name not in known]
@@ -169,6 +173,7 @@ def _spec_status(o: dict[str, Any]) -> list[str]:
 def describe(record: RunRecord, kind: str, name: str) -> str:
     """kubectl describe's view of one object (NotInRun, LookupError when unknown)."""
     cls, o = _lookup(record, kind, name)
+    name = str(_meta(o).get("name") or name)  # a pod found by its hostname
     k = cls.KIND
     lines = _header(record, cls, o)
     related = _related(record, k, name, o)

@@ -134,6 +134,7 @@ class GangRecord(_Record):
 class PodRecord(_Record):
     name: str
     namespace: str = "default"
+    hostname: str = ""  # `<podclique>-<index>`: the operator's pods have generated names
     gang: str = ""
     clique: str = ""
     node: str = ""
@@ -243,8 +244,10 @@ class RunRecord(_Record):
         return next((g for g in self.gangs if g.name == name), None)
 
     def pod(self, name: str) -> PodRecord | None:
-        """The latest pod of that name (a replaced pod keeps its name)."""
-        found = [p for p in self.pods if p.name == name]
+        """The latest pod of that name or, failing that, hostname (`<podclique>-<index>`,
+        which a replacement keeps while its generated name is new)."""
+        found = [p for p in self.pods if p.name == name] or [
+            p for p in self.pods if p.hostname == name]
         return max(found, key=lambda p: p.created or 0.0) if found else None
 
     def node(self, name: str) -> NodeInfo | None:

@@ -214,6 +214,7 @@ class RunRecorder:
             reqs = pod.resource_requests()
             rec = self.pods[key] = PodRecord(
                 name=pod.name, namespace=pod.namespace or "default",
+                hostname=pod.spec.hostname or "",
                 gang=pod.metadata.labels.get(labels.LABEL_PODGANG, ""),
                 clique=pod.metadata.labels.get(labels.LABEL_PODCLIQUE, ""),
                 gpu=int(reqs.get(GPU, 0)), cpu=reqs.get("cpu", 0.0),

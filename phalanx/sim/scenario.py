@@ -72,9 +72,10 @@ class ScaleAction(ObjectTarget):
 
 
 class PodTarget(KubeModel):
-    """Which pods a fail/finish/deletePod step acts on: by name, gang, clique, PodCliqueSet,
-    node or label selector (combined with AND), only Ready (or not Ready) ones with `ready`;
-    `count` takes the first N by name."""
+    """Which pods a fail/finish/deletePod step acts on: by `pod` (a hostname such as
+    `train-0-worker-1`, as the operator's pods have generated names, or a pod name), gang,
+    clique, PodCliqueSet, node or label selector (combined with AND), only Ready (or not Ready)
+    ones with `ready`; `count` takes the first N by hostname."""
 
     pod: str | None = None
     pod_gang: str | None = None
@@ -110,7 +111,6 @@ class DeletePodTarget(PodTarget):
     def _no_exit_code(cls, v: object) -> None:
         if v is not None:
             raise ValueError("a deleted pod has no exit code (use fail for that)")
-        return None
 
 
 class NodeTarget(KubeModel):

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 
 from phalanx.api import labels, registry
 from phalanx.api.base import Resource
-from phalanx.api.errors import ManifestError
 from phalanx.api.core import Node, Pod
+from phalanx.api.errors import ManifestError
 from phalanx.cluster.client import AlreadyExists, ApiError, Client, NotFound
 from phalanx.cluster.scale import Scale
 
@@ -31,8 +29,10 @@ def _kind(name: str) -> type[Resource]:
 
 
 async def _pods(client: Client, target: PodTarget, *, running: bool = True) -> list[Pod]:
-    """The pods a step names, first `count` by name. `running`: only bound pods that have not
-    ended (fail / finish); otherwise every pod not already being deleted (deletePod)."""
+    """The pods a step names, first `count` by hostname. `pod` is a pod's hostname
+    `<podclique>-<index>` (its stable identity: the operator's pods have generated names) or
+    its name. `running`: only bound pods that have not ended (fail / finish); otherwise every
+    pod not already being deleted (deletePod)."""
     selector: dict[str, str] = {}
     if target.pod_gang:
         selector[labels.LABEL_PODGANG] = target.pod_gang
@@ -48,11 +48,17 @@ async def _pods(client: Client, target: PodTarget, *, running: bool = True) -> l
     found = await client.list(Pod, target.namespace, label_selector=query or None)
     pods = [p for p in found.items if not p.is_deleting
             and (not running or (not p.is_terminal and p.spec.node_name))
-            and (not target.pod or p.name == target.pod)
+            and (not target.pod or target.pod in (p.spec.hostname, p.name))
             and (not target.node or p.spec.node_name == target.node)
             and (target.ready is None or p.is_ready == target.ready)]
-    pods.sort(key=lambda p: p.name)
+    pods.sort(key=lambda p: (p.spec.hostname or p.name, p.name))
     return pods[: target.count] if target.count else pods
+
+
+def _shown(pod: Pod) -> str:
+    """A pod as a step reports it: its hostname, and its generated name when that differs."""
+    host = pod.spec.hostname
+    return f"{host} ({pod.name})" if host and host != pod.name else pod.name
 
 
 async def _nodes(client: Client, target: NodeTarget) -> list[str]:
@@ -122,7 +128,7 @@ async def run_step(client: Client, step: Step) -> str:
                 cordoned.append(p.spec.node_name)
             await client.delete(Pod, p.name, p.namespace or "default", uid=p.metadata.uid)
         extra = f" after cordoning {', '.join(cordoned)}" if cordoned else ""
-        return f"deleted {len(pods)} pod(s): {', '.join(p.name for p in pods)}{extra}"
+        return f"deleted {len(pods)} pod(s): {', '.join(_shown(p) for p in pods)}{extra}"
     for target, unschedulable in ((step.cordon, True), (step.uncordon, False)):
         if target is None:
             continue
@@ -152,7 +158,7 @@ async def run_step(client: Client, step: Step) -> str:
         for p in pods:
             if await end_pod(client, p.name, p.namespace or "default", phase,  # type: ignore[arg-type]
                              exit_code=code, message=f"simulated: scenario step ({phase})"):
-                ended.append(p.name)
+                ended.append(_shown(p))
         verb = "failed" if phase == "Failed" else "finished"
         return f"{verb} {len(ended)} pod(s): {', '.join(ended)}"
     if step.metric is not None:

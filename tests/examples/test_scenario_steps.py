@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from phalanx.cli.main import app
 from phalanx.sim.record import load_record
+from tests.podnames import hostname
 
 WORKLOAD = """
 apiVersion: grove.io/v1alpha1
@@ -155,7 +156,11 @@ def test_cordon_uncordon_delete_pod_and_label_steps_with_snapshots_and_get(
         lines = out.stdout.splitlines()
         assert lines[0].split() == ["NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE",
                                     "NOMINATED", "NODE", "READINESS", "GATES"]
-        return {ln.split()[0]: ln.split()[6] for ln in lines[1:]}
+        table = {ln.split()[0]: ln.split()[6] for ln in lines[1:]}
+        # By hostname (`<podclique>-<index>`): the table shows the pods' generated names.
+        listed = json.loads(_get(tmp_path, "pods", "--at", t, "-o", "json").stdout)
+        host = {o["metadata"]["name"]: hostname(o) for o in listed.get("items", [listed])}
+        return {host[name]: node for name, node in table.items()}
 
     # Cordoned before the workload existed: 2 pods (minAvailable) ran on n-002 and n-003, the
     # third waited for the uncordon at 1m.

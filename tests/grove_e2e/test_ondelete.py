@@ -1,23 +1,16 @@
 """Grove's OnDelete e2e tests (operator/e2e/tests/update/ondelete_test.go, OD1-OD9) on the
 embedded cluster, with Grove's workload-ondelete.yaml unmodified (updateStrategy OnDelete).
 
-A spec change is an `apply` step (updates.py); `kubectl delete pod` is a `deletePod` step.
-Grove tells a replacement pod by its new name (its pods have generated names); here a
-replacement may keep its predecessor's name, so pods are told apart by uid.
-
-Not expressed, and why:
-- OD3 (scale-in prefers outdated pods) is marked xfail: the PodClique controller names pods
-  by index and scale-in removes the highest indices, so it cannot yet remove an outdated pod
-  of lower index; Grove's deletion order is in phalanx/operator/deletionsort.py (tested in
-  tests/operator/test_op_deletionsort.py) and is wired in once pods get generated names.
+A spec change is an `apply` step (updates.py); `kubectl delete pod` is a `deletePod` step,
+which names a pod by its hostname (`<podclique>-<index>`: pods have generated names, as in
+Grove). A replacement takes its predecessor's index, hence its hostname; pods are told apart
+by uid.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-
-import pytest
 
 from .harness import (
     HOST,
@@ -106,8 +99,6 @@ def test_OD2_manual_deletion_creates_updated_pod(tmp_path: Path) -> None:
     assert_all_running_and_ready(pods_of(run.before(3), WL), 10)
 
 
-@pytest.mark.xfail(strict=True, reason="scale-in removes the highest pod index; Grove's "
-                   "deletion order (deletionsort.py) needs generated pod names")
 def test_OD3_scale_in_prefers_outdated_pods(tmp_path: Path) -> None:
     """Grove deletes the first pc-a pod by name; here the last one (pc-a-1) is deleted, so
     that removing the highest index would remove the updated pod: only a scale-in that

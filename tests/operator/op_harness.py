@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from phalanx.api import labels as L
+from phalanx.api.base import ObjectMeta
 from phalanx.api.config import OperatorConfiguration
 from phalanx.api.core import Container, Node, NodeCondition, Pod, PodSpec
 from phalanx.api.grove import (
@@ -28,7 +29,6 @@ from phalanx.api.grove import (
     PodCliqueTemplateSpec,
     PodGang,
 )
-from phalanx.api.base import ObjectMeta
 from phalanx.cluster.client import Client, Conflict, Invalid, NotFound
 from phalanx.cluster.clock import run_virtual
 from phalanx.cluster.controller import Controller, Manager, Result
@@ -115,6 +115,16 @@ class Env:
 
     async def pods(self, **labels: str) -> list[Pod]:
         return (await self.cluster.list(Pod, NS, label_selector=labels or None)).items
+
+    async def pod_name(self, hostname: str) -> str:
+        """The generated name of the live pod with hostname `<podclique>-<index>`."""
+        found = [p.name for p in await self.pods() if p.spec.hostname == hostname
+                 and p.metadata.deletion_timestamp is None]
+        assert len(found) == 1, f"{len(found)} live pods with hostname {hostname}"
+        return found[0]
+
+    async def delete_pod(self, hostname: str) -> None:
+        await self.cluster.delete(Pod, await self.pod_name(hostname), NS)
 
     async def gangs(self) -> dict[str, PodGang]:
         return {g.name: g for g in (await self.cluster.list(PodGang, NS)).items}

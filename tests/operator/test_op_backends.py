@@ -134,6 +134,51 @@ def test_sync_per_generation_and_delete_before_finalizer_goes() -> None:
     run_with(backend, scenario)
 
 
+class PodGroupLikeBackend(ScriptedBackend):
+    """Waits on deletion while the gang still has pods, as a protected PodGroup does."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.client: Any = None
+        self.delete_calls = 0
+
+    async def init(self, client: Any) -> None:
+        self.client = client
+
+    async def on_podgang_delete(self, podgang: PodGang) -> None:
+        self.delete_calls += 1
+        pods = await self.client.list(Pod, NS, label_selector={L.LABEL_PODGANG: podgang.name})
+        if pods.items:
+            raise SyncPending(f"{len(pods.items)} pod(s) still use it", after=5)
+        await super().on_podgang_delete(podgang)
+
+
+def test_a_deleting_podgang_waits_for_its_pods_without_polling_the_backend() -> None:
+    """A backend waiting for the gang's pods is asked again when the last one goes, not
+    every `after` seconds meanwhile (at thousands of gangs the polls kept PodGangs
+    finalizing for minutes)."""
+    backend = PodGroupLikeBackend()
+
+    async def scenario(env: Env) -> None:
+        await env.create(make_pcs("wp", [("a", 2)]))
+        await env.settle()
+        for pod in await env.pods():  # held: they outlive the PodCliqueSet's delete
+            await env.cluster.patch(Pod, pod.name, {"metadata": {"finalizers": ["test/hold"]}},
+                                    NS)
+        await env.cluster.delete(PodCliqueSet, "wp", NS)
+        await env.run_for(20)
+        assert backend.delete_calls == 1 and not backend.deletes
+        assert (await env.gangs())["wp-0"].metadata.deletion_timestamp is not None
+        for pod in await env.pods():
+            await env.cluster.patch(Pod, pod.name, {"metadata": {"finalizers": None}}, NS)
+        await env.settle()  # no timer needed: the last pod's delete event retries it
+        assert backend.delete_calls == 2
+        assert backend.deletes == [("wp-0", [L.FINALIZER_SCHEDULER_BACKEND])]
+        assert await env.gangs() == {}
+
+    run_with(backend, scenario)
+
+
 def test_unknown_backend_label() -> None:
     async def scenario(env: Env) -> None:
         await env.create(make_pcs("u", [("a", 1)]))

@@ -67,3 +67,12 @@ def test_outdated_template_before_updated() -> None:
 def test_newer_before_older_and_no_creation_time_first() -> None:
     pods = [pod("older", T0 - timedelta(hours=1)), pod("newer"), pod("unknown-age", None)]
     assert names(pods) == ["unknown-age", "newer", "older"]
+
+
+def test_alike_pods_go_highest_index_first() -> None:
+    """Phalanx's tie-break (Go's sort is unstable): created in the same instant, the pod of
+    the highest hostname index goes first, whatever its generated name."""
+    pods = [pod(f"w-{suffix}") for suffix in ("zz", "aa", "mm")]
+    for p, k in zip(pods, (0, 10, 2), strict=True):
+        p.spec.hostname = f"w-{k}"
+    assert names(pods) == ["w-aa", "w-mm", "w-zz"]

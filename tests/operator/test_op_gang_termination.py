@@ -7,13 +7,16 @@ import asyncio
 
 from op_harness import NS, Env, make_pcs, run
 
-from phalanx.api.core import Event, Pod
+from phalanx.api.core import Event
 from phalanx.api.grove import PodCliqueScalingGroup
 from phalanx.operator.conditions import MIN_AVAILABLE_BREACHED
+from tests.podnames import hostname
 
 
 async def uids(env: Env, prefix: str) -> dict[str, str]:
-    return {p.name: p.metadata.uid or "" for p in await env.pods() if p.name.startswith(prefix)}
+    """Pods by hostname (their names are generated)."""
+    return {hostname(p): p.metadata.uid or "" for p in await env.pods()
+            if hostname(p).startswith(prefix)}
 
 
 def test_breached_replica_is_recreated_after_termination_delay() -> None:
@@ -26,7 +29,7 @@ def test_breached_replica_is_recreated_after_termination_delay() -> None:
         gang0_uid = (await env.gangs())["gt-0"].metadata.uid
 
         for name in ("gt-0-a-0", "gt-0-a-1"):
-            assert await env.kubelet.fail_pod(name)
+            assert await env.kubelet.fail_pod(await env.pod_name(name))
         await env.settle()
         clique = (await env.cliques())["gt-0-a"]
         cond = next(c for c in clique.status.conditions if c.type == MIN_AVAILABLE_BREACHED)
@@ -42,7 +45,7 @@ def test_breached_replica_is_recreated_after_termination_delay() -> None:
         await env.settle()
         assert env.op.gang_termination.terminations == 1
         after0 = await uids(env, "gt-0-")
-        assert sorted(after0) == sorted(r0)  # same names, all recreated
+        assert sorted(after0) == sorted(r0)  # same hostnames, all recreated
         assert not set(after0.values()) & set(r0.values())
         assert await uids(env, "gt-1-") == r1  # the healthy replica is untouched
         gangs = await env.gangs()
@@ -68,7 +71,8 @@ def test_failure_within_min_available_is_repaired_in_place() -> None:
         await env.create(make_pcs("ok", [("a", 3, 2)], termination_delay="1m"))
         await env.settle()
         before = await uids(env, "ok-")
-        assert await env.kubelet.fail_pod("ok-0-a-2")  # 2 of 3 still up, minAvailable 2
+        # 2 of 3 still up, minAvailable 2
+        assert await env.kubelet.fail_pod(await env.pod_name("ok-0-a-2"))
         await env.run_for(10 * 60)
         assert env.op.gang_termination.terminations == 0
         after = await uids(env, "ok-")
@@ -107,7 +111,7 @@ def test_scaling_group_breach_recreates_the_replica() -> None:
                                   termination_delay="5m"))
         await env.settle()
         before = await uids(env, "sgt-0-")
-        assert await env.kubelet.fail_pod("sgt-0-grp-1-leader-0")
+        assert await env.kubelet.fail_pod(await env.pod_name("sgt-0-grp-1-leader-0"))
         await env.settle()
         group = await env.cluster.get(PodCliqueScalingGroup, "sgt-0-grp", "default")
         cond = next(c for c in group.status.conditions if c.type == MIN_AVAILABLE_BREACHED)
@@ -132,14 +136,14 @@ def test_an_unplaceable_replacement_counts_toward_the_breach() -> None:
         await env.settle()
         before = await uids(env, "lost-0-")
         env.binder.paused = True  # no capacity left: replacements stay Pending
-        await env.cluster.delete(Pod, "lost-0-a-0", NS)
+        await env.delete_pod("lost-0-a-0")
         await env.run_for(5 * 60)
         assert env.op.gang_termination.terminations == 0  # 1 of 2 up, minAvailable 1
         clique = (await env.cliques())["lost-0-a"]
         cond = next(c for c in clique.status.conditions if c.type == MIN_AVAILABLE_BREACHED)
         assert cond.status == "False"
 
-        await env.cluster.delete(Pod, "lost-0-a-1", NS)
+        await env.delete_pod("lost-0-a-1")
         await env.settle()
         clique = (await env.cliques())["lost-0-a"]
         cond = next(c for c in clique.status.conditions if c.type == MIN_AVAILABLE_BREACHED)
@@ -168,7 +172,7 @@ def test_a_breached_scaling_group_replica_is_recreated_alone() -> None:
         await env.settle()
         before = await uids(env, "one-0-")
         env.binder.paused = True
-        await env.cluster.delete(Pod, "one-0-sg-0-c-1", NS)  # c needs 3 of 3
+        await env.delete_pod("one-0-sg-0-c-1")  # c needs 3 of 3
         await env.settle()
         group = await env.cluster.get(PodCliqueScalingGroup, "one-0-sg", NS)
         cond = next(c for c in group.status.conditions if c.type == MIN_AVAILABLE_BREACHED)
@@ -197,7 +201,7 @@ def test_reconciles_part_way_through_the_delay_do_not_terminate_early() -> None:
         await env.create(make_pcs("mid", [("a", 3, 2)], replicas=2, termination_delay="10m"))
         await env.settle()
         for name in ("mid-0-a-0", "mid-0-a-1"):
-            assert await env.kubelet.fail_pod(name)
+            assert await env.kubelet.fail_pod(await env.pod_name(name))
         await env.settle()
         gt = env.op.gang_termination
         start = env.cluster.clock.now()
@@ -205,7 +209,7 @@ def test_reconciles_part_way_through_the_delay_do_not_terminate_early() -> None:
             await asyncio.sleep(start + 60 * minute - env.cluster.clock.now())
             if minute == 5:
                 for name in ("mid-1-a-0", "mid-1-a-1"):
-                    assert await env.kubelet.fail_pod(name)
+                    assert await env.kubelet.fail_pod(await env.pod_name(name))
             await gt.reconcile(f"{NS}/mid")
             await env.settle()
             assert gt.terminations == 0, f"terminated at {minute} min"
@@ -225,12 +229,12 @@ def test_a_breach_getting_worse_does_not_restart_the_delay() -> None:
         await env.create(make_pcs("worse", [("a", 3, 2)], termination_delay="10m"))
         await env.settle()
         for name in ("worse-0-a-0", "worse-0-a-1"):
-            assert await env.kubelet.fail_pod(name)
+            assert await env.kubelet.fail_pod(await env.pod_name(name))
         await env.settle()
         first = next(c for c in (await env.cliques())["worse-0-a"].status.conditions
                      if c.type == MIN_AVAILABLE_BREACHED)
         await env.run_for(6 * 60)
-        assert await env.kubelet.fail_pod("worse-0-a-2")
+        assert await env.kubelet.fail_pod(await env.pod_name("worse-0-a-2"))
         await env.settle()
         cond = next(c for c in (await env.cliques())["worse-0-a"].status.conditions
                     if c.type == MIN_AVAILABLE_BREACHED)

@@ -13,6 +13,7 @@ from phalanx.api.base import ObjectMeta
 from phalanx.api.core import Pod, Service, ServiceSpec
 from phalanx.api.grove import HeadlessServiceConfig, PodCliqueSet
 from phalanx.operator.headless_service import build_service
+from tests.podnames import hostname
 
 
 async def services(env: Env) -> dict[str, Service]:
@@ -39,8 +40,11 @@ def test_sync_creates_new_services() -> None:
             assert svc.spec.publish_not_ready_addresses is True
         # The selector selects exactly the replica's pods, which name the Service.
         pods = (await env.cluster.list(Pod, NS, label_selector=svcs["web-1"].spec.selector)).items
-        assert sorted(p.name for p in pods) == ["web-1-a-0", "web-1-a-1"]
-        assert all(p.spec.subdomain == "web-1" and p.spec.hostname == p.name for p in pods)
+        assert sorted(hostname(p) for p in pods) == ["web-1-a-0", "web-1-a-1"]
+        assert all(p.spec.subdomain == "web-1" for p in pods)
+        # Grove's naming: a generated name, the index in the hostname.
+        assert all(p.metadata.generate_name == "web-1-a-" and p.name.startswith("web-1-a-")
+                   and p.name != p.spec.hostname for p in pods)
 
     run(scenario)
 

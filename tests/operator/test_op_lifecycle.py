@@ -7,7 +7,6 @@ import asyncio
 from typing import Any, ClassVar
 
 import pytest
-
 from op_harness import NS, Env, gated, make_pcs, run
 
 from phalanx.api import labels as L
@@ -19,8 +18,9 @@ from phalanx.cluster.client import ServerError
 from phalanx.cluster.clock import run_virtual
 from phalanx.cluster.memory import MemoryCluster
 from phalanx.operator import OperatorManager
-from phalanx.operator.context import Tunables
 from phalanx.operator.conditions import BACKEND_SYNCED
+from phalanx.operator.context import Tunables
+from tests.podnames import hostname
 
 LEADER_WORKERS = dict(cliques=[("router", 1), ("leader", 1), ("worker", 3, 2)],
                       groups=[("sg", ["leader", "worker"], 3, 2)])
@@ -70,7 +70,7 @@ def test_names_labels_and_owners() -> None:
         assert worker.metadata.labels[L.LABEL_PODCLIQUESCALINGGROUP_REPLICA_INDEX] == "2"
         assert worker.spec.min_available == 2
 
-        pods = {p.name: p for p in await env.pods()}
+        pods = {hostname(p): p for p in await env.pods()}
         assert len(pods) == 2 * (1 + 3 * (1 + 3))
         pod = pods["inf-0-sg-2-worker-1"]
         assert pod.metadata.labels[L.LABEL_PODGANG] == "inf-0-sg-0"
@@ -88,7 +88,8 @@ def test_names_labels_and_owners() -> None:
         for g in (await env.gangs()).values():
             assert g.status.phase == "Running", (g.name, g.status)
             assert sorted(g.pod_names()) == sorted(
-                p for p, obj in pods.items() if obj.metadata.labels[L.LABEL_PODGANG] == g.name)
+                obj.name for obj in pods.values()
+                if obj.metadata.labels[L.LABEL_PODGANG] == g.name)
 
     run(scenario)
 
@@ -112,7 +113,7 @@ class RecordingBackend:
         # A slow scheduler API: pods must still not be ungated before this returns.
         await asyncio.sleep(10)
         pods = (await self.client.list(Pod, NS, label_selector={L.LABEL_PODGANG: podgang.name}))
-        ungated = [p.name for p in pods.items if not gated(p)]
+        ungated = [hostname(p) for p in pods.items if not gated(p)]
         self.calls.append(("sync", podgang.name, ungated))
 
     async def on_podgang_delete(self, podgang: PodGang) -> None:
@@ -210,7 +211,7 @@ def test_scaled_podgangs_wait_for_the_base_podgang() -> None:
         env.binder.paused = True
         await env.create(make_pcs("sc", **LEADER_WORKERS))
         await env.settle()
-        pods = {p.name: p for p in await env.pods()}
+        pods = {hostname(p): p for p in await env.pods()}
         base_pods = [p for p in pods.values() if p.metadata.labels[L.LABEL_PODGANG] == "sc-0"]
         scaled_pods = [p for p in pods.values()
                        if p.metadata.labels[L.LABEL_PODGANG] == "sc-0-sg-0"]
@@ -221,7 +222,7 @@ def test_scaled_podgangs_wait_for_the_base_podgang() -> None:
         assert gangs["sc-0-sg-0"].is_initialized  # initialized, still gated: base first
         await env.binder.resume()
         await env.settle()
-        pods = {p.name: p for p in await env.pods()}
+        pods = {hostname(p): p for p in await env.pods()}
         assert all(not gated(p) and p.spec.node_name for p in pods.values())
         assert all(g.status.phase == "Running" for g in (await env.gangs()).values())
 
@@ -331,3 +332,32 @@ def test_incomplete_podgang_shows_pods_creation_pending_after_the_grace() -> Non
         assert (await env.gangs())["stuck-0"].is_initialized
 
     run(scenario)
+
+
+def test_a_podgang_status_change_of_wording_only_waits_for_the_report_period() -> None:
+    """A count in a condition message ("1/2 scheduled") with no condition flipping is held
+    for up to `status_report_period` (one write instead of one per count); a flip goes out
+    at once and carries the held wording."""
+    from phalanx.api.grove import PODGANG_SCHEDULED
+
+    async def scenario(env: Env) -> None:
+        await env.create(make_pcs("w", [("a", 2)]))
+        await env.settle()
+        period = env.op.tunables.status_report_period
+
+        def scheduled(g: PodGang) -> tuple[str, str]:
+            c = g.condition(PODGANG_SCHEDULED)
+            return c.status, c.message
+
+        assert scheduled((await env.gangs())["w-0"]) == ("False", "w-0-a: 0/2 scheduled")
+        first, second = sorted(p.name for p in await env.pods())
+        await env.cluster.bind(first, NS, "node-0")
+        await asyncio.sleep(period / 2)
+        assert scheduled((await env.gangs())["w-0"]) == ("False", "w-0-a: 0/2 scheduled")
+        await asyncio.sleep(period)
+        assert scheduled((await env.gangs())["w-0"]) == ("False", "w-0-a: 1/2 scheduled")
+        await env.cluster.bind(second, NS, "node-0")
+        await asyncio.sleep(period / 4)
+        assert scheduled((await env.gangs())["w-0"])[0] == "True"
+
+    run(scenario, binder=False, kubelet=False)

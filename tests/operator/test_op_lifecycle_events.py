@@ -40,11 +40,13 @@ def test_creation_is_told_on_the_owners() -> None:
         assert sorted(by_object(evs, E.PODCLIQUE_CREATE_OR_UPDATE_SUCCESSFUL)["inf-0-sg"]) == [
             f"Created PodClique {NS}/inf-0-sg-{j}-{c}"
             for j in (0, 1) for c in ("leader", "worker")]
-        # One Event per batch of pods, naming them.
+        # One Event per batch of pods, naming them (their generated names, in index order).
+        name = env.pod_name
         assert by_object(evs, E.POD_CREATE_SUCCESSFUL)["inf-0-sg-1-worker"] == [
-            "Created 3 pods: inf-0-sg-1-worker-0, inf-0-sg-1-worker-1, inf-0-sg-1-worker-2"]
+            (f"Created 3 pods: {await name('inf-0-sg-1-worker-0')}, "
+             f"{await name('inf-0-sg-1-worker-1')}, {await name('inf-0-sg-1-worker-2')}")]
         assert by_object(evs, E.POD_CREATE_SUCCESSFUL)["inf-0-router"] == [
-            "Created 1 pod: inf-0-router-0"]
+            f"Created 1 pod: {await name('inf-0-router-0')}"]
 
     run(scenario)
 
@@ -53,6 +55,7 @@ def test_scale_in_is_told_as_deletions() -> None:
     async def scenario(env: Env) -> None:
         await env.create(make_pcs("web", [("a", 7, 1)], replicas=2))
         await env.settle()
+        names = [await env.pod_name(f"web-0-a-{k}") for k in range(7)]
         pcs = await env.pcs("web")
         pcs.spec.replicas = 1
         pcs.spec.template.cliques[0].spec.replicas = 1
@@ -64,7 +67,7 @@ def test_scale_in_is_told_as_deletions() -> None:
         assert by_object(evs, E.PODGANG_DELETE_SUCCESSFUL)["web"] == [
             "Deleted 1 PodGang(s): web-1"]
         assert by_object(evs, E.POD_DELETE_SUCCESSFUL)["web-0-a"] == [
-            "Deleted 6 Pod(s): web-0-a-6, web-0-a-5, web-0-a-4, web-0-a-3, web-0-a-2 and 1 more"]
+            f"Deleted 6 Pod(s): {', '.join(names[6:1:-1])} and 1 more"]  # highest index first
         assert by_object(evs, E.PODCLIQUE_CREATE_OR_UPDATE_SUCCESSFUL)["web"] == [
             f"Created PodClique {NS}/web-0-a", f"Created PodClique {NS}/web-1-a",
             f"Updated PodClique {NS}/web-0-a"]

@@ -9,6 +9,7 @@ from op_harness import NS, Env, make_pcs, run
 from phalanx.api import labels as L
 from phalanx.api.core import EnvVar
 from phalanx.operator.builders import prepend_env
+from tests.podnames import hostname
 
 POD_VARS = [L.ENV_PCS_NAME, L.ENV_PCS_INDEX, L.ENV_PCLQ_NAME, L.ENV_HEADLESS_SERVICE,
             L.ENV_PCLQ_POD_INDEX]
@@ -58,7 +59,7 @@ def test_add_environment_variables() -> None:
             EnvVar(name="PEER", value="$(GROVE_PCLQ_NAME)-0.$(GROVE_HEADLESS_SERVICE)")]
         await env.create(pcs)
         await env.settle()
-        pod = next(p for p in await env.pods() if p.name == "envs-0-a-1")
+        pod = next(p for p in await env.pods() if hostname(p) == "envs-0-a-1")
         names = [e.name for e in _env(pod)]
         assert names == [*POD_VARS, "PEER"]
         by = {e.name: e for e in _env(pod)}
@@ -115,7 +116,7 @@ def test_add_environment_variables_to_pod_container_specs() -> None:
         await env.create(make_pcs("sg", [("leader", 1), ("worker", 2)],
                                   groups=[("grp", ["leader", "worker"], 2, 1)]))
         await env.settle()
-        pod = next(p for p in await env.pods() if p.name == "sg-0-grp-1-worker-1")
+        pod = next(p for p in await env.pods() if hostname(p) == "sg-0-grp-1-worker-1")
         assert [e.name for e in _env(pod)] == [*POD_VARS, *PCSG_VARS]
         by = {e.name: e for e in _env(pod)}
         assert by[L.ENV_PCSG_TEMPLATE_NUM_PODS].value == "3"

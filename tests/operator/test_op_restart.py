@@ -13,6 +13,7 @@ from phalanx.cluster.clock import run_virtual
 from phalanx.cluster.memory import MemoryCluster
 from phalanx.operator import OperatorManager
 from phalanx.sim.kubelet import Kubelet
+from tests.podnames import hostname
 
 REPLICAS = 60
 
@@ -64,7 +65,7 @@ def test_restart_halfway_converges_without_duplicates() -> None:
                 break
 
         pods = (await cluster.list(Pod, NS)).items
-        assert sorted(p.name for p in pods) == expected_pods()  # none missing, no duplicate
+        assert sorted(hostname(p) for p in pods) == expected_pods()  # none missing, no duplicate
         assert all(p.status.phase == "Running" and not p.spec.scheduling_gates for p in pods)
         gangs = (await cluster.list(PodGang, NS)).items
         assert sorted(g.name for g in gangs) == sorted(

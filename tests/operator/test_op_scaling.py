@@ -8,10 +8,12 @@ from op_harness import NS, Env, make_pcs, run
 from phalanx.api import labels as L
 from phalanx.api.core import Pod
 from phalanx.api.grove import PodClique, PodCliqueScalingGroup, PodCliqueSet
+from tests.podnames import hostname, hostnames_of_refs
 
 
 async def pod_uids(env: Env) -> dict[str, str]:
-    return {p.name: p.metadata.uid or "" for p in await env.pods()}
+    """Pods by hostname (`<podclique>-<index>`; their names are generated)."""
+    return {hostname(p): p.metadata.uid or "" for p in await env.pods()}
 
 
 async def patch_pcs(env: Env, name: str, patch: dict) -> None:
@@ -70,7 +72,8 @@ def test_clique_replicas_from_the_template() -> None:
         assert sorted(n for n in pods if "-a-" in n) == sorted(
             f"t-{i}-a-{k}" for i in range(2) for k in range(2))
         gang = (await env.gangs())["t-1"]
-        assert [r.name for r in gang.group("t-1-a").pod_references] == ["t-1-a-0", "t-1-a-1"]
+        assert hostnames_of_refs(gang.group("t-1-a").pod_references, await env.pods()) == [
+            "t-1-a-0", "t-1-a-1"]
 
     run(scenario)
 
@@ -179,7 +182,7 @@ def test_direct_scale_of_a_scaling_group_without_scale_config_is_kept() -> None:
         group = await env.cluster.get(PodCliqueScalingGroup, "dsg-0-grp", NS)
         assert group.spec.replicas == 3  # not put back to the template's 2
         assert sorted(await env.gangs()) == ["dsg-0", "dsg-0-grp-0"]
-        assert sorted(p.name for p in await env.pods()) == sorted(
+        assert sorted(hostname(p) for p in await env.pods()) == sorted(
             f"dsg-0-grp-{j}-{c}-0" for j in range(3) for c in ("leader", "worker"))
 
         # Another spec change of the PodCliqueSet leaves the scaled group alone...

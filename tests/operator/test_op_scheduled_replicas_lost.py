@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from op_harness import NS, Env, make_pcs, run
 
-from phalanx.api.core import Event, Pod
+from phalanx.api.core import Event
 
 
 async def lost_events(env: Env) -> list[Event]:
@@ -23,11 +23,11 @@ def test_emit_all_scheduled_replicas_lost_if_needed() -> None:
         await env.settle()
         assert await lost_events(env) == []  # startup is no loss
         env.binder.paused = True
-        await env.cluster.delete(Pod, "lost-0-a-0", NS)
+        await env.delete_pod("lost-0-a-0")
         await env.settle()
         assert await lost_events(env) == []  # one of two left scheduled
         for name in ("lost-0-a-1", "lost-0-grp-0-leader-0"):
-            await env.cluster.delete(Pod, name, NS)
+            await env.delete_pod(name)
         await env.settle()
         events = {(e.involved_object.kind, e.involved_object.name): e
                   for e in await lost_events(env)}

@@ -8,15 +8,16 @@ from op_harness import Env, make_pcs, run
 
 from phalanx.api.core import Pod
 from phalanx.operator import ANNOTATION_STARTS_AFTER
+from tests.podnames import hostname
 
 DELAY = 10.0
 
 
 async def start_offsets(env: Env, prefix: str) -> dict[str, float]:
     """Seconds from the first pod start to each clique's last pod start."""
-    pods: list[Pod] = [p for p in await env.pods() if p.name.startswith(prefix)]
+    pods: list[Pod] = [p for p in await env.pods() if hostname(p).startswith(prefix)]
     assert pods and all(p.status.phase == "Running" for p in pods), \
-        [(p.name, p.status.phase) for p in pods]
+        [(hostname(p), p.status.phase) for p in pods]
     first = min(p.status.start_time.timestamp() for p in pods)  # type: ignore[union-attr]
     out: dict[str, float] = {}
     for p in pods:
@@ -47,7 +48,7 @@ def test_in_order_starts_each_clique_after_the_previous_one() -> None:
         assert offsets == {"ord-0-a": 0.0, "ord-0-b": DELAY, "ord-0-c": 2 * DELAY}
         c = (await env.cliques())["ord-0-c"]
         assert c.spec.starts_after == ["ord-0-b"]
-        pod = next(p for p in await env.pods() if p.name == "ord-0-c-0")
+        pod = next(p for p in await env.pods() if hostname(p) == "ord-0-c-0")
         assert pod.metadata.annotations[ANNOTATION_STARTS_AFTER] == "ord-0-b:2"
 
     run(scenario, start_delay=DELAY)
@@ -72,7 +73,7 @@ def test_waiting_pod_reports_why() -> None:
                                   startup="CliqueStartupTypeInOrder"))
         await env.op.wait_idle()
         await env.kubelet.wait_idle()
-        pod = next(p for p in await env.pods() if p.name == "w-0-b-0")
+        pod = next(p for p in await env.pods() if hostname(p) == "w-0-b-0")
         assert pod.status.phase == "Pending" and pod.spec.node_name
         cond = pod.get_condition("Initialized")
         assert cond is not None and cond.reason == "WaitingForStartupDependencies"

@@ -18,6 +18,7 @@ from phalanx.operator.startupwaiter import (
     dependencies_of,
     parse_podcliques,
 )
+from tests.podnames import hostname
 
 
 @pytest.mark.parametrize("values,expected", [
@@ -77,7 +78,7 @@ def test_configure_pod_init_container(monkeypatch: pytest.MonkeyPatch) -> None:
                 update={"name": "user-init"})]
         await env.create(pcs)
         await env.settle()
-        pods = {p.name: p for p in await env.pods()}
+        pods = {hostname(p): p for p in await env.pods()}
         assert _initc(pods["ord-0-a-0"]) is None and not pods["ord-0-a-0"].spec.volumes
         c = pods["ord-0-c-0"]
         assert [i.name for i in c.spec.init_containers or ()] == ["user-init", "grove-initc"]
@@ -110,7 +111,7 @@ def test_init_container_image_defaults_to_release(monkeypatch: pytest.MonkeyPatc
         await env.create(make_pcs("img", [("a", 1), ("b", 1)],
                                   startup="CliqueStartupTypeInOrder"))
         await env.settle()
-        pod = next(p for p in await env.pods() if p.name == "img-0-b-0")
+        pod = next(p for p in await env.pods() if hostname(p) == "img-0-b-0")
         assert (_initc(pod) or {}).get("image") == RELEASE_IMAGE
 
     run(scenario, kubelet=False, binder=False)
@@ -125,7 +126,7 @@ def test_explicit_waits_for_every_scaling_group_replica() -> None:
                                   startup="CliqueStartupTypeExplicit",
                                   starts_after={"r": ["w"]}))
         await env.settle()
-        pod = next(p for p in await env.pods() if p.name == "ex-0-r-0")
+        pod = next(p for p in await env.pods() if hostname(p) == "ex-0-r-0")
         assert (_initc(pod) or {}).get("args") == [
             "startup-wait", "--podcliques=ex-0-g-0-w:1", "--podcliques=ex-0-g-1-w:1"]
 
@@ -140,13 +141,14 @@ def test_kubelet_follows_the_init_container_arguments() -> None:
         await env.create(make_pcs("k", [("a", 1), ("b", 1)],
                                   startup="CliqueStartupTypeInOrder"))
         await env.settle()
-        pod = next(p for p in await env.pods() if p.name == "k-0-b-0")
+        pod = next(p for p in await env.pods() if hostname(p) == "k-0-b-0")
         assert pod.status.phase == "Running"
         # A pod whose waiter names a parent that never becomes Ready stays Pending.
         stuck = pod.model_copy(deep=True)
         stuck.metadata = stuck.metadata.model_copy(update={
             "name": "k-0-b-stuck", "resource_version": None, "uid": None,
-            "creation_timestamp": None,
+            "creation_timestamp": None, "generate_name": None,
+            "owner_references": [],  # not the PodClique's: it would scale the extra pod in
             "annotations": {**pod.metadata.annotations, ANNOTATION_STARTS_AFTER: "k-0-a:1"}})
         stuck.spec.node_name = None
         for c in stuck.spec.init_containers or ():

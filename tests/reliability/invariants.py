@@ -190,25 +190,45 @@ def normal_form(state: dict[type[Resource], list[Resource]], *,
                 placement: bool) -> dict[str, dict[str, Any]]:
     """Every derived object and PodCliqueSet, by kind and key, without what may legitimately
     differ between two runs (uids, resourceVersions, timestamps; node names unless
-    `placement`). Events and Leases are left out (their count depends on timing)."""
+    `placement`). Events and Leases are left out (their count depends on timing). Pods have
+    generated names, which depend on the order of creates: a pod is keyed and named by its
+    hostname (`<podclique>-<index>`), and so are references to it (PodGang podReferences)."""
     out: dict[str, dict[str, Any]] = {}
+    hostnames = {p.name: p.spec.hostname for p in state.get(Pod, ())  # type: ignore[attr-defined]
+                 if p.spec.hostname}  # type: ignore[attr-defined]
     for kind, items in state.items():
         if kind in (Event, Lease, Node):
             continue
         label = f"{kind.API_VERSION}/{kind.KIND}"
         for o in items:
-            d = _strip(o.to_dict())
+            d = _by_hostname(_strip(o.to_dict()), hostnames)
             if kind.KIND == "Queue":
                 # Known difference, not yet explained (issue 26 notes it): after scheduler
                 # restarts a queue's written allocation and fair share can end one pod's
                 # requests apart from the undisturbed run's. The spec is still compared.
                 d.pop("status", None)
-                (d.get("metadata", {}).get("annotations") or {}).pop(
-                    "phalanx.dev/fair-share", None)
+                meta = d.get("metadata", {})
+                (meta.get("annotations") or {}).pop("phalanx.dev/fair-share", None)
+                if meta.get("annotations") == {}:
+                    del meta["annotations"]  # as if the annotation had never been written
             if kind is Pod and not placement:
                 d.get("spec", {}).pop("nodeName", None)
-            out.setdefault(label, {})[o.key] = d
+            key = o.key
+            if kind is Pod and o.name in hostnames:
+                key = f"{o.metadata.namespace}/{hostnames[o.name]}"
+            out.setdefault(label, {})[key] = d
     return out
+
+
+def _by_hostname(value: Any, hostnames: dict[str, str]) -> Any:
+    """`value` with every string that is a pod's generated name replaced by its hostname."""
+    if isinstance(value, dict):
+        return {k: _by_hostname(v, hostnames) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_by_hostname(v, hostnames) for v in value]
+    if isinstance(value, str):
+        return hostnames.get(value, value)
+    return value
 
 
 def diff_states(a: dict[str, dict[str, Any]], b: dict[str, dict[str, Any]],

@@ -97,7 +97,8 @@ def test_lost_node_under_a_running_gang(how: str, report) -> None:
         await stack.cluster.create(job_podcliqueset("train", GANG, 8, termination_delay="60s"))
         await stack.cluster.create(job_podcliqueset("other", 2, 8))
         assert await tracker.wait(lambda t: t.running == GANG + 2, timeout=600)
-        before = {p.name: (p.metadata.uid, p.spec.node_name) for p in await _gang_pods(stack, "train")}
+        before = {p.spec.hostname: (p.metadata.uid, p.spec.node_name)
+                  for p in await _gang_pods(stack, "train")}
         other = {p.metadata.uid for p in await _gang_pods(stack, "other")}
         lost_node = before["train-0-worker-0"][1]
         assert lost_node

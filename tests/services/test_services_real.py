@@ -50,6 +50,7 @@ from phalanx.envtest import (
 )
 from phalanx.operator.errors import CONDITION_RECONCILE_FAILURE
 from phalanx.sim.clusterspec import RACK_KEY
+from tests.podnames import hostname
 from tests.services.real_stack import (
     REPO,
     STALL,
@@ -60,6 +61,7 @@ from tests.services.real_stack import (
     kubectl_events,
     small_pcs,
 )
+
 
 @pytest.fixture(scope="module")
 def stack(control_plane: Any) -> Iterator[Stack]:
@@ -228,7 +230,8 @@ def test_an_unfittable_gang_says_why_on_every_pod(stack: Stack) -> None:
     # What a user sees: kubectl describe names the gang and why, on the representative
     # pod (the cycle's FailedScheduling) and on every other member (GangUnschedulable).
     why = "0/16 nodes are available"
-    for name in ("toobig-0-leader-0", "toobig-0-worker-7"):
+    names = {hostname(p): p.name for p in pods}  # pods have generated names
+    for name in (names["toobig-0-leader-0"], names["toobig-0-worker-7"]):
         out = stack.plane.kubectl("describe", "pod", name, namespace=ns).stdout
         assert re.search(r"^Node:\s+<none>$", out, re.MULTILINE), out
         events = describe_events(stack.plane, ns, f"pod/{name}")

@@ -34,6 +34,7 @@ from phalanx.cluster.retry import update_with_retry
 from phalanx.cluster.scale import Scale, scale_of
 from phalanx.envtest import install_crds, wait_until_async
 from phalanx.operator import OperatorManager
+from tests.podnames import hostname
 
 # Each wait ends when nothing changed for this long (phalanx.envtest.wait); the test's own
 # timeout (tests/conftest.py) is the backstop.
@@ -80,16 +81,18 @@ async def _scenario(plane: Any, ns: str) -> None:
         await op.start()
         try:
             await kube.create(_pcs(ns))
+            # Hostnames: the API server generates the names (generateName `<podclique>-`).
             pod_names = ["svc-0-router-0", "svc-0-router-1", "svc-0-grp-0-worker-0"]
 
             async def pods() -> list[Pod] | None:
                 got = (await kube.list(Pod, ns)).items
-                return got if sorted(p.name for p in got) == sorted(pod_names) else None
+                return got if sorted(hostname(p) for p in got) == sorted(pod_names) else None
 
             created = await wait_until_async(pods, 60, what="the pods", stall=STALL)
 
             # Env: Grove's order, the user's same-named variable replaced, accepted.
-            router = next(p for p in created if p.name == "svc-0-router-0")
+            router = next(p for p in created if hostname(p) == "svc-0-router-0")
+            assert router.name.startswith("svc-0-router-") and router.name != "svc-0-router-0"
             env = router.spec.containers[0].env
             assert [e.name for e in env] == [
                 L.ENV_PCS_NAME, L.ENV_PCS_INDEX, L.ENV_PCLQ_NAME, L.ENV_HEADLESS_SERVICE,
@@ -149,6 +152,7 @@ async def _scenario(plane: Any, ns: str) -> None:
             await op.wait_idle(timeout=30)
             assert (await kube.get(PodClique, "svc-0-router", ns)).spec.replicas == 3
             assert (await kube.get(PodCliqueScalingGroup, "svc-0-grp", ns)).spec.replicas == 2
+
             # The kube client's scale goes through /scale too (issue 24): the server's view
             # (selector from the CRD's labelSelectorPath), its write, its resourceVersion
             # precondition and its Scale validation.
