@@ -16,7 +16,7 @@ from . import lifecycle_events, naming
 from .conditions import podclique_status
 from .context import IDX_PCS, OperatorContext, enqueue_batched, requeue_on_conflict
 from .podclique import owned_pods
-from .updateprogress import expected_hash, in_progress, pod_hash_target
+from .updateprogress import expected_hash, in_progress, pcs_rolling, pod_hash_target
 
 
 def _spec_changed(old: PodClique, new: PodClique) -> bool:
@@ -53,7 +53,15 @@ class PodCliqueStatusController:
         self.controller = Controller("podclique-status", requeue_on_conflict(self.reconcile),
                                      workers=workers)
         c = self.controller
-        period = ctx.tunables.status_report_period
+        tunables = ctx.tunables
+
+        def period(key: str) -> float:
+            pclq = ctx.cliques.get(key)
+            pcs = ctx.pcs_of(pclq) if pclq is not None else None
+            rolling = pcs is not None and pcs_rolling(pcs)
+            return (tunables.status_report_period_rolling if rolling
+                    else tunables.status_report_period)
+
         # A new PodClique's first status folds into the one for its first pods.
         enqueue_batched(c, ctx.cliques, lambda pclq: [pclq.key], period, _spec_changed)
         enqueue_batched(c, ctx.pods, map_from_label(L.LABEL_PODCLIQUE), period)
