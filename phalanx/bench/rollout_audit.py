@@ -14,13 +14,13 @@ comes after the previous one's replacements were all bound.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from phalanx.bench.kube.writes import code_of, completed_records, done_of, epoch, resource_of
 
 KUBELET = "phalanx/bench-kubelet"  # the field manager the bench gives its stand-in kubelet
 
@@ -49,38 +49,15 @@ def writer_of(user_agent: str) -> str:
     return user_agent.split("/", 1)[0] or "unknown"
 
 
-def _epoch(stamp: str) -> float:
-    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
-
-
 def read_writes(path: Path, offset: int = 0) -> list[AuditWrite]:
     """The completed writes recorded after byte `offset`, oldest first."""
-    try:
-        with path.open("rb") as f:
-            f.seek(offset)
-            data = f.read()
-    except FileNotFoundError:
-        return []
     out = []
-    for line in data.splitlines():
-        try:
-            raw = json.loads(line)
-        except ValueError:
-            continue  # a line being written
-        if raw.get("stage") != "ResponseComplete" or not raw.get("requestReceivedTimestamp"):
-            continue
+    for raw in completed_records(path, offset):
         ref = raw.get("objectRef") or {}
-        resource = ref.get("resource", "")
-        if ref.get("subresource"):
-            resource += "/" + ref["subresource"]
-        if ref.get("apiGroup"):
-            resource = f"{ref['apiGroup']}/{resource}"
-        received = _epoch(raw["requestReceivedTimestamp"])
         out.append(AuditWrite(
-            writer_of(raw.get("userAgent", "")), raw.get("verb", ""), resource,
-            ref.get("namespace", ""), ref.get("name", ""),
-            int((raw.get("responseStatus") or {}).get("code", 0)), received,
-            _epoch(raw["stageTimestamp"]) if raw.get("stageTimestamp") else received))
+            writer_of(raw.get("userAgent", "")), raw.get("verb", ""), resource_of(ref),
+            ref.get("namespace", ""), ref.get("name", ""), code_of(raw),
+            epoch(raw["requestReceivedTimestamp"]), done_of(raw)))
     return out
 
 

@@ -51,20 +51,32 @@ class AuditEvent:
         return f"{self.at} {self.user} {self.verb} {self.resource} {self.namespace}/{self.name}"
 
 
-def read_audit_log(path: Path, *, user: str | None = None) -> list[AuditEvent]:
-    """Every recorded write (completed stage), oldest first; `user` filters by username."""
+def completed_records(path: Path | None, offset: int = 0) -> list[dict[str, Any]]:
+    """The raw records of completed requests (stage ResponseComplete) written after byte
+    `offset` of the log, oldest first; a line still being written is skipped."""
+    if path is None:
+        return []
     try:
-        lines = path.read_text().splitlines()
+        with path.open("rb") as f:
+            f.seek(offset)
+            data = f.read()
     except FileNotFoundError:
         return []
     out = []
-    for line in lines:
+    for line in data.splitlines():
         try:
             raw = json.loads(line)
         except ValueError:
             continue  # a line being written
-        if raw.get("stage") != "ResponseComplete":
-            continue
+        if raw.get("stage") == "ResponseComplete":
+            out.append(raw)
+    return out
+
+
+def read_audit_log(path: Path, *, user: str | None = None) -> list[AuditEvent]:
+    """Every recorded write (completed stage), oldest first; `user` filters by username."""
+    out = []
+    for raw in completed_records(path):
         name = (raw.get("user") or {}).get("username", "")
         if user is not None and name != user:
             continue

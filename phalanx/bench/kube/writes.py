@@ -14,11 +14,12 @@ honest end of a run is the later of the last bind seen and that last write.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from phalanx.envtest import audit
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,48 +41,43 @@ def log_size(path: Path | None) -> int:
         return 0
 
 
-def _epoch(stamp: str) -> float:
+def epoch(stamp: str) -> float:
+    """An audit timestamp (RFC 3339, microseconds) as epoch seconds."""
     return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
 
-def _call(raw: dict[str, Any]) -> str:
-    ref = raw.get("objectRef") or {}
+def resource_of(ref: dict[str, Any]) -> str:
+    """An audit objectRef as "group/resource/subresource" ("pods/binding", "events.k8s.io/events")."""
     resource = ref.get("resource", "")
     if ref.get("subresource"):
         resource += "/" + ref["subresource"]
     if ref.get("apiGroup"):
         resource = f"{ref['apiGroup']}/{resource}"
-    return f"{raw.get('verb', '')} {resource}"
+    return resource
+
+
+def completed_records(path: Path | None, offset: int = 0) -> list[dict[str, Any]]:
+    """The audit records of completed requests after byte `offset` that say when they were
+    received (what every timing here is measured from)."""
+    return [raw for raw in audit.completed_records(path, offset)
+            if raw.get("requestReceivedTimestamp")]
+
+
+def done_of(raw: dict[str, Any]) -> float:
+    """When the request's response was complete (its receipt when the log has no stage time)."""
+    return epoch(raw.get("stageTimestamp") or raw["requestReceivedTimestamp"])
+
+
+def code_of(raw: dict[str, Any]) -> int:
+    return int((raw.get("responseStatus") or {}).get("code", 0))
 
 
 def writes_since(path: Path | None, offset: int, user: str) -> list[Write]:
     """The completed writes `user` made, recorded after byte `offset` of the log."""
-    if path is None:
-        return []
-    try:
-        with path.open("rb") as f:
-            f.seek(offset)
-            data = f.read()
-    except FileNotFoundError:
-        return []
-    out = []
-    for line in data.splitlines():
-        try:
-            raw = json.loads(line)
-        except ValueError:
-            continue  # a line being written
-        if raw.get("stage") != "ResponseComplete":
-            continue
-        if (raw.get("user") or {}).get("username") != user:
-            continue
-        received = raw.get("requestReceivedTimestamp") or ""
-        done = raw.get("stageTimestamp") or received
-        if not received:
-            continue
-        out.append(Write(raw.get("verb", ""), _call(raw),
-                         int((raw.get("responseStatus") or {}).get("code", 0)),
-                         _epoch(received), _epoch(done)))
-    return out
+    return [Write(raw.get("verb", ""), f"{raw.get('verb', '')} {resource_of(raw.get('objectRef') or {})}",
+                  code_of(raw), epoch(raw["requestReceivedTimestamp"]), done_of(raw))
+            for raw in completed_records(path, offset)
+            if (raw.get("user") or {}).get("username") == user]
 
 
 def summarize_writes(writes: list[Write], t0: float, last_bind: float) -> dict[str, Any]:
