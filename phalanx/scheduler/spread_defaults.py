@@ -181,7 +181,8 @@ class DefaultSelectors:
         controllers: ControllerLookup = _no_controller,
         matching: MatchingLookup | None = None,
     ) -> None:
-        self.services = services
+        """`services` (walked per pod) or `matching` (an index, see ServiceSelectorIndex)
+        says which Services select a pod; `matching` wins when both are given."""
         self.controllers = controllers
         self.matching = matching if matching is not None else _scan(services)
 
