@@ -22,8 +22,14 @@ the HPA, and this controller acts on it as kube-controller-manager's HPA control
 The target is read and written through its `/scale` subresource (`Client.get_scale` /
 `update_scale`, as the real controller does; any kind whose CRD declares one: PodClique,
 PodCliqueScalingGroup, PodCliqueSet), so a target without one, or a missing target, is a
-FailedGetScale Warning as in kube; the HPA's status gets
-currentReplicas, desiredReplicas and lastScaleTime. A recommendation held back by a window
+FailedGetScale Warning as in kube. The scale's selector (`status.selector`, from the CRD's
+labelSelectorPath) says which pods the metric is about, so, as kube's
+validateAndParseSelector: an empty one is a SelectorRequired Warning, one that does not
+parse an InvalidSelector Warning, and one selecting pods another HPA's selector also
+selects an AmbiguousSelector Warning; each sets the ScalingActive condition False (True,
+ValidMetricFound, once a recommendation is computed) and is retried every 15 s, the
+controller's resync. The HPA's status gets currentReplicas, desiredReplicas, lastScaleTime
+and that condition. A recommendation held back by a window
 or a policy is retried when it may go through. An HPA with `behavior.*.policies` or
 `selectPolicy` is not acted on (a Warning Event says so): only the defaults are modelled.
 """
@@ -36,16 +42,19 @@ from typing import Any
 
 from phalanx.api import registry
 from phalanx.api.autoscaling import HorizontalPodAutoscaler
+from phalanx.api.core import Pod
 from phalanx.api.quantity import parse_quantity
 from phalanx.cluster.client import Client, NotFound
 from phalanx.cluster.controller import Controller, Manager, Result
 from phalanx.cluster.events import EventRecorder
+from phalanx.cluster.selectors import LabelSelector, SelectorError, parse_label_selector
 
 ANNOTATION_METRIC = "sim.phalanx.dev/metric-value"
 TOLERANCE = 0.1
 SCALE_DOWN_WINDOW = 300.0
 SCALE_UP_WINDOW = 0.0
 PERIOD = 15.0  # the default policies' period
+RESYNC = 15.0  # kube-controller-manager's --horizontal-pod-autoscaler-sync-period
 
 
 class UnsupportedHPA(ValueError):
@@ -133,6 +142,30 @@ def scale_up_limit(current: int) -> int:
     return max(current * 2, current + 4)
 
 
+class SelectorProblem(ValueError):
+    """The scale's selector cannot be used: (event reason, condition reason, message)."""
+
+    def __init__(self, event_reason: str, condition_reason: str, message: str,
+                 condition_message: str | None = None) -> None:
+        super().__init__(message)
+        self.event_reason, self.condition_reason = event_reason, condition_reason
+        self.condition_message = condition_message or message
+
+
+def scaling_active(status: dict[str, Any], active: bool, reason: str, message: str,
+                   now: str) -> None:
+    """Set the ScalingActive condition in an HPA status dict, as kube's setCondition:
+    lastTransitionTime moves only when the status does."""
+    value = "True" if active else "False"
+    conditions = [dict(c) for c in status.get("conditions") or []]
+    old = next((c for c in conditions if c.get("type") == "ScalingActive"), None)
+    new = {"type": "ScalingActive", "status": value, "reason": reason, "message": message,
+           "lastTransitionTime": old["lastTransitionTime"]
+           if old and old.get("status") == value and old.get("lastTransitionTime") else now}
+    status["conditions"] = [new if c is old else c for c in conditions] if old else \
+        [*conditions, new]
+
+
 class SimHPAController:
     def __init__(self, client: Client) -> None:
         self.client = client
@@ -148,6 +181,8 @@ class SimHPAController:
         self._load: dict[str, tuple[str, int]] = {}
         self.scalings = 0  # target replica changes written (tests, reports)
         self._due: set[str] = set()  # HPAs with a held-back recommendation still to apply
+        # HPA key -> its target's selector when it last validated (kube's hpaSelectors)
+        self._selectors: dict[str, LabelSelector] = {}
 
     async def start(self) -> None:
         await self.manager.start()
@@ -165,6 +200,7 @@ class SimHPAController:
         if hpa is None:
             self._stabilizers.pop(key, None)
             self._load.pop(key, None)
+            self._selectors.pop(key, None)
             return None
         raw = hpa.metadata.annotations.get(ANNOTATION_METRIC)
         if raw is None:
@@ -189,6 +225,12 @@ class SimHPAController:
         current = scale.replicas
         if current == 0:
             return None  # scaled to zero: autoscaling is off (ScalingDisabled), as in kube
+        low = hpa.spec.min_replicas if hpa.spec.min_replicas is not None else 1
+        if low <= current <= hpa.spec.max_replicas:  # kube reads metrics only then
+            try:
+                await self._validate_selector(key, ns, scale.selector)
+            except SelectorProblem as e:
+                return await self._selector_failed(hpa, current, e)
         seen = self._load.get(key)
         if seen is None or seen[0] != raw:
             seen = self._load[key] = (raw, current)
@@ -202,7 +244,6 @@ class SimHPAController:
         if desired > current and desired > scale_up_limit(current):
             desired = scale_up_limit(current)
             retry = PERIOD if retry is None else min(retry, PERIOD)
-        low = hpa.spec.min_replicas if hpa.spec.min_replicas is not None else 1
         desired = min(max(desired, low), hpa.spec.max_replicas)
         if desired != current:
             scale.replicas = desired  # its resourceVersion: a Conflict retries the sync
@@ -216,6 +257,9 @@ class SimHPAController:
         status.update(currentReplicas=current, desiredReplicas=desired)
         if desired != current:
             status["lastScaleTime"] = self.client.clock.now_dt().isoformat()
+        scaling_active(status, True, "ValidMetricFound", "the HPA was able to successfully "
+                       f"calculate a replica count from {_metric_name(hpa)}",
+                       self.client.clock.now_dt().isoformat())
         if status != hpa.status:
             updated = hpa.copy_deep()
             updated.status = status
@@ -228,7 +272,67 @@ class SimHPAController:
             return Result(requeue_after=retry)
         return None
 
+    async def _validate_selector(self, key: str, ns: str, selector: str) -> None:
+        """kube's validateAndParseSelector: non-empty, parses, and selects no pod another
+        HPA's selector selects."""
+        if not selector:
+            raise SelectorProblem("SelectorRequired", "InvalidSelector", "selector is required",
+                                  "the HPA target's scale is missing a selector")
+        try:
+            parsed = parse_label_selector(selector)
+        except SelectorError as e:
+            raise SelectorProblem(
+                "InvalidSelector", "InvalidSelector", "couldn't convert selector into a "
+                f"corresponding internal selector object: {e}") from None
+        self._selectors[key] = parsed
+        others = [k for k in self._selectors if k != key and k.split("/", 1)[0] == ns]
+        if not others:
+            return
+        pods = (await self.client.list(Pod, ns, label_selector=parsed)).items
+        selecting = sorted({key} | {k for k in others for p in pods
+                                     if self._selectors[k].matches(p.metadata.labels)})
+        if len(selecting) > 1:
+            message = (f"pods by selector {selector} are controlled by multiple HPAs: "
+                       f"[{' '.join(selecting)}]")
+            raise SelectorProblem("AmbiguousSelector", "AmbiguousSelector", message)
+
+    async def _selector_failed(self, hpa: HorizontalPodAutoscaler, current: int,
+                               problem: SelectorProblem) -> Result | None:
+        """As kube: the Warning, FailedComputeMetricsReplicas, ScalingActive False, the
+        current replicas in status, and another try at the next resync."""
+        self.recorder.warning(hpa, problem.event_reason, str(problem))
+        self.recorder.warning(hpa, "FailedComputeMetricsReplicas", str(problem))
+        status: dict[str, Any] = dict(hpa.status)
+        status["currentReplicas"] = current
+        scaling_active(status, False, problem.condition_reason, problem.condition_message,
+                       self.client.clock.now_dt().isoformat())
+        if status != hpa.status:
+            updated = hpa.copy_deep()
+            updated.status = status
+            try:
+                await self.client.update_status(updated)
+            except NotFound:
+                return None
+        return Result(requeue_after=RESYNC)
+
     @property
     def pending(self) -> int:
         """HPAs that will still change their target's replicas without a new event."""
         return len(self._due)
+
+
+def _metric_name(hpa: HorizontalPodAutoscaler) -> str:
+    """kube's metric name in the ValidMetricFound message."""
+    m = (hpa.spec.metrics or [{}])[0]
+    kind = m.get("type", "")
+    if kind in ("Resource", "ContainerResource"):
+        source = m.get("resource" if kind == "Resource" else "containerResource") or {}
+        name = source.get("name", "")
+        target = source.get("target") or {}
+        container = "container " if kind == "ContainerResource" else ""
+        if target.get("averageUtilization") is not None:
+            return f"{name} {container}resource utilization (percentage of request)"
+        return f"{name} {container}resource"
+    source = m.get({"Pods": "pods", "Object": "object", "External": "external"}.get(kind, ""))
+    name = ((source or {}).get("metric") or {}).get("name", "")
+    return f"{kind.lower()} metric {name}".strip()

@@ -84,11 +84,21 @@ def test_scale_up_limit_is_double_or_four_pods() -> None:
     assert [scale_up_limit(n) for n in (1, 3, 4, 10)] == [5, 7, 8, 20]
 
 
-async def _pclq(cluster: MemoryCluster, replicas: int) -> None:
+async def _pclq(cluster: MemoryCluster, replicas: int, name: str = "web",
+                selector: str | None = "app=web") -> None:
+    """A PodClique whose status names its pods' selector, as the operator writes it (the
+    scale's labelSelectorPath is .status.hpaPodSelector)."""
     await cluster.create(PodClique.model_validate({
-        "metadata": {"name": "web", "namespace": NS},
-        "spec": {"roleName": "web", "replicas": replicas,
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {"roleName": name, "replicas": replicas,
                  "podSpec": {"containers": [{"name": "c", "image": "busybox"}]}}}))
+    if selector is not None:
+        await _select(cluster, name, selector)
+
+
+async def _select(cluster: MemoryCluster, name: str, selector: str) -> None:
+    await cluster.patch(PodClique, name, {"status": {"hpaPodSelector": selector}}, NS,
+                        subresource="status")
 
 
 async def _metric(cluster: MemoryCluster, value: str) -> None:
@@ -114,6 +124,10 @@ def test_controller_scales_the_target_and_holds_scale_down() -> None:
             status = (await cluster.get(HorizontalPodAutoscaler, "web", NS)).status
             assert (status["currentReplicas"], status["desiredReplicas"]) == (2, 4)
             assert "lastScaleTime" in status
+            assert [(c["type"], c["status"], c["reason"]) for c in status["conditions"]] == [
+                ("ScalingActive", "True", "ValidMetricFound")]
+            assert status["conditions"][0]["message"].endswith(
+                "from cpu resource utilization (percentage of request)")
             # The load spread over 4 pods is on target: no further scaling.
             assert hpa.pending == 0 and hpa.scalings == 1
 
@@ -257,5 +271,102 @@ def test_scale_step_goes_through_the_scale_subresource() -> None:
         with pytest.raises(NotFound, match="Pod has no scale subresource"):
             await run_step(cluster, Step.model_validate(
                 {"at": 0, "scale": {"kind": "Pod", "name": "web", "replicas": 4}}))
+
+    run_virtual(main)
+
+
+def _warnings(events: list[Event], reason: str) -> list[str]:
+    return [e.message for e in events if e.reason == reason and e.type == "Warning"]
+
+
+def test_a_target_without_a_selector_is_selector_required_until_it_has_one() -> None:
+    """kube's validateAndParseSelector: an empty scale selector is a SelectorRequired Warning
+    (and FailedComputeMetricsReplicas), ScalingActive False/InvalidSelector, nothing
+    scaled; the resync 15 s later acts once the target's status names its pods."""
+    async def main() -> None:
+        cluster = MemoryCluster()
+        await _pclq(cluster, 2, selector=None)
+        await cluster.create(_hpa())
+        hpa = SimHPAController(cluster)
+        await hpa.start()
+        try:
+            await _metric(cluster, "160")
+            await hpa.wait_idle()
+            assert await _replicas(cluster) == 2 and hpa.scalings == 0
+            events = (await cluster.list(Event, NS)).items
+            assert _warnings(events, "SelectorRequired") == ["selector is required"]
+            assert _warnings(events, "FailedComputeMetricsReplicas") == ["selector is required"]
+            status = (await cluster.get(HorizontalPodAutoscaler, "web", NS)).status
+            assert status["currentReplicas"] == 2
+            assert [(c["type"], c["status"], c["reason"], c["message"])
+                    for c in status["conditions"]] == [
+                ("ScalingActive", "False", "InvalidSelector",
+                 "the HPA target's scale is missing a selector")]
+
+            await _select(cluster, "web", "app=web")
+            await asyncio.sleep(15)
+            await hpa.wait_idle()
+            assert await _replicas(cluster) == 4
+            status = (await cluster.get(HorizontalPodAutoscaler, "web", NS)).status
+            assert status["conditions"][0]["reason"] == "ValidMetricFound"
+        finally:
+            await hpa.stop()
+
+    run_virtual(main)
+
+
+def test_a_selector_that_does_not_parse_is_invalid_selector() -> None:
+    async def main() -> None:
+        cluster = MemoryCluster()
+        await _pclq(cluster, 2, selector="app in (web")
+        await cluster.create(_hpa())
+        hpa = SimHPAController(cluster)
+        await hpa.start()
+        try:
+            await _metric(cluster, "160")
+            await hpa.wait_idle()
+        finally:
+            await hpa.stop()
+        assert await _replicas(cluster) == 2
+        [message] = _warnings((await cluster.list(Event, NS)).items, "InvalidSelector")
+        assert message.startswith("couldn't convert selector into a corresponding internal "
+                                  "selector object: ")
+
+    run_virtual(main)
+
+
+def test_two_hpas_selecting_the_same_pods_is_ambiguous_selector() -> None:
+    """Two HPAs whose targets' selectors pick the same pod: the second to sync is refused
+    with AmbiguousSelector naming both, as kube's hpaSelectors check does."""
+    from phalanx.api.core import Pod
+
+    async def main() -> None:
+        cluster = MemoryCluster()
+        await _pclq(cluster, 2, "web", "app=web")
+        await _pclq(cluster, 2, "web2", "tier=front")
+        await cluster.create(Pod.model_validate({
+            "metadata": {"name": "p", "namespace": NS,
+                         "labels": {"app": "web", "tier": "front"}},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}]}}))
+        await cluster.create(_hpa())
+        second = _hpa()
+        second.metadata.name = "web2"
+        second.spec.scale_target_ref.name = "web2"
+        await cluster.create(second)
+        hpa = SimHPAController(cluster)
+        await hpa.start()
+        try:
+            await _metric(cluster, "160")
+            await hpa.wait_idle()
+            assert await _replicas(cluster) == 4  # the first HPA is alone when it syncs
+            await cluster.patch(HorizontalPodAutoscaler, "web2",
+                                {"metadata": {"annotations": {ANNOTATION_METRIC: "160"}}}, NS)
+            await hpa.wait_idle()
+        finally:
+            await hpa.stop()
+        assert (await cluster.get(PodClique, "web2", NS)).spec.replicas == 2
+        [message] = _warnings((await cluster.list(Event, NS)).items, "AmbiguousSelector")
+        assert message == ("pods by selector tier=front are controlled by multiple HPAs: "
+                           "[default/web default/web2]")
 
     run_virtual(main)
