@@ -70,6 +70,24 @@ class ObjectTarget(KubeModel):
 class ScaleAction(ObjectTarget):
     replicas: int = Field(ge=0)
 
+    @field_validator("kind")
+    @classmethod
+    def _has_scale(cls, kind: str) -> str:
+        """As `kubectl scale`, the step writes through the kind's /scale subresource: a kind
+        without one is refused when the scenario is read, not when the step runs."""
+        from phalanx.api import registry
+
+        try:
+            resolved = registry.resolve(kind)
+        except LookupError as e:
+            raise ValueError(str(e)) from None
+        if not getattr(resolved, "SCALE", None):
+            scalable = sorted(k.KIND for k in registry.kinds(served_only=True)
+                              if getattr(k, "SCALE", None))
+            raise ValueError(f"{resolved.KIND} has no scale subresource; kinds that have one: "
+                             f"{', '.join(scalable)}")
+        return kind
+
 
 class PodTarget(KubeModel):
     """Which pods a fail/finish/deletePod step acts on: by `pod` (a hostname such as

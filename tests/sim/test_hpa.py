@@ -257,8 +257,9 @@ def test_target_without_a_scale_subresource_is_failed_get_scale() -> None:
 
 def test_scale_step_goes_through_the_scale_subresource() -> None:
     """The Scenario `scale` step is `kubectl scale`: unconditional, through /scale; a kind
-    without one is a recorded error, not a write."""
-    from phalanx.cluster.client import NotFound
+    without one is refused when the scenario is read, naming the field."""
+    from pydantic import ValidationError
+
     from phalanx.sim.scenario import Step
     from phalanx.sim.steps import run_step
 
@@ -268,9 +269,11 @@ def test_scale_step_goes_through_the_scale_subresource() -> None:
         done = await run_step(cluster, Step.model_validate(
             {"at": 0, "scale": {"kind": "PodClique", "name": "web", "replicas": 4}}))
         assert done == "scaled PodClique web to 4" and await _replicas(cluster) == 4
-        with pytest.raises(NotFound, match="Pod has no scale subresource"):
-            await run_step(cluster, Step.model_validate(
-                {"at": 0, "scale": {"kind": "Pod", "name": "web", "replicas": 4}}))
+        with pytest.raises(ValidationError, match=r"scale\.kind\n.*Pod has no scale "
+                           r"subresource; kinds that have one: PodClique, "
+                           r"PodCliqueScalingGroup, PodCliqueSet"):
+            Step.model_validate({"at": 0, "scale": {"kind": "Pod", "name": "web",
+                                                    "replicas": 4}})
 
     run_virtual(main)
 
