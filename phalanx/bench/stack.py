@@ -208,10 +208,13 @@ class EmbeddedStack:
                 await asyncio.sleep(max(due - loop.time(), 0.0) + 1e-3)
 
     def next_due(self) -> float | None:
-        """Loop time of the earliest delayed reconcile of the operator or the kubelets."""
+        """Loop time of the earliest delayed reconcile of the operator or the kubelets, or
+        of a write the scheduler has scheduled (a queue status pass)."""
         controllers = list(self.kubelet.manager.controllers)
         if self.operator is not None:
             controllers += self.operator.controllers
         times = [t for c in controllers if (t := c.queue.next_delayed()) is not None]
+        if self.scheduler is not None and (t := self.scheduler.next_due()) is not None:
+            times.append(t)
         return min(times, default=None)
 

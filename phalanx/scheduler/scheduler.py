@@ -199,6 +199,14 @@ class Scheduler(SchedulingCycle):
 
     # --- services for plugins (via SchedulerHandle) --------------------------------------
 
+    def next_due(self) -> float | None:
+        """Loop time of the earliest write a shared plugin object has scheduled for later
+        (the queue status pass), or None: idle is not settled while one is due."""
+        times = [t for obj in self._shared.values()
+                 if (due := getattr(obj, "next_due", None)) is not None
+                 and (t := due()) is not None]
+        return min(times, default=None)
+
     def shared(self, name: str, factory: Callable[[], Any]) -> Any:
         """A scheduler-wide singleton for plugins (e.g. one gang cache for all profiles)."""
         obj = self._shared.get(name)

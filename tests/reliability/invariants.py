@@ -202,15 +202,6 @@ def normal_form(state: dict[type[Resource], list[Resource]], *,
         label = f"{kind.API_VERSION}/{kind.KIND}"
         for o in items:
             d = _by_hostname(_strip(o.to_dict()), hostnames)
-            if kind.KIND == "Queue":
-                # Known difference, not yet explained (issue 26 notes it): after scheduler
-                # restarts a queue's written allocation and fair share can end one pod's
-                # requests apart from the undisturbed run's. The spec is still compared.
-                d.pop("status", None)
-                meta = d.get("metadata", {})
-                (meta.get("annotations") or {}).pop("phalanx.dev/fair-share", None)
-                if meta.get("annotations") == {}:
-                    del meta["annotations"]  # as if the annotation had never been written
             if kind is Pod and not placement:
                 d.get("spec", {}).pop("nodeName", None)
             key = o.key

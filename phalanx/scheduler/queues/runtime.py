@@ -83,6 +83,7 @@ class QueueRuntime:
         self._heads: dict[str, str] = {}
         self._heads_key: object = None
         self.listeners: list[Callable[[str], None]] = []  # "queues" / "allocation"
+        self.due: list[Callable[[], float | None]] = []  # pending writes' loop times
         self.ranks_version = 0  # bumps whenever shares may order queues differently
 
     # --- wiring -------------------------------------------------------------------------
@@ -336,6 +337,10 @@ class QueueRuntime:
     def total_now(self) -> list[float]:
         self.shares()
         return list(self._total)
+
+    def next_due(self) -> float | None:
+        """Loop time of the earliest write still pending (the queue status pass)."""
+        return min((t for fn in self.due if (t := fn()) is not None), default=None)
 
     def _advance_usage(self) -> None:
         """Integrate usage up to now, before the ledger changes."""

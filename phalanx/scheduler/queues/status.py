@@ -85,6 +85,7 @@ class QueueStatusWriter:
         self._again = False  # a change arrived while a pass was writing
         self.writes = 0
         runtime.listeners.append(self._changed)
+        runtime.due.append(self.next_due)
 
     @classmethod
     def for_runtime(cls, runtime: QueueRuntime, client: Any) -> QueueStatusWriter:
@@ -103,6 +104,14 @@ class QueueStatusWriter:
             return
         interval = self.runtime.settings.status_interval_seconds
         self._timer = loop.call_later(interval, self._fire)
+
+    def next_due(self) -> float | None:
+        """Loop time of the pending write pass (now while one is writing); None when no
+        write is pending. Whoever waits for the scheduler to settle must wait for this too,
+        or it reads a status one change behind."""
+        if self._task is not None and not self._task.done():
+            return self._task.get_loop().time()
+        return self._timer.when() if self._timer is not None else None
 
     def _fire(self) -> None:
         self._timer = None
