@@ -32,6 +32,7 @@ from phalanx.scheduler.framework.status import Code, Status
 from phalanx.scheduler.framework.types import FitError, PodInfo, PostFilterResult
 from phalanx.scheduler.queues.jobs import JobNeeds
 from phalanx.scheduler.queues.minruntime import reclaim_min_runtime
+from phalanx.scheduler.queues.order import L_FIRST, compare
 from phalanx.scheduler.queues.rules import Reclaimer, can_reclaim, describe, reclaimable
 from phalanx.scheduler.queues.runtime import QueueRuntime, request_vec
 from phalanx.scheduler.queues.settings import QueueArgs, parse_args
@@ -127,32 +128,37 @@ class QueueReclaim(DefaultPreemption):
         return self._victim_order(units)
 
     def _victim_order(self, units: list[Unit]) -> list[Unit]:
-        """KAI's victim order: the queue most over its share gives first; as it gives, it
-        is ranked again (so victims alternate between queues over their share), and within
-        a queue the lowest priority, smallest, newest job goes first."""
+        """KAI's victim order (its queue order reversed, as JobsOrderByQueues walks victim
+        queues): the queue KAI would serve last gives first -- over its fair share, then
+        over its deserved quota, then the lower queue priority, then the larger dominant
+        share once its victims so far and its next one are gone, and so on (order.compare).
+        Each pick ranks the queues again, so victims alternate between queues; within a
+        queue the lowest priority, smallest, newest job goes first."""
         total = self.queues.total_now()
         by_queue: dict[str, list[Unit]] = {}
         for u in units:
             by_queue.setdefault(self._unit_queue(u) or "", []).append(u)
-        left = {q: self._shares[q].allocated() for q in by_queue if q in self._shares}
+        taken = {q: [0.0, 0.0, 0.0] for q in by_queue}  # what each queue has given so far
+        none = (0.0, 0.0, 0.0)
         out: list[Unit] = []
         while by_queue:
-            def rank(q: str) -> tuple[Any, ...]:
-                share = self._shares.get(q)
-                if share is None:
-                    return (1, 0.0, q)
-                held = left[q]
-                over = all(share.fair_share()[r] < held[r] for r in range(3))
-                return (not over, -share.dominant_share(total, held), q)
+            def gone(q: str) -> list[float]:
+                return add(taken[q], _unit_vec(by_queue[q][0]))  # popped + next, as KAI
 
-            q = min(by_queue, key=rank)
+            ranked = [q for q in by_queue if q in self._shares]
+            if ranked:
+                q = ranked[0]
+                for other in ranked[1:]:
+                    # The queue served later in KAI's order gives first.
+                    if compare(self._shares[q], self._shares[other], none, none, total,
+                               gone(q), gone(other)) == L_FIRST:
+                        q = other
+            else:
+                q = min(by_queue)
             u = by_queue[q].pop(0)
+            taken[q] = add(taken[q], _unit_vec(u))
             if not by_queue[q]:
                 del by_queue[q]
-            if q in left:
-                for info, _row in u.pods:
-                    v = request_vec(info.requests)
-                    left[q] = [left[q][r] - v[r] for r in range(3)]
             out.append(u)
         return out
 
@@ -168,11 +174,7 @@ class QueueReclaim(DefaultPreemption):
             queue = self._unit_queue(u)
             if queue is None:
                 return "a victim has no queue"
-            vec = [0.0, 0.0, 0.0]
-            for info, _row in u.pods:
-                v = request_vec(info.requests)
-                vec = [vec[r] + v[r] for r in range(3)]
-            by_queue.setdefault(queue, []).append(vec)
+            by_queue.setdefault(queue, []).append(_unit_vec(u))
         if reclaimable(self._shares, reclaimer, by_queue, self.qargs.reclaimer_saturation_multiplier):
             return None
         names = ", ".join(sorted(by_queue))
@@ -182,3 +184,11 @@ class QueueReclaim(DefaultPreemption):
     def _eviction_message(self, pod: PodInfo, what: str) -> str:
         queue = self._reclaimer.queue if self._reclaimer is not None else "?"
         return f"reclaimed by {what} of queue {queue} (fair share)"
+
+
+def _unit_vec(u: Unit) -> list[float]:
+    """(cpu, memory, gpu) a victim job's pods hold."""
+    vec = [0.0, 0.0, 0.0]
+    for info, _row in u.pods:
+        vec = add(vec, request_vec(info.requests))
+    return vec
