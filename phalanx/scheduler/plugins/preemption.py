@@ -17,7 +17,8 @@ its gang group (per sub-group too); for any other pod it is the pod alone. Then:
    attempt, led by the failed pod, can place it), nothing is evicted. If it does not fit even
    with every unit evicted, nothing is evicted and the failure says by how much it falls short.
 4. Otherwise the smallest prefix of units (lowest priority first, then fewest pods, then
-   newest) that makes the whole preemptor fit, found by bisection; then a reprieve pass puts
+   newest) that makes the whole preemptor fit (and frees the room any room check asks for:
+   under its queue's limit), found by bisection; then a reprieve pass puts
    back every unit not actually needed (highest priority first).
 5. Eviction: bound victims are deleted (a "Preempted" Event each); victims still waiting at
    Permit are rejected (their reservations released). The failed pod is nominated to a node
@@ -81,6 +82,17 @@ def eviction_listeners(handle: Any) -> list[Callable[[list[str]], None]]:
     return shared(EVICTION_LISTENERS_KEY, list) if callable(shared) else []
 
 
+# Scheduler-wide list of `fn(preemptor, victims) -> reason or None`: room besides node room
+# that the victims must free for the preemptor (a queue at its limit: KAI preempts within
+# the queue to make room under it). A set of victims any of them refuses is not enough.
+ROOM_CHECKS_KEY = "phalanx.scheduler.preemption.room_checks"
+
+
+def room_checks(handle: Any) -> list[Callable[[PodInfo, list[PodInfo]], str | None]]:
+    shared = getattr(handle, "shared", None)
+    return shared(ROOM_CHECKS_KEY, list) if callable(shared) else []
+
+
 class DefaultPreemptionArgs(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
@@ -116,6 +128,7 @@ class DefaultPreemption(Plugin):
         self.evictions = 0  # pods evicted (tests and bench)
         self._victim_filters = victim_filters(handle)
         self._eviction_listeners = eviction_listeners(handle)
+        self._room_checks = room_checks(handle)
         self._preemptor_pod: PodInfo | None = None  # the failed pod, for the victim filters
 
     async def start(self) -> None:
@@ -344,6 +357,19 @@ class DefaultPreemption(Plugin):
 
     # --- planning ------------------------------------------------------------------------
 
+    def _room_refused(self, chosen: Sequence[Unit]) -> str | None:
+        """Why evicting `chosen` would not free the room besides node room the preemptor
+        needs (room_checks), or None."""
+        pod = self._preemptor_pod
+        if pod is None or not self._room_checks:
+            return None
+        victims = [info for u in chosen for info, _ in u.pods]
+        for fn in self._room_checks:
+            why = fn(pod, victims)
+            if why:
+                return why
+        return None
+
     def _accept(self, chosen: Sequence[Unit]) -> str | None:
         """Why a set of victims that makes room may still not be taken (None: it may).
         Subclasses add rules (reclaim: the queues' fair shares)."""
@@ -388,11 +414,16 @@ class DefaultPreemption(Plugin):
             return out
 
         def check(chosen: Sequence[Unit]) -> int | None:
+            if self._room_refused(chosen) is not None:
+                return None  # monotone too: more victims never free less room
             return fits_scoped(freed(chosen), needs_for(chosen), scopes, cols)
 
         as_is = check([])
         if as_is is not None:
             return [], int(rows[as_is])
+        room = self._room_refused(units)
+        if room is not None:
+            return f"{room}, even after evicting every lower-priority pod"
         if check(units) is None:
             needs = needs_for(units)
             total = sum(n.count for n in needs)

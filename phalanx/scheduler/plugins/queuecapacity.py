@@ -38,13 +38,13 @@ from phalanx.scheduler.framework.types import (
 from phalanx.scheduler.queues import order as queue_order
 from phalanx.scheduler.queues.jobs import JobNeeds
 from phalanx.scheduler.queues.minruntime import preempt_min_runtime
-from phalanx.scheduler.queues.rules import over_capacity
-from phalanx.scheduler.queues.runtime import QueueRuntime
+from phalanx.scheduler.queues.rules import over_capacity, over_limit
+from phalanx.scheduler.queues.runtime import QueueRuntime, request_vec
 from phalanx.scheduler.queues.settings import QueueArgs, parse_args
 from phalanx.scheduler.queues.share import path_to_root
 from phalanx.scheduler.snapshot import Snapshot
 
-from .preemption import eviction_listeners, victim_filters
+from .preemption import eviction_listeners, room_checks, victim_filters
 from .prioritysort import queue_orders
 
 QUEUE_CAPACITY = "QueueCapacity"
@@ -115,6 +115,7 @@ class QueueCapacity(Plugin):
             rt._hooks_installed = True  # type: ignore[attr-defined]
             queue_orders(handle).append(FairShareOrder(rt, self.jobs))
             victim_filters(handle).append(self._may_preempt)
+            room_checks(handle).append(self._room_after)
             rt.listeners.append(self._on_change)
         hook_releases(handle, rt)
 
@@ -144,7 +145,10 @@ class QueueCapacity(Plugin):
         shares = rt.shares()
         verdict = over_capacity(shares, queue, self.jobs.need(pod), rt.is_preemptible(pod.pod))
         if verdict is not None:
-            return None, Status.unresolvable(verdict.message(shares, queue))
+            message = verdict.message(shares, queue)
+            if verdict.kind == "limit" and self._may_free_in_queue(queue, pod):
+                return None, Status.unschedulable(message)  # preemption within the queue
+            return None, Status.unresolvable(message)
         return None, Status.skip()
 
     def queue_problem(self, queue: str) -> str:
@@ -193,6 +197,36 @@ class QueueCapacity(Plugin):
         self.runtime.unassume(pod.key)
 
     # --- preemption stays within a queue ------------------------------------------------------
+
+    def _may_free_in_queue(self, queue: str, pod: PodInfo) -> bool:
+        """Whether the queue holds a job this pod could preempt (preemptible, lower
+        priority): only then can preemption make room under its limit."""
+        priority = -float(pod.priority)
+        return any(e.queue == queue and e.allocated and e.preemptible and e.order[0] > priority
+                   for e in self.runtime.ledger.entries.values())
+
+    def _room_after(self, preemptor: PodInfo, victims: list[PodInfo]) -> str | None:
+        """The preemptor's queue limits with `victims` gone (a room check of
+        DefaultPreemption): only its own queue's victims free room under them."""
+        rt = self.runtime
+        if not rt.active:
+            return None
+        queue = rt.pod_queue(preemptor.pod)
+        shares = rt.shares()
+        if queue is None or queue not in shares:
+            return None
+        freed = [0.0, 0.0, 0.0]
+        for v in victims:
+            if rt.pod_queue(v.pod) == queue:
+                vec = request_vec(v.requests)
+                freed = [freed[r] + vec[r] for r in range(3)]
+        after = dict(shares)
+        for q in path_to_root(shares, queue):
+            q = after[q.name] = q.copy()
+            for r in range(3):
+                q.share(r).allocated -= freed[r]
+        verdict = over_limit(after, queue, self.jobs.need(preemptor))
+        return verdict.message(after, queue) if verdict is not None else None
 
     def _may_preempt(self, preemptor: PodInfo, victim: PodInfo) -> bool:
         rt = self.runtime

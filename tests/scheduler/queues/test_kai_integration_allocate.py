@@ -15,10 +15,7 @@ import pytest
 from .kai_cases import cases, run_and_check
 
 TABLE = "INTEGRATION_ALLOCATE"
-KNOWN_FAILURES: dict[str, str] = {
-    'try to allocate interactive after train when over-quota - train should be preempted for interactive to run':
-        'preemption within a queue at its limit: the queue limit refuses the higher-priority job at PreFilter, and preemption only frees node room, not queue room',
-}
+KNOWN_FAILURES: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("row", cases(TABLE, KNOWN_FAILURES))
