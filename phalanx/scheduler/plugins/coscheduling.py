@@ -479,7 +479,7 @@ class Coscheduling(Plugin):
         return Status()
 
     def _retry_later(self, st: GangState, rep: str) -> None:
-        delay = min(RETRY_INITIAL_SECONDS * 2 ** max(0, st.resets - 1), RETRY_MAX_SECONDS)
+        delay = retry_delay(st.resets)
 
         async def retry() -> None:
             await asyncio.sleep(delay)
@@ -508,3 +508,10 @@ class Coscheduling(Plugin):
             return m.uid
         info = self.handle.pod_info(key)
         return info.uid if info is not None else None
+
+
+def retry_delay(resets: int) -> float:
+    """Seconds before a reset gang's representative is retried: doubling from
+    RETRY_INITIAL_SECONDS, at most RETRY_MAX_SECONDS. The exponent is capped: a gang that
+    waits for days resets thousands of times, and 2 ** resets overflows a float."""
+    return min(RETRY_INITIAL_SECONDS * 2 ** min(max(0, resets - 1), 64), RETRY_MAX_SECONDS)

@@ -44,3 +44,17 @@ def test_a_non_strict_member_unreserved_before_the_deadline_keeps_the_others() -
     assert mgr.unreserved("ns/b", now=1.0) == ([], False)
     st = cache.get(gid("g"))
     assert st is not None and st.waiting == {"ns/a"}
+
+
+def test_the_retry_delay_of_a_gang_reset_thousands_of_times_stays_at_its_maximum() -> None:
+    """A gang waiting for days (a multi-tenant trace) resets thousands of times; the delay
+    doubles up to its maximum and stays there instead of overflowing."""
+    from phalanx.scheduler.plugins.coscheduling import (
+        RETRY_INITIAL_SECONDS,
+        RETRY_MAX_SECONDS,
+        retry_delay,
+    )
+
+    assert retry_delay(0) == retry_delay(1) == RETRY_INITIAL_SECONDS
+    assert retry_delay(2) == min(2 * RETRY_INITIAL_SECONDS, RETRY_MAX_SECONDS)
+    assert retry_delay(1100) == retry_delay(10**6) == RETRY_MAX_SECONDS
