@@ -138,13 +138,17 @@ class SchedulingCycle:
         )
         if status.plugin:
             diag.unschedulable_plugins.add(status.plugin)
+        nominated = False
         if fit is not None and run_post and status.code == Code.UNSCHEDULABLE and fw.post_filter_plugins:
             result, pst = fw.run_post_filter(state, info, fit)
             if pst.is_success and result is not None and result.nominated_node:
                 diag.post_filter_message = f"preemption: nominated node {result.nominated_node}"
                 self.nominate(info, result.nominated_node)
+                nominated = True
             elif pst.message:
                 diag.post_filter_message = pst.message
+        if not nominated:
+            self._drop_stale_nomination(info)
         diag.attempts = qpi.attempts
         diag.timestamp = self.client.clock.now()
         diag.code = status.code
@@ -155,6 +159,24 @@ class SchedulingCycle:
             self.queue.activate(list(state.pods_to_activate))
         self.queue.requeue_failed(qpi, status)
         self._report_unschedulable(info.pod, diag)
+
+    def _drop_stale_nomination(self: Scheduler, info: PodInfo) -> None:
+        """A pod that failed again and was not nominated anew keeps its nominated node only
+        while pods evicted for it may still be leaving it; otherwise the room is released,
+        as kube-scheduler's preemption clears the nomination when it finds no candidates (and
+        keeps it while a lower-priority pod on the node terminates). A stale nomination would
+        hold the room against every pod of its priority or lower for good."""
+        node = self.nominator.nominated_node(info.key)
+        if node is None:
+            return
+        row = self.cache.snapshot.row(node)
+        if row is not None:
+            for other in self.cache.snapshot.pods_on(row).values():
+                if other.key in self.evicted or (
+                        other.pod.metadata.deletion_timestamp is not None
+                        and other.priority < info.priority):
+                    return
+        self.nominate(info, None)
 
     def _report_unschedulable(self: Scheduler, pod: Pod, diag: Diagnosis) -> None:
         message = diag.message()

@@ -129,6 +129,7 @@ class Scheduler(SchedulingCycle):
         self.attempts = 0
         self.failures = 0
         self.bind_failures = 0
+        self.evicted: set[str] = set()  # pods this scheduler evicted, not yet deleted
 
     # --- lifecycle ----------------------------------------------------------------------
 
@@ -231,10 +232,12 @@ class Scheduler(SchedulingCycle):
         task.add_done_callback(self._background.discard)
 
     def evict(self, victim: Pod, preemptor: PodInfo | None, message: str) -> None:
+        self.evicted.add(victim.key)  # until its delete arrives (nominations wait for it)
         async def delete() -> None:
             try:
                 await self.client.delete(Pod, victim.name, victim.namespace, uid=victim.metadata.uid)
             except NotFound:
+                self.evicted.discard(victim.key)  # already gone: no delete event to wait for
                 return
             except ApiError as exc:
                 log.warning("preemption of %s failed: %s", victim.key, exc)
@@ -320,6 +323,7 @@ class Scheduler(SchedulingCycle):
     def _on_pod_delete(self, pod: Pod) -> None:
         key = pod.key
         self.nominator.remove(key)
+        self.evicted.discard(key)
         self.events.forget(pod.metadata.uid or key)
         self._diagnoses.pop(key, None)
         self._crashed.pop(key, None)

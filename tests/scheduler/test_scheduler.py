@@ -201,6 +201,46 @@ def test_nominated_room_is_reported_when_it_blocks_a_pod():
     run_scheduler(body, nodes=[node("n1", cpu=4)], scheduler_factory=lambda c: Scheduler(c, [no_preemption]))
 
 
+def _nominated_then_retried(terminating: bool):
+    """vip is nominated to n1 (by hand, preemption off), where filler (lower priority) sits,
+    terminating or not; vip is then retried and fails again. Returns vip's nominated node in
+    the scheduler and in its status afterwards."""
+    from phalanx.scheduler.framework import PluginRef, Plugins, PluginSet, PodInfo, SchedulerProfile
+
+    no_preemption = SchedulerProfile(plugins=Plugins(post_filter=PluginSet(disabled=[PluginRef(name="*")])))
+    filler = pod("filler", cpu="4", priority=1)
+    filler.metadata.finalizers = ["test.phalanx.dev/hold"]  # a delete leaves it terminating
+
+    async def body(client, sched):
+        assert await sched.wait_idle(timeout=30)
+        await client.create(pod("vip", cpu="4", priority=100))
+        assert await sched.wait_idle(timeout=30)
+        sched.nominate(PodInfo(await client.get(Pod, "vip", "default")), "n1")
+        if terminating:
+            await client.delete(Pod, "filler", "default")
+        sched.queue.activate(["default/vip"])
+        assert await sched.wait_idle(timeout=30)
+        assert (await bound_nodes(client))["vip"] is None
+        return (sched.nominator.nominated_node("default/vip"),
+                (await client.get(Pod, "vip", "default")).status.nominated_node_name)
+
+    return run_scheduler(body, nodes=[node("n1", cpu=4)], pods=[filler],
+                         scheduler_factory=lambda c: Scheduler(c, [no_preemption]))
+
+
+def test_a_nominated_pod_that_fails_again_with_nothing_leaving_its_node_loses_the_nomination():
+    """kube-scheduler's preemption clears the nomination when it finds no candidates: room
+    kept for a pod that cannot use it would hold off every pod of its priority or lower for
+    good (a reclaimer nominated next to a GangReservation deadlocked both)."""
+    assert _nominated_then_retried(terminating=False) == (None, None)
+
+
+def test_a_nominated_pod_keeps_its_node_while_a_lower_priority_pod_there_terminates():
+    """kube's PodEligibleToPreemptOthers: a terminating lower-priority pod on the nominated
+    node means the room is still coming; the nomination stays."""
+    assert _nominated_then_retried(terminating=True) == ("n1", "n1")
+
+
 def test_a_bound_pod_change_is_named_by_what_placement_depends_on():
     from phalanx.scheduler.framework import ActionType, PodInfo
     from phalanx.scheduler.scheduler import assigned_pod_change
