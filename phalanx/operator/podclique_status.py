@@ -1,8 +1,20 @@
 """PodClique status controller: replicas, readyReplicas, scheduledReplicas,
 scheduleGatedReplicas and the PodCliqueScheduled / MinAvailableBreached conditions.
 
-Pod events are batched (see `Tunables.status_report_period`): a burst of pods of one clique
-being created, bound or started becomes one status write, not one per pod.
+Pod events settle before a write (`SettleWindow`): the write waits until the clique's pods
+have been quiet for `Tunables.status_report_period`, at most `status_settle_longest` after
+the first change it holds, so pods created, ungated, bound and started in quick succession
+become one status write, not one per step. Grove's status is eventually consistent too.
+While the PodCliqueSet rolls, both are `status_report_period_rolling` (the update waits on
+the ready count).
+
+Two kinds of write wait longer, up to `status_hold_longest`, for the next change that
+carries them: a new PodClique's first status while none of its pods exists yet (it would
+say only "0 scheduled"), and a change of `scheduleGatedReplicas` alone (the gates lifted;
+the binds follow). Neither is something the operator acts on: gang termination reads the
+conditions, the scaled PodGangs `scheduledReplicas`, the PodCliqueSet `readyReplicas`, and a
+change of any of them is written at once (after the settle window). On a real server these
+were two of a 2-pod clique's four status writes (ScaleTest_1000's audit log).
 """
 
 from __future__ import annotations
@@ -14,7 +26,7 @@ from phalanx.cluster.controller import Controller, Result, map_from_label
 
 from . import lifecycle_events, naming
 from .conditions import podclique_status
-from .context import IDX_PCS, OperatorContext, enqueue_batched, requeue_on_conflict
+from .context import HOLD_EPSILON, IDX_PCS, OperatorContext, SettleWindow, enqueue_settled, requeue_on_conflict
 from .podclique import owned_pods
 from .updateprogress import expected_hash, in_progress, pcs_rolling, pod_hash_target
 
@@ -47,6 +59,17 @@ def update_hashes(pcs: PodCliqueSet, pclq: PodClique, pods: list[Pod],
         status.current_pod_clique_set_generation_hash = up.pod_clique_set_generation_hash
 
 
+def _uninformative(pclq: PodClique, pods: list[Pod], new: PodCliqueStatus) -> bool:
+    """A write that can wait for the next one: the first status of a clique none of whose
+    pods exists yet, or a change of scheduleGatedReplicas alone."""
+    old = pclq.status
+    if not old.conditions:
+        return not pods and pclq.spec.replicas > 0
+    return (new.schedule_gated_replicas != old.schedule_gated_replicas and
+            new.model_copy(update={"schedule_gated_replicas": old.schedule_gated_replicas})
+            == old)
+
+
 class PodCliqueStatusController:
     def __init__(self, ctx: OperatorContext, workers: int = 4) -> None:
         self.ctx = ctx
@@ -55,26 +78,46 @@ class PodCliqueStatusController:
         c = self.controller
         tunables = ctx.tunables
 
-        def period(key: str) -> float:
+        def rolling(key: str) -> bool:
             pclq = ctx.cliques.get(key)
             pcs = ctx.pcs_of(pclq) if pclq is not None else None
-            rolling = pcs is not None and pcs_rolling(pcs)
-            return (tunables.status_report_period_rolling if rolling
+            return pcs is not None and pcs_rolling(pcs)
+
+        def quiet(key: str) -> float:
+            return (tunables.status_report_period_rolling if rolling(key)
                     else tunables.status_report_period)
 
+        def longest(key: str) -> float:
+            return (tunables.status_report_period_rolling if rolling(key)
+                    else tunables.status_settle_longest)
+
+        self.settle = SettleWindow(ctx.client.clock, quiet, longest)
+        self._hold_due: dict[str, float] = {}  # key -> when a held write goes out regardless
         # A new PodClique's first status folds into the one for its first pods.
-        enqueue_batched(c, ctx.cliques, lambda pclq: [pclq.key], period, _spec_changed)
-        enqueue_batched(c, ctx.pods, map_from_label(L.LABEL_PODCLIQUE), period)
+        enqueue_settled(c, ctx.cliques, lambda pclq: [pclq.key], self.settle, _spec_changed)
+        enqueue_settled(c, ctx.pods, map_from_label(L.LABEL_PODCLIQUE), self.settle)
         # A new generation hash may make PodCliques current without any pod changing.
         c.watch(ctx.pcs, lambda pcs: ctx.cliques.keys_by_index(IDX_PCS, pcs.key),
                 predicate=lambda o, n: o.status.current_generation_hash !=
                 n.status.current_generation_hash)
 
+    def _hold(self, key: str) -> float:
+        now = self.ctx.client.clock.monotonic()
+        due = self._hold_due.setdefault(key, now + self.ctx.tunables.status_hold_longest)
+        if due - now < HOLD_EPSILON:
+            del self._hold_due[key]
+            return 0.0
+        return due - now
+
     async def reconcile(self, key: str) -> Result | None:
         ctx = self.ctx
         pclq = ctx.cliques.get(key)
         if pclq is None:
+            self.settle.forget(key)
+            self._hold_due.pop(key, None)
             return None
+        if (wait := self.settle.wait(key)) > 0:
+            return Result(requeue_after=wait)
         pods = list(owned_pods(ctx, pclq).values())
         # Always published, autoscaled or not: every PodClique is a scale target (Grove #591).
         pcs_name = naming.pcs_of(pclq.metadata.labels) or ""
@@ -85,7 +128,12 @@ class PodCliqueStatusController:
         if pcs is not None:
             update_hashes(pcs, pclq, pods, status)
         if status == pclq.status:
+            self._hold_due.pop(key, None)
             return None
+        if (pcs is None or not pcs_rolling(pcs)) and _uninformative(pclq, pods, status):
+            if (wait := self._hold(key)) > 0:
+                return Result(requeue_after=wait)
+        self._hold_due.pop(key, None)
         updated = pclq.model_copy(update={"status": status})
         updated.metadata = pclq.metadata.model_copy()
         await ctx.client.update_status(updated)

@@ -336,8 +336,9 @@ def test_incomplete_podgang_shows_pods_creation_pending_after_the_grace() -> Non
 
 def test_a_podgang_status_change_of_wording_only_waits_for_the_report_period() -> None:
     """A count in a condition message ("1/2 scheduled") with no condition flipping is held
-    for up to `status_report_period` (one write instead of one per count); a flip goes out
-    at once and carries the held wording."""
+    for up to `status_report_period` (one write instead of one per count). So is the step
+    to Starting alone (Scheduled=True, no pod Ready: Ready mostly follows at once); it goes
+    out when the period ends, carrying the held wording."""
     from phalanx.api.grove import PODGANG_SCHEDULED
 
     async def scenario(env: Env) -> None:
@@ -358,6 +359,9 @@ def test_a_podgang_status_change_of_wording_only_waits_for_the_report_period() -
         assert scheduled((await env.gangs())["w-0"]) == ("False", "w-0-a: 1/2 scheduled")
         await env.cluster.bind(second, NS, "node-0")
         await asyncio.sleep(period / 4)
-        assert scheduled((await env.gangs())["w-0"])[0] == "True"
+        assert scheduled((await env.gangs())["w-0"]) == ("False", "w-0-a: 1/2 scheduled")
+        await asyncio.sleep(period)
+        gang = (await env.gangs())["w-0"]
+        assert scheduled(gang)[0] == "True" and gang.status.phase == "Starting"
 
     run(scenario, binder=False, kubelet=False)

@@ -36,6 +36,8 @@ def grove_scale(
     soak_hold: Annotated[str | None, typer.Option(help="SoakChurn: hold at the peak "
                                                   "(Grove: 30s).")] = None,
     timeout: Annotated[str, typer.Option(help="Longest wait for one milestone.")] = "15m",
+    audit: Annotated[bool, typer.Option(help="Record every write in the API server's audit "
+                                        "log and report writes by writer and call.")] = False,
     out: Annotated[Path, typer.Option(help="Directory for the JSON results.")] = DEFAULT_OUT,
 ) -> None:
     """Run one of Grove's operator scale tests (operator/e2e/tests/scale) against
@@ -52,7 +54,7 @@ def grove_scale(
     cfg = GroveScaleConfig(
         scenario=scenario, factor=factor, nodes=nodes, scheduler=scheduler, qps=qps,
         burst=burst, floor=floor, timeout=_duration(timeout, "--timeout"),
-        soak_cycles=soak_cycles,
+        soak_cycles=soak_cycles, audit=audit,
         soak_hold=None if soak_hold is None else _duration(soak_hold, "--soak-hold"))
     try:
         cfg.resolved()

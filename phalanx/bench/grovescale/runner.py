@@ -19,6 +19,7 @@ from typing import Any
 from phalanx.api.grove import PodCliqueScalingGroup, PodCliqueSet
 from phalanx.api.pod import Pod
 from phalanx.bench.kube.apimetrics import by_call, counts_delta, errors, request_counts
+from phalanx.bench.rollout_audit import read_writes, writes_by_writer
 from phalanx.bench.tracker import PodTracker
 from phalanx.envtest import running_kubelet
 from phalanx.envtest.ports import http_get
@@ -49,6 +50,7 @@ class GroveScaleConfig:
     timeout: float = 900.0         # per milestone
     soak_cycles: int | None = None
     soak_hold: float | None = None
+    audit: bool = False            # every write in the audit log: writes by writer and call
 
     def resolved(self) -> Scenario:
         try:
@@ -64,7 +66,8 @@ class GroveScaleConfig:
 
     def stack(self) -> StackConfig:
         return StackConfig(nodes=self.nodes or self.resolved().worker_nodes,
-                           scheduler=self.scheduler, qps=self.qps, burst=self.burst)
+                           scheduler=self.scheduler, qps=self.qps, burst=self.burst,
+                           audit_all_writes=self.audit)
 
 
 class PodWatch:
@@ -146,6 +149,8 @@ async def _scenario(stack: ScaleStack, cfg: GroveScaleConfig, sc: Scenario, ns: 
         watch = PodWatch(kube, ns)
         await watch.tracker.start()
         before = await asyncio.to_thread(_request_counts, plane)
+        audit_offset = (stack.audit_log.stat().st_size if stack.audit_log is not None
+                        and stack.audit_log.exists() else 0)
         try:
             await _run_phases(kube, cfg, sc, ns, name, pcs, watch, result, progress, sampler)
         finally:
@@ -157,7 +162,25 @@ async def _scenario(stack: ScaleStack, cfg: GroveScaleConfig, sc: Scenario, ns: 
                                           if not k.startswith(("GET ", "LIST ", "WATCH "))}
         result["api_writes"] = sum(result["api_requests_by_call"].values())
         result["api_errors"] = errors(delta)
+    if stack.audit_log is not None:
+        result["writes_by_writer"] = await asyncio.to_thread(
+            audit_writes, stack.audit_log, audit_offset, ns, pods_for(sc, sc.initial))
     return result
+
+
+def audit_writes(log: Any, offset: int, ns: str, pods: int) -> dict[str, Any]:
+    """The scenario's writes in its namespace, by writer and call, per pod of its first
+    phase; a deploy-delete's split at the bench's delete of the PodCliqueSet."""
+    writes = read_writes(log, offset)
+    if not writes:
+        return {}
+    t0 = min(w.received for w in writes)
+    cut = min((w.received for w in writes if w.verb == "delete"
+               and w.resource == "grove.io/podcliquesets" and w.namespace == ns), default=None)
+    if cut is None:
+        return {"all": writes_by_writer(writes, ns, pods, t0)}
+    return {"deploy": writes_by_writer(writes, ns, pods, t0, cut - 1e-6),
+            "delete": writes_by_writer(writes, ns, pods, cut)}
 
 
 def _request_counts(plane: Any) -> dict[Any, float]:
