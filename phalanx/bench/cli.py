@@ -109,10 +109,20 @@ def trace(
     reservation: Annotated[bool, typer.Option(help="GangReservation: the longest-waiting gang reserves "
                                               "room, others backfill around it.")] = True,
     label: Annotated[str, typer.Option(help="Suffix for the result file name (to keep runs apart).")] = "",
+    queues: Annotated[Path | None, typer.Option(help="YAML of KAI Queues (scheduling.run.ai/v2) for "
+                                                "the trace's `queue` column: created first, jobs "
+                                                "run in theirs.", show_default=False)] = None,
+    pairs: Annotated[int, typer.Option(min=0, help="With --queues: run the trace this many times "
+                                       "with the queues and without them, alternating, and report "
+                                       "each queue's share against its fair share side by side "
+                                       "(0: one run with the queues).")] = 0,
+    ignore_queues: Annotated[bool, typer.Option(help="Replay a trace with a `queue` column "
+                                                "without any queues.")] = False,
     out: Annotated[Path, typer.Option(help="Directory for the JSON results.")] = DEFAULT_OUT,
 ) -> None:
     """Replay a trace of job arrivals on the virtual clock through the whole stack; report GPU
-    utilisation, queueing delay (also per gang size), fragmentation and throughput."""
+    utilisation, queueing delay (also per gang size), fragmentation and throughput; with
+    --queues, each queue's share of the GPUs against its fair share and reclaim evictions."""
     from phalanx.bench.replay import ReplayConfig, replay_trace
     from phalanx.bench.trace import TraceError, load_trace
     from phalanx.bench.workload import ALL_SCHEDULERS
@@ -128,6 +138,15 @@ def trace(
     cfg = ReplayConfig(nodes=nodes, start_delay=_duration(start_delay, "--start-delay"),
                        scheduler=scheduler, max_duration=_duration(max_duration, "--max-duration"),
                        scoring=scoring, reservation=reservation)
+    named = sorted({j.queue for j in jobs if j.queue})
+    if queues is None and named and not ignore_queues:
+        raise UserError(f"{trace_file} names queues ({', '.join(named[:5])}): give their Queue "
+                        "objects with --queues FILE, or --ignore-queues to replay without queues")
+    if queues is None and pairs:
+        raise UserError("--pairs compares runs with and without queues: give --queues FILE")
+    if queues is not None:
+        _trace_with_queues(jobs, cfg, trace_file, queues, pairs, label, out)
+        return
     typer.echo(f"replaying {len(jobs)} jobs from {trace_file} on {nodes} nodes ({nodes * 8} GPUs) ...")
     r = replay_trace(jobs, cfg)
     path = _write(r, out, f"trace-{trace_file.stem}-{nodes}n" + (f"-{label}" if label else ""))
@@ -148,6 +167,77 @@ def trace(
     )
 
 
+def _trace_with_queues(jobs: list[Any], cfg: Any, trace_file: Path, queues: Path, pairs: int,
+                       label: str, out: Path) -> None:
+    from phalanx.bench.queuetrace import QueueFileError, compare, load_queue_file, run_one
+
+    try:
+        docs = load_queue_file(queues, jobs)
+    except QueueFileError as e:
+        raise UserError(str(e)) from None
+    stem = f"trace-{trace_file.stem}-{cfg.nodes}n-queues" + (f"-{label}" if label else "")
+    names = ", ".join(d["metadata"]["name"] for d in docs)
+    if not pairs:
+        typer.echo(f"replaying {len(jobs)} jobs from {trace_file} on {cfg.nodes} nodes "
+                   f"({cfg.nodes * 8} GPUs) in queues {names} ...")
+        r = run_one(jobs, cfg, docs, True)
+        path = _write(r, out, stem)
+        typer.echo(_queue_lines(r) + f"\n  wrote {path}")
+        return
+    typer.echo(f"replaying {len(jobs)} jobs from {trace_file} on {cfg.nodes} nodes, {pairs} "
+               f"pair(s) with queues ({names}) and without, alternating ...")
+    r = compare(jobs, cfg, docs, pairs, progress=lambda m: typer.echo(f"  {m}"))
+    path = _write(r, out, f"{stem}-{pairs}pairs")
+    table = [("", "with queues", "without")]
+    rows = (("GPU utilisation", "gpu_utilisation", "{:.1%}"),
+            ("largest shortfall (share of the cluster)", "largest_shortfall", "{:.1%}"),
+            ("worst time >10% under fair share, waiting", "time_over_10pct_under_worst", "{:.1%}"),
+            ("  ... while a waiting job fits its share", "time_over_10pct_under_job_fits_worst",
+             "{:.1%}"),
+            ("reclaim evictions (pods)", "reclaim_evicted_pods", "{:.0f}"),
+            ("job restarts", "job_restarts", "{:.0f}"),
+            ("largest gangs' wait p99 (s)", "largest_gang_class_wait_p99_seconds", "{:.0f}"),
+            ("wall (s)", "wall_seconds", "{:.1f}"))
+    summary = r["summary"]
+    for title, key, fmt in rows:
+        cells = []
+        for side in ("with_queues", "without_queues"):
+            v = summary[side].get(key)
+            cells.append("-" if v is None else fmt.format(v["median"]) +
+                         ("" if v["min"] == v["max"] else
+                          f" ({fmt.format(v['min'])}-{fmt.format(v['max'])})"))
+        table.append((title, *cells))
+    width = max(len(t[0]) for t in table)
+    for t in table:
+        typer.echo(f"  {t[0]:<{width}}  {t[1]:>22}  {t[2]:>22}")
+    for name, q in summary["with_queues"]["queues"].items():
+        w = summary["without_queues"]["queues"].get(name, {})
+        typer.echo(f"  {name}: held {q['mean_share']:.1%} of the GPUs against a fair share of "
+                   f"{q['mean_fair_share']:.1%} (without queues {w.get('mean_share', 0):.1%} "
+                   f"against {w.get('mean_fair_share', 0):.1%}); >10% under for "
+                   f"{q['time_over_10pct_under']:.0%} of its waiting time "
+                   f"(without: {w.get('time_over_10pct_under', 0):.0%}), "
+                   f"{q['time_over_10pct_under_job_fits']:.0%} while a waiting job fitted its "
+                   f"share (without: {w.get('time_over_10pct_under_job_fits', 0):.0%})")
+    typer.echo(f"  medians of {pairs} pair(s), ranges in brackets; wrote {path}")
+
+
+def _queue_lines(r: dict[str, Any]) -> str:
+    lines = [f"  {r['jobs_finished']}/{r['jobs_replayed']} jobs finished in "
+             f"{r['makespan_seconds'] / 3600:.1f}h (virtual) = {r['wall_seconds']:.1f}s wall; "
+             f"GPU utilisation {r['gpu_utilisation']:.1%}",
+             f"  reclaim evicted {r['reclaim_evicted_pods']} pod(s), preemption "
+             f"{r['preemption_evicted_pods']}; {r['job_restarts']} job restart(s); largest gangs "
+             f"wait p99 {r['largest_gang_class_wait_p99_seconds'] or 0:.0f}s"]
+    for name, q in r["queues"].items():
+        lines.append(f"  {name}: held {q['mean_share']:.1%} of the GPUs, fair share "
+                     f"{q['mean_fair_share']:.1%}; largest shortfall {q['largest_shortfall']:.1%}; "
+                     f">10% under for {q['time_over_10pct_under']:.0%} of {q['waiting_hours']:.1f}h "
+                     f"waiting ({q['time_over_10pct_under_job_fits']:.0%} while a waiting job "
+                     "fitted its share)")
+    return "\n".join(lines)
+
+
 @bench_app.command("trace-gen")
 def trace_gen(
     output: Annotated[Path, typer.Argument(help="CSV file to write.", show_default=False)],
@@ -156,17 +246,34 @@ def trace_gen(
     load: Annotated[float, typer.Option(min=0.01, max=10.0, help="Offered load: GPU-seconds asked "
                                         "per second over the cluster's GPUs.")] = 0.9,
     seed: Annotated[int, typer.Option(help="Same seed, same trace.")] = 0,
+    queues: Annotated[int, typer.Option(min=0, max=26, help="Tenants: split the jobs among this "
+                                        "many KAI queues (team-a, team-b, ...) with uneven quotas "
+                                        "and bursty arrivals, and write their Queues next to the "
+                                        "trace as <name>-queues.yaml (0: one tenant).")] = 0,
 ) -> None:
-    """Write a synthetic trace: Poisson arrivals, mostly small gangs, log-normal run times."""
-    from phalanx.bench.tracegen import TraceGenConfig, generate, write_trace
+    """Write a synthetic trace: Poisson arrivals, mostly small gangs, log-normal run times;
+    with --queues, several tenants arriving in bursts."""
+    from phalanx.bench.tracegen import (
+        TraceGenConfig,
+        generate,
+        queue_documents,
+        write_queues,
+        write_trace,
+    )
 
-    generated = generate(TraceGenConfig(jobs=jobs, nodes=nodes, load=load, seed=seed))
+    cfg = TraceGenConfig(jobs=jobs, nodes=nodes, load=load, seed=seed, queues=queues)
+    generated = generate(cfg)
     if output.is_dir():
         raise UserError(f"{output} is a directory; give a file name such as trace.csv")
+    queue_file = output.with_name(f"{output.stem}-queues.yaml")
     try:
         write_trace(generated, output)
+        if queues:
+            write_queues(queue_documents(cfg), queue_file)
     except OSError as e:
         raise UserError(f"cannot write {output}: {e.strerror or e}") from None
+    if queues:
+        typer.echo(f"wrote {queue_file}: {queues} KAI Queues")
     span = generated[-1].submit_time
     gpu_hours = sum(j.gpus * j.duration for j in generated) / 3600
     typer.echo(f"wrote {output}: {len(generated)} jobs over {span / 3600:.1f}h, "

@@ -15,6 +15,13 @@ took freed to their last pod bound (roomwait.py: requeueing should make it one s
 cycle, not the periodic flush), what requeueing cost (scheduling cycles run and failed, pods
 moved by events), and the wall-clock and CPU time the replay took. `scoring` and
 `reservation` switch the scheduler's bin-packing and GangReservation, to compare.
+
+With `queues` (KAI Queue documents), they are created first and each job's pods carry its
+trace `queue` as the `kai.scheduler/queue` label. A job whose pods are evicted (reclaim,
+preemption) loses its run: its pods come back (the operator recreates them), it waits
+again, and runs its whole `duration` once all its pods are Running again (no checkpoint);
+`job_restarts` counts those. A `probe` (queuetrace.py) may watch the stack as it runs and
+add to the report.
 """
 
 from __future__ import annotations
@@ -25,9 +32,9 @@ import platform
 import resource
 import time
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from phalanx.api import labels
+from phalanx.api import labels, registry
 from phalanx.api.core import Pod
 from phalanx.api.grove import PodCliqueSet
 from phalanx.cluster.client import ApiError, NotFound
@@ -63,6 +70,7 @@ class ReplayConfig:
     # default, GPU bin-packing; LeastAllocated spreads) and whether GangReservation runs.
     scoring: str = "MostAllocated"
     reservation: bool = True
+    queues: tuple[dict[str, Any], ...] = ()  # KAI Queues to create; jobs then name theirs
 
 
 # Gang classes by pods per gang (the trace generator draws powers of two up to 64).
@@ -139,7 +147,17 @@ class _GpuMeter:
         self._set(pod.key, "", 0.0)
 
 
-def replay_trace(jobs: list[TraceJob], cfg: ReplayConfig) -> dict[str, Any]:
+class Probe(Protocol):
+    """Watches a replay (queuetrace.py): started with the stack, asked for its part of the
+    report at the end (virtual seconds since the start)."""
+
+    def start(self, stack: EmbeddedStack, tracker: PodTracker, t0: float) -> None: ...
+
+    def report(self, end: float) -> dict[str, Any]: ...
+
+
+def replay_trace(jobs: list[TraceJob], cfg: ReplayConfig,
+                 probe: Probe | None = None) -> dict[str, Any]:
     capacity = cfg.nodes * GPUS_PER_NODE
     fits = [j for j in jobs if j.gpus_per_pod <= GPUS_PER_NODE and j.gpus <= capacity]
     never = [j.job_id for j in jobs if j not in fits]
@@ -157,12 +175,17 @@ def replay_trace(jobs: list[TraceJob], cfg: ReplayConfig) -> dict[str, Any]:
         meter.last = t0
         by_name = {j.pcs_name(): j for j in fits}
         submitted: dict[str, float] = {}
-        started: dict[str, float] = {}
+        started: dict[str, float] = {}  # first start: the wait is to this
+        running: dict[str, asyncio.TimerHandle] = {}  # jobs running now -> their end
+        restarts = 0
+        ending: set[str] = set()
         finished: dict[str, float] = {}
         all_done = asyncio.Event()
         tasks: set[asyncio.Task[None]] = set()
 
         async def finish(name: str) -> None:
+            running.pop(name, None)
+            ending.add(name)  # its pods going away is the end, not an eviction
             try:
                 await stack.cluster.delete(PodCliqueSet, name, "default")
             except NotFound:
@@ -172,11 +195,21 @@ def replay_trace(jobs: list[TraceJob], cfg: ReplayConfig) -> dict[str, Any]:
                 all_done.set()
 
         def on_pcs(name: str, group: PcsPods) -> None:
+            nonlocal restarts
             job = by_name.get(name)
-            if job is None or name in started or len(group.running) < job.gang_size:
+            if job is None or name in ending:
                 return
-            started[name] = loop.time() - t0
-            loop.call_later(job.duration, lambda: _spawn(tasks, finish(name)))
+            whole = len(group.running) >= job.gang_size
+            if name in running:
+                if not whole and len(group.pods) >= job.gang_size:
+                    # Evicted (its pods are back, not all Running): the run is lost.
+                    running.pop(name).cancel()
+                    restarts += 1
+                return
+            if whole:
+                started.setdefault(name, loop.time() - t0)
+                running[name] = loop.call_later(
+                    job.duration, lambda: _spawn(tasks, finish(name)))
 
         tracker.listeners.append(on_pcs)
 
@@ -187,14 +220,25 @@ def replay_trace(jobs: list[TraceJob], cfg: ReplayConfig) -> dict[str, Any]:
                     await asyncio.sleep(wait)
                 name = job.pcs_name()
                 submitted[name] = loop.time() - t0
+                pcs = job_podcliqueset(name, job.gang_size, job.gpus_per_pod,
+                                       scheduler=cfg.scheduler)
+                if cfg.queues and job.queue:
+                    pcs.spec.template.cliques[0].labels = {labels.LABEL_KAI_QUEUE: job.queue}
                 try:
-                    await stack.cluster.create(job_podcliqueset(
-                        name, job.gang_size, job.gpus_per_pod, scheduler=cfg.scheduler))
+                    await stack.cluster.create(pcs)
                 except ApiError as err:
                     raise RuntimeError(f"job {job.job_id}: {err}") from None
 
         for queue in scheduler_queues([cfg.scheduler]):
-            await stack.cluster.create(queue)
+            if not any(q["metadata"]["name"] == queue.name for q in cfg.queues):
+                await stack.cluster.create(queue)
+        for doc in cfg.queues:
+            try:
+                await stack.cluster.create(registry.from_dict(doc))
+            except ApiError as err:
+                raise RuntimeError(f"Queue {doc['metadata']['name']}: {err}") from None
+        if probe is not None:
+            probe.start(stack, tracker, t0)
         submitter = asyncio.create_task(submit_all(), name="trace-submit")
         if not fits:
             all_done.set()
@@ -215,9 +259,10 @@ def replay_trace(jobs: list[TraceJob], cfg: ReplayConfig) -> dict[str, Any]:
                   "moved_by_events": sched.queue.moves} if sched is not None else {}
         await tracker.stop()
         await stack.stop()
+        extra = probe.report(end) if probe is not None else {}
         return _report(fits, submitted, started, finished, meter, capacity, end, t0,
                        wall, cpu, tracker.ever_bound, room.waits(submitted, t0)) | {
-                           "scheduling_cycles": cycles}
+                           "scheduling_cycles": cycles, "job_restarts": restarts} | extra
 
     with tuned_gc(enabled=cfg.tune_gc):
         stats = run_virtual(main)

@@ -7,7 +7,10 @@
 - `gang_size`: pods that must run together (one PodGang);
 - `gpus_per_pod`: GPUs each pod asks for (0 for CPU-only pods; at most one node's GPUs);
 - `duration`: seconds the job runs once all its pods are Running;
-- `job_id` (optional column): a name; rows without one are numbered.
+- `job_id` (optional column): a name; rows without one are numbered;
+- `queue` (optional column): the KAI queue the job runs in (its pods carry the
+  `kai.scheduler/queue` label); empty for none. `phalanx bench trace --queues FILE` gives
+  the Queue objects.
 
 Columns may come in any order; extra columns are ignored. Errors name the file, the line and
 the column.
@@ -25,6 +28,8 @@ from pathlib import Path
 REQUIRED = ("submit_time", "gang_size", "gpus_per_pod", "duration")
 MAX_GANG = 100_000
 _NAME_OK = re.compile(r"[^a-z0-9-]+")
+# A Queue is cluster-scoped and named as any object: a DNS subdomain (lowercase).
+_QUEUE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 
 
 class TraceError(ValueError):
@@ -38,6 +43,7 @@ class TraceJob:
     gang_size: int
     gpus_per_pod: int
     duration: float
+    queue: str = ""
 
     @property
     def gpus(self) -> int:
@@ -66,7 +72,7 @@ def parse_trace(text: str, source: str = "<trace>") -> list[TraceJob]:
     missing = [c for c in REQUIRED if c not in header]
     if missing:
         raise TraceError(f"{source}: line 1: missing column(s) {', '.join(missing)}; a trace "
-                         f"needs {', '.join(REQUIRED)} (and optionally job_id)")
+                         f"needs {', '.join(REQUIRED)} (and optionally job_id, queue)")
     reader.fieldnames = header
     jobs: list[TraceJob] = []
     seen: dict[str, int] = {}
@@ -103,10 +109,16 @@ def _parse_row(row: dict[str, str | None], where: str, index: int) -> TraceJob:
         return value
 
     job_id = (row.get("job_id") or "").strip() or f"job-{index:05d}"
+    queue = (row.get("queue") or "").strip()
+    if queue and not _QUEUE_NAME.match(queue):
+        raise TraceError(f"{where}: queue: {queue!r} is not a valid Queue name (lowercase "
+                         "letters, digits, '-' and '.', starting and ending with a letter or "
+                         "digit)")
     return TraceJob(
         job_id=job_id,
         submit_time=float(number("submit_time", float, 0.0, 365 * 24 * 3600.0)),
         gang_size=int(number("gang_size", int, 1, MAX_GANG)),
         gpus_per_pod=int(number("gpus_per_pod", int, 0, 1024)),
         duration=float(number("duration", float, 0.0, 365 * 24 * 3600.0)),
+        queue=queue,
     )
