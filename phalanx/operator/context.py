@@ -210,6 +210,16 @@ def enqueue_batched(controller: Controller, informer: Informer[Any],
 HOLD_EPSILON = 1e-6
 
 
+def hold_left(dues: dict[str, float], key: str, now: float, longest: float) -> float:
+    """Seconds a held write of `key` may still wait: at most `longest` from the first time it
+    was held (0: write now, and the hold ends)."""
+    due = dues.setdefault(key, now + longest)
+    if due - now < HOLD_EPSILON:
+        del dues[key]
+        return 0.0
+    return due - now
+
+
 class SettleWindow:
     """Per key: the first and the latest change not yet written. `wait(key)` is how long a
     reconcile should still hold its write: until the key has been quiet for `quiet(key)`,

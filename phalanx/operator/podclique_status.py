@@ -26,7 +26,7 @@ from phalanx.cluster.controller import Controller, Result, map_from_label
 
 from . import lifecycle_events, naming
 from .conditions import podclique_status
-from .context import HOLD_EPSILON, IDX_PCS, OperatorContext, SettleWindow, enqueue_settled, requeue_on_conflict
+from .context import IDX_PCS, OperatorContext, SettleWindow, enqueue_settled, hold_left, requeue_on_conflict
 from .podclique import owned_pods
 from .updateprogress import expected_hash, in_progress, pcs_rolling, pod_hash_target
 
@@ -102,12 +102,8 @@ class PodCliqueStatusController:
                 n.status.current_generation_hash)
 
     def _hold(self, key: str) -> float:
-        now = self.ctx.client.clock.monotonic()
-        due = self._hold_due.setdefault(key, now + self.ctx.tunables.status_hold_longest)
-        if due - now < HOLD_EPSILON:
-            del self._hold_due[key]
-            return 0.0
-        return due - now
+        return hold_left(self._hold_due, key, self.ctx.client.clock.monotonic(),
+                         self.ctx.tunables.status_hold_longest)
 
     async def reconcile(self, key: str) -> Result | None:
         ctx = self.ctx

@@ -65,7 +65,7 @@ from .conditions import (
     REASON_PODS_SCHEDULED,
     REASON_PODS_UNSCHEDULED,
 )
-from .context import HOLD_EPSILON, copy_status, OperatorContext, enqueue_batched, requeue_on_conflict
+from .context import copy_status, OperatorContext, enqueue_batched, hold_left, requeue_on_conflict
 from .podclique import owned_pods
 
 
@@ -199,12 +199,8 @@ class PodGangController:
         if _transitions(old) != _transitions(new) and not _only_started(old, new):
             self._report_due.pop(key, None)
             return 0.0
-        now = self.ctx.client.clock.monotonic()
-        due = self._report_due.setdefault(key, now + self.ctx.tunables.status_report_period)
-        if due - now < HOLD_EPSILON:
-            del self._report_due[key]
-            return 0.0
-        return due - now
+        return hold_left(self._report_due, key, self.ctx.client.clock.monotonic(),
+                         self.ctx.tunables.status_report_period)
 
     def _verdict_wait(self, gang: PodGang) -> float:
         """Seconds to hold `Initialized=True` for the backend's first verdict (0: write)."""
@@ -213,12 +209,8 @@ class PodGangController:
                 gang.condition(BACKEND_SYNCED) is not None:
             self._verdict_due.pop(key, None)
             return 0.0
-        now = self.ctx.client.clock.monotonic()
-        due = self._verdict_due.setdefault(key, now + self.ctx.tunables.backend_verdict_wait)
-        if due - now < HOLD_EPSILON:
-            del self._verdict_due[key]
-            return 0.0
-        return due - now
+        return hold_left(self._verdict_due, key, self.ctx.client.clock.monotonic(),
+                         self.ctx.tunables.backend_verdict_wait)
 
     def _grace_left(self, key: str) -> float:
         """Seconds until an incomplete gang's `Initialized=False` is due, unless a failed

@@ -260,17 +260,23 @@ class SimHPAController:
         scaling_active(status, True, "ValidMetricFound", "the HPA was able to successfully "
                        f"calculate a replica count from {_metric_name(hpa)}",
                        self.client.clock.now_dt().isoformat())
+        if not await self._write_status(hpa, status):
+            return None
+        if retry:
+            self._due.add(key)
+            return Result(requeue_after=retry)
+        return None
+
+    async def _write_status(self, hpa: HorizontalPodAutoscaler, status: dict[str, Any]) -> bool:
+        """Write `status` if it changed; False when the HPA is gone."""
         if status != hpa.status:
             updated = hpa.copy_deep()
             updated.status = status
             try:
                 await self.client.update_status(updated)
             except NotFound:
-                return None
-        if retry:
-            self._due.add(key)
-            return Result(requeue_after=retry)
-        return None
+                return False
+        return True
 
     async def _validate_selector(self, key: str, ns: str, selector: str) -> None:
         """kube's validateAndParseSelector: non-empty, parses, and selects no pod another
@@ -306,13 +312,8 @@ class SimHPAController:
         status["currentReplicas"] = current
         scaling_active(status, False, problem.condition_reason, problem.condition_message,
                        self.client.clock.now_dt().isoformat())
-        if status != hpa.status:
-            updated = hpa.copy_deep()
-            updated.status = status
-            try:
-                await self.client.update_status(updated)
-            except NotFound:
-                return None
+        if not await self._write_status(hpa, status):
+            return None
         return Result(requeue_after=RESYNC)
 
     @property
