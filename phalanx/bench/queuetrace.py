@@ -31,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -315,13 +315,9 @@ def run_one(jobs: list[TraceJob], cfg: ReplayConfig, queues: Sequence[dict[str, 
             with_queues: bool) -> dict[str, Any]:
     """One replay, with the Queues created and jobs naming theirs, or with neither; the
     probe measures both against the same queues' fair shares."""
-    run_cfg = ReplayConfig(**{**vars_of(cfg), "queues": tuple(queues) if with_queues else ()})
+    run_cfg = replace(cfg, queues=tuple(queues) if with_queues else ())
     probe = QueueShareProbe(jobs, queues, cfg.nodes * GPUS_PER_NODE)
     return replay_trace(jobs, run_cfg, probe) | {"with_queues": with_queues}
-
-
-def vars_of(cfg: ReplayConfig) -> dict[str, Any]:
-    return {f: getattr(cfg, f) for f in cfg.__dataclass_fields__}
 
 
 def compare(jobs: list[TraceJob], cfg: ReplayConfig, queues: Sequence[dict[str, Any]],
