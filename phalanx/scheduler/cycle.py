@@ -165,18 +165,30 @@ class SchedulingCycle:
         while pods evicted for it may still be leaving it; otherwise the room is released,
         as kube-scheduler's preemption clears the nomination when it finds no candidates (and
         keeps it while a lower-priority pod on the node terminates). A stale nomination would
-        hold the room against every pod of its priority or lower for good."""
-        node = self.nominator.nominated_node(info.key)
-        if node is None:
+        hold the room against every pod of its priority or lower for good. A gang's members
+        nominated together keep or release their room together: while anything is still
+        leaving any of their nodes, all of it is kept."""
+        group = self.nominator.group_of(info.key)
+        if group is not None:
+            held = self.nominator.group_nominations(group)
+        else:
+            node = self.nominator.nominated_node(info.key)
+            held = [(info, node)] if node is not None else []
+        if any(self._still_leaving(node, pod.priority) for pod, node in held):
             return
+        for pod, _node in held:
+            self.nominate(pod, None)
+        if group is not None:
+            self.nominator.drop_group(group)
+
+    def _still_leaving(self: Scheduler, node: str, priority: int) -> bool:
+        """Is a pod evicted for room, or a lower-priority pod being deleted, still on `node`?"""
         row = self.cache.snapshot.row(node)
-        if row is not None:
-            for other in self.cache.snapshot.pods_on(row).values():
-                if other.key in self.evicted or (
-                        other.pod.metadata.deletion_timestamp is not None
-                        and other.priority < info.priority):
-                    return
-        self.nominate(info, None)
+        if row is None:
+            return False
+        return any(other.key in self.evicted or (
+            other.pod.metadata.deletion_timestamp is not None and other.priority < priority)
+            for other in self.cache.snapshot.pods_on(row).values())
 
     def _report_unschedulable(self: Scheduler, pod: Pod, diag: Diagnosis) -> None:
         message = diag.message()

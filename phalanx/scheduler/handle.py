@@ -97,8 +97,8 @@ class SchedulerHandle:
     def evict(self, victim: PodInfo | Pod, *, preemptor: PodInfo | None, message: str) -> None:
         self._s.evict(victim if isinstance(victim, Pod) else victim.pod, preemptor, message)
 
-    def nominate(self, pod: PodInfo, node: str | None) -> None:
-        self._s.nominate(pod, node)
+    def nominate(self, pod: PodInfo, node: str | None, group: str | None = None) -> None:
+        self._s.nominate(pod, node, group)
 
     def diagnosis(self, pod_key: str) -> Diagnosis | None:
         return self._s.diagnosis(pod_key)

@@ -4,6 +4,10 @@ After a PostFilter plugin evicts victims for a pod, the pod is *nominated* to th
 Until it is scheduled (or deleted), pods of lower priority must not take that room while
 the victims terminate: a node with nominated pods of priority >= the pod's passes only if
 the pod fits next to them (kube-scheduler's addNominatedPods, for resources).
+
+A gang's preemption nominates every member it needs to the node planned for it, as one
+*group*: the room is the gang's, so it is held or released as a whole (cycle.py drops a
+group once none of its nodes has anything left to free and a member fails again).
 """
 
 from __future__ import annotations
@@ -20,6 +24,10 @@ class Nominator:
     def __init__(self) -> None:
         self._by_pod: dict[str, tuple[PodInfo, str]] = {}
         self._by_node: dict[str, dict[str, PodInfo]] = {}
+        # Group membership outlives a member's own nomination (used up when it is assumed):
+        # a member that fails later still speaks for the group's remaining room.
+        self._group_of: dict[str, str] = {}
+        self._groups: dict[str, set[str]] = {}
 
     def __len__(self) -> int:
         return len(self._by_pod)
@@ -28,10 +36,40 @@ class Nominator:
         entry = self._by_pod.get(pod_key)
         return entry[1] if entry else None
 
-    def add(self, pod: PodInfo, node: str) -> None:
+    def add(self, pod: PodInfo, node: str, group: str | None = None) -> None:
         self.remove(pod.key)
         self._by_pod[pod.key] = (pod, node)
         self._by_node.setdefault(node, {})[pod.key] = pod
+        if group is not None and self._group_of.get(pod.key) != group:
+            self._leave_group(pod.key)
+            self._group_of[pod.key] = group
+            self._groups.setdefault(group, set()).add(pod.key)
+
+    def group_of(self, pod_key: str) -> str | None:
+        return self._group_of.get(pod_key)
+
+    def group_nominations(self, group: str) -> list[tuple[PodInfo, str]]:
+        """The group's members still nominated, with their nodes."""
+        return [self._by_pod[k] for k in sorted(self._groups.get(group, ())) if k in self._by_pod]
+
+    def drop_group(self, group: str) -> None:
+        """Forget the group (its members' nominations are removed by the caller)."""
+        for key in self._groups.pop(group, ()):
+            self._group_of.pop(key, None)
+
+    def forget(self, pod_key: str) -> None:
+        """The pod is gone: its nomination and its group membership."""
+        self.remove(pod_key)
+        self._leave_group(pod_key)
+
+    def _leave_group(self, pod_key: str) -> None:
+        group = self._group_of.pop(pod_key, None)
+        if group is not None:
+            members = self._groups.get(group)
+            if members is not None:
+                members.discard(pod_key)
+                if not members:
+                    del self._groups[group]
 
     def remove(self, pod_key: str) -> None:
         entry = self._by_pod.pop(pod_key, None)

@@ -246,14 +246,18 @@ class Scheduler(SchedulingCycle):
 
         self.spawn(delete(), f"evict-{victim.key}")
 
-    def nominate(self, pod: PodInfo, node: str | None) -> None:
-        """Keep `node`'s freed room for `pod` (None clears) and record it on the pod status."""
+    def nominate(self, pod: PodInfo, node: str | None, group: str | None = None) -> None:
+        """Keep `node`'s freed room for `pod` (None clears) and record it on the pod status;
+        `group` ties it to the other members nominated for the same gang (nominator.py)."""
         if node is None:
             if self.nominator.nominated_node(pod.key) is None:
                 return
             self.nominator.remove(pod.key)
         else:
-            self.nominator.add(pod, node)
+            known = self.nominator.nominated_node(pod.key) == node
+            self.nominator.add(pod, node, group)
+            if known:
+                return  # already recorded (the PostFilter result repeats the plugin's own)
 
         async def patch() -> None:
             try:
@@ -322,7 +326,7 @@ class Scheduler(SchedulingCycle):
 
     def _on_pod_delete(self, pod: Pod) -> None:
         key = pod.key
-        self.nominator.remove(key)
+        self.nominator.forget(key)
         self.evicted.discard(key)
         self.events.forget(pod.metadata.uid or key)
         self._diagnoses.pop(key, None)

@@ -300,9 +300,10 @@ class Handle(Protocol):
     def evict(self, victim: PodInfo | Pod, *, preemptor: PodInfo | None, message: str) -> None:
         """Delete a pod (preemption) in the background and record a "Preempted" Event."""
 
-    def nominate(self, pod: PodInfo, node: str | None) -> None:
+    def nominate(self, pod: PodInfo, node: str | None, group: str | None = None) -> None:
         """Set (or clear with None) the pod's nominated node: the resources of its victims are
-        kept for it, lower-priority pods do not take them while the victims terminate."""
+        kept for it, lower-priority pods do not take them while the victims terminate. Pods
+        nominated with one `group` (a gang's members) keep or lose that room together."""
 
     def diagnosis(self, pod_key: str) -> Diagnosis | None:
         """The last failure diagnosis of a pod, or None."""

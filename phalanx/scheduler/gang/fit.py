@@ -61,13 +61,15 @@ def fits(free: np.ndarray, needs: Sequence[Need]) -> int | None:
 
 
 def fits_scoped(free: np.ndarray, needs: Sequence[Need], scopes: Sequence[str | None],
-                domains: Mapping[str, np.ndarray]) -> int | None:
+                domains: Mapping[str, np.ndarray],
+                placed: list[list[int]] | None = None) -> int | None:
     """Like `fits`, where the pods of the needs sharing a scope name must all land in one
     domain of that scope (`domains[scope]`: domain id per row, 0 = none). Scopes are placed
     first (the one of `needs[0]` leading), each in the first domain, by most room, that
     holds all its pods; then the unscoped needs anywhere. Greedy: exact for one scope of
-    one shape."""
+    one shape. `placed`, if given, receives each need's rows, one per pod, in need order."""
     work = free.copy()
+    rows_of: dict[int, list[int]] = {}
     by_scope: dict[str | None, list[int]] = {}
     for i, sc in enumerate(scopes):
         by_scope.setdefault(sc, []).append(i)
@@ -75,8 +77,9 @@ def fits_scoped(free: np.ndarray, needs: Sequence[Need], scopes: Sequence[str | 
     first: int | None = None
     for sc in order:
         group = [needs[i] for i in by_scope[sc]]
+        out: list[list[int]] = []
         if sc is None:
-            row = _place(work, group)
+            row = _place(work, group, out)
             if row is None:
                 return None
         else:
@@ -99,14 +102,18 @@ def fits_scoped(free: np.ndarray, needs: Sequence[Need], scopes: Sequence[str | 
                 sub = [
                     Need(n.cols, n.vals, n.count, _and(n.mask, col == v), n.spread) for n in group
                 ]
-                row = _place(trial, sub)
+                out = []
+                row = _place(trial, sub, out)
                 if row is not None:
                     work = trial
                     break
             if row is None:
                 return None
+        rows_of.update(zip(by_scope[sc], out, strict=True))
         if 0 in by_scope[sc]:
             first = row
+    if placed is not None:
+        placed[:] = [rows_of[i] for i in range(len(needs))]
     return first
 
 
@@ -114,11 +121,16 @@ def _and(mask: np.ndarray | None, other: np.ndarray) -> np.ndarray:
     return other if mask is None else mask & other
 
 
-def _place(work: np.ndarray, needs: Sequence[Need]) -> int | None:
-    """Place the needs into `work` (modified); the row of needs[0]'s first pod, or None."""
+def _place(work: np.ndarray, needs: Sequence[Need], placed: list[list[int]] | None = None
+           ) -> int | None:
+    """Place the needs into `work` (modified); the row of needs[0]'s first pod, or None.
+    `placed` receives each need's rows, one per pod."""
     free = work
     first: int | None = None
     for need in needs:
+        at: list[int] = []
+        if placed is not None:
+            placed.append(at)
         cap = capacity(work, need)
         if int(cap.sum()) < need.count:
             return None
@@ -133,6 +145,7 @@ def _place(work: np.ndarray, needs: Sequence[Need]) -> int | None:
             if first is None:
                 first = row
             work[row, need.cols] -= take * need.vals
+            at.extend([row] * take)
             left -= take
     return first if first is not None else (0 if free.shape[0] else None)
 

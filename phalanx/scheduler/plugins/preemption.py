@@ -157,7 +157,7 @@ class DefaultPreemption(Plugin):
         if waiting:
             return None, Status.unschedulable(f"waiting for {waiting} preempted pod(s) to terminate")
 
-        shapes, own = self._preemptor(pod, gang)
+        shapes, own, members = self._preemptor(pod, gang)
         self._preemptor_pod = pod
         if not shapes:
             return None, Status.unschedulable("nothing to place")
@@ -172,7 +172,7 @@ class DefaultPreemption(Plugin):
             candidate |= m
         if not candidate.any():
             return None, Status.unresolvable(f"preemption cannot help {what}: no node passes its filters even without lower-priority pods")
-        best: tuple[tuple[Any, ...], list[Unit], int] | None = None
+        best: tuple[tuple[Any, ...], list[Unit], list[list[int]]] | None = None
         shortfall = ""
         infos = [info for info, _ in shapes]
         # Inter-pod (anti-)affinity makes a node's verdict depend on which victims go, so the
@@ -209,45 +209,48 @@ class DefaultPreemption(Plugin):
             if isinstance(plan, str):
                 shortfall = shortfall or plan
                 continue
-            chosen, node_row = plan
+            chosen, placed = plan
             if not chosen:
                 # The gang fits without evicting anyone (a different placement order works,
                 # which its next attempt, led by this pod, tries): evict nothing.
                 return None, Status.unschedulable(f"{what} fits without preemption; retrying")
             cost = (max(u.priority for u in chosen), sum(len(u.pods) for u in chosen), len(chosen))
             if best is None or cost < best[0]:
-                best = (cost, chosen, node_row)
+                best = (cost, chosen, placed)
         if best is None:
             return None, Status.unschedulable(
                 f"preemption cannot make room for {what}: {shortfall}; nothing evicted"
             )
-        _, chosen, node_row = best
+        _, chosen, placed = best
         self._evict(pod, what, chosen, unit_key)
-        return PostFilterResult(nominated_node=snap.names[node_row]), Status()
+        # Every needed member keeps the room planned for it, not only the failed pod: a
+        # pod of equal priority (a victim's replacement) must not take a member's node
+        # while the gang waits for the victims to go (KAI pipelines the whole job there).
+        for shape_members, rows in zip(members, placed, strict=True):
+            for member, row in zip(shape_members, rows, strict=True):
+                if member.key == pod.key or self.handle.pod_info(member.key) is not None:
+                    self.handle.nominate(member, snap.names[row], unit_key if gang else None)
+        return PostFilterResult(nominated_node=snap.names[placed[0][0]]), Status()
 
     # --- the preemptor ------------------------------------------------------------------
 
     def _preemptor(
         self, pod: PodInfo, gang: GangState | None
-    ) -> tuple[list[tuple[PodInfo, int]], set[str]]:
-        """What must fit, as (a pod of each signature, how many), the failed pod's first; and
-        the pods that must not be victims."""
+    ) -> tuple[list[tuple[PodInfo, int]], set[str], list[list[PodInfo]]]:
+        """What must fit, as (a pod of each signature, how many), the failed pod's first; the
+        pods that must not be victims; and the members of each shape (the failed pod first)."""
         if gang is None:
-            return [(pod, 1)], {pod.key}
+            return [(pod, 1)], {pod.key}, [[pod]]
         group = [g for g in self.runtime.cache.group_states(gang) if g is not None]
         own = {k for g in group for k in g.members}
         chosen: list[PodInfo] = []
         for g in group:
             chosen.extend(self._members_needed(g, pod))
         chosen.sort(key=lambda i: i.key != pod.key)  # nominated where the plan puts it
-        shapes: dict[Any, list[Any]] = {}
+        shapes: dict[Any, list[PodInfo]] = {}
         for info in chosen:
-            entry = shapes.get(info.signature)
-            if entry is None:
-                shapes[info.signature] = [info, 1]
-            else:
-                entry[1] += 1
-        return [(info, n) for info, n in shapes.values()], own
+            shapes.setdefault(info.signature, []).append(info)
+        return [(m[0], len(m)) for m in shapes.values()], own, list(shapes.values())
 
     def _feasible_without(
         self, snap: Snapshot, rows: np.ndarray, units: list[Unit], shapes: list[PodInfo]
@@ -394,8 +397,9 @@ class DefaultPreemption(Plugin):
         scopes: list[str | None],
         cols: dict[str, np.ndarray],
         units: list[Unit],
-    ) -> tuple[list[Unit], int] | str:
-        """The victims to evict and a row for the failed pod, or why it cannot work.
+    ) -> tuple[list[Unit], list[list[int]]] | str:
+        """The victims to evict and the rows planned for each shape's pods (the failed pod's
+        first), or why it cannot work.
 
         `needs_for(victims)` gives the shapes to place with those victims gone (their masks
         re-checked when inter-pod affinity is in play); `scopes[i]` names the required
@@ -413,14 +417,13 @@ class DefaultPreemption(Plugin):
                         out[i, cols_] += vals
             return out
 
-        def check(chosen: Sequence[Unit]) -> int | None:
+        def check(chosen: Sequence[Unit], placed: list[list[int]] | None = None) -> int | None:
             if self._room_refused(chosen) is not None:
                 return None  # monotone too: more victims never free less room
-            return fits_scoped(freed(chosen), needs_for(chosen), scopes, cols)
+            return fits_scoped(freed(chosen), needs_for(chosen), scopes, cols, placed)
 
-        as_is = check([])
-        if as_is is not None:
-            return [], int(rows[as_is])
+        if check([]) is not None:
+            return [], []
         room = self._room_refused(units)
         if room is not None:
             return f"{room}, even after evicting every lower-priority pod"
@@ -446,12 +449,13 @@ class DefaultPreemption(Plugin):
             trial = [x for x in chosen if x is not u]
             if check(trial) is not None and (not trial or self._accept(trial) is None):
                 chosen = trial
-        placement = check(chosen)
-        assert placement is not None
+        placed: list[list[int]] = []
+        if check(chosen, placed) is None:  # cannot happen: `chosen` passed `check` above
+            return "the planned victims no longer make room"
         refused = self._accept(chosen) if chosen else None
         if refused is not None:
             return refused
-        return chosen, int(rows[placement])
+        return chosen, [[int(rows[i]) for i in at] for at in placed]
 
     # --- eviction --------------------------------------------------------------------------
 
