@@ -241,6 +241,45 @@ def test_a_nominated_pod_keeps_its_node_while_a_lower_priority_pod_there_termina
     assert _nominated_then_retried(terminating=True) == ("n1", "n1")
 
 
+def _group_nominated_then_retried(terminating: bool):
+    """vip and mate are nominated as one group (a gang's members): vip to n1, where filler
+    (lower priority) sits, terminating or not, and mate to the empty n2. vip is retried and
+    fails again. Returns both nominations in the scheduler afterwards."""
+    from phalanx.scheduler.framework import PluginRef, Plugins, PluginSet, PodInfo, SchedulerProfile
+
+    no_preemption = SchedulerProfile(plugins=Plugins(post_filter=PluginSet(disabled=[PluginRef(name="*")])))
+    filler = pod("filler", cpu="4", priority=1)
+    filler.metadata.finalizers = ["test.phalanx.dev/hold"]  # a delete leaves it terminating
+
+    async def body(client, sched):
+        assert await sched.wait_idle(timeout=30)
+        await client.create(pod("vip", cpu="8", priority=100))  # fits nowhere
+        assert await sched.wait_idle(timeout=30)
+        sched.nominate(PodInfo(await client.get(Pod, "vip", "default")), "n1", "gang")
+        sched.nominate(PodInfo(pod("mate", cpu="4", priority=100)), "n2", "gang")
+        if terminating:
+            await client.delete(Pod, "filler", "default")
+        sched.queue.activate(["default/vip"])
+        assert await sched.wait_idle(timeout=30)
+        return (sched.nominator.nominated_node("default/vip"),
+                sched.nominator.nominated_node("default/mate"))
+
+    return run_scheduler(body, nodes=[node("n1", cpu=4), node("n2", cpu=4)], pods=[filler],
+                         scheduler_factory=lambda c: Scheduler(c, [no_preemption]))
+
+
+def test_a_gangs_nominations_are_kept_together_while_any_of_its_room_is_still_coming():
+    """mate's node n2 has nothing leaving, yet it keeps its room while n1's victim
+    terminates: the gang needs both."""
+    assert _group_nominated_then_retried(terminating=True) == ("n1", "n2")
+
+
+def test_a_gangs_nominations_are_released_together_once_nothing_is_leaving():
+    """A member fails again with nothing left to free on any of the group's nodes: the whole
+    group's room is released, not only the failed member's (mate was never retried)."""
+    assert _group_nominated_then_retried(terminating=False) == (None, None)
+
+
 def test_a_bound_pod_change_is_named_by_what_placement_depends_on():
     from phalanx.scheduler.framework import ActionType, PodInfo
     from phalanx.scheduler.scheduler import assigned_pod_change

@@ -21,9 +21,11 @@ its gang group (per sub-group too); for any other pod it is the pod alone. Then:
    under its queue's limit), found by bisection; then a reprieve pass puts
    back every unit not actually needed (highest priority first).
 5. Eviction: bound victims are deleted (a "Preempted" Event each); victims still waiting at
-   Permit are rejected (their reservations released). The failed pod is nominated to a node
-   of the plan. While those victims terminate, further failures of the same gang wait for
-   them instead of evicting more.
+   Permit are rejected (their reservations released). Every member the plan places is
+   nominated to its node (the failed pod, and for a gang each needed member, as one group
+   in the nominator), so pods of equal or lower priority, the victims' replacements among
+   them, do not take the freed room while the gang waits. While those victims terminate,
+   further failures of the same gang wait for them instead of evicting more.
 
 Fit is checked on the snapshot's resource columns (vectorised, greedy per shape). Members
 that keep apart (a required anti-affinity term matching themselves) count one per domain.

@@ -15,8 +15,10 @@ minimum) does not fit:
    (its filters, topology, gang packing all count); that set must pass KAI's reclaim rules:
    each victim queue over its fair share (or over its quota, for a reclaimer within its
    own), and the reclaimer not ending above an affected sibling's saturation.
-4. The victims are evicted (a "Preempted" Event naming the reclaiming queue) and the pod is
-   nominated; while they terminate, the job waits for them instead of evicting more.
+4. The victims are evicted (a "Preempted" Event naming the reclaiming queue) and every
+   member the job needs is nominated to the node planned for it (KAI pipelines the whole
+   job onto the room it frees); while they terminate, the job waits for them instead of
+   evicting more, and the victims' replacements cannot take that room back.
 """
 
 from __future__ import annotations
