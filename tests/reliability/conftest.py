@@ -5,7 +5,7 @@ Each test records what it survived (faults injected, restarts, inputs tried) wit
 junit properties, and repeated in a "reliability counts" section of the terminal summary.
 
 Scale (defaults keep the directory around two minutes on two cores):
-    PHALANX_RELIABILITY_GANGS=2000      gangs in the fault-injection test
+    PHALANX_RELIABILITY_GANGS=1000      gangs in the fault-injection test
     PHALANX_RELIABILITY_RESTARTS=12     kill/restart cycles in the restart test
     PHALANX_RELIABILITY_EXAMPLES=60     hypothesis examples per fuzz target
     PHALANX_RELIABILITY_EXPLORE=1       new random fuzz examples on each run (default: fixed)

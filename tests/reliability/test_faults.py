@@ -1,5 +1,5 @@
 """API write failures, optimistic-lock conflicts and dropped watches, at 1-10% each, while
-the operator materialises and the scheduler places a few thousand gangs across every backend;
+the operator materialises and the scheduler places a thousand gangs across every backend;
 then while all of it is deleted.
 
 Must hold once things settle: every pod Running, every PodGang Running and fully bound (never
@@ -38,7 +38,7 @@ from .invariants import (
     orphans,
 )
 
-GANGS = env_int("PHALANX_RELIABILITY_GANGS", 2000)
+GANGS = env_int("PHALANX_RELIABILITY_GANGS", 1000)
 SEED = env_int("PHALANX_RELIABILITY_SEED", 7)
 PODS_PER_GANG = 2
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from prometheus_client.parser import text_string_to_metric_families
 
 from phalanx.api.grove import PodCliqueSet
+from phalanx.bench.kube.apimetrics import only_metrics
 from phalanx.envtest.ports import http_get
 
 from .scenarios import Scenario, pods_for
@@ -43,7 +44,8 @@ class SoakSampler:
         if status != 200:
             return None
         total = 0.0
-        for family in text_string_to_metric_families(body.decode()):
+        text = only_metrics(body.decode(), "apiserver_longrunning_requests")
+        for family in text_string_to_metric_families(text):
             for s in family.samples:
                 if s.name == "apiserver_longrunning_requests" and s.labels.get("verb") == "WATCH":
                     total += s.value

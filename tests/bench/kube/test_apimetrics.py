@@ -60,3 +60,21 @@ def test_deltas_by_verb_call_and_errors():
 def test_a_counter_that_did_not_move_is_not_in_the_delta():
     same = apimetrics.request_counts(BEFORE)
     assert apimetrics.counts_delta(same, same) == {}
+
+
+def test_only_the_named_family_is_kept_and_counts_are_those_of_a_full_parse():
+    from prometheus_client.parser import text_string_to_metric_families
+
+    # A family whose name starts with the counter's must not be taken for it.
+    lookalike = ('# TYPE apiserver_request_total_x counter\n'
+                 'apiserver_request_total_x{verb="POST",resource="pods"} 9\n')
+    text = AFTER + lookalike
+    kept = apimetrics.only_metrics(text, apimetrics.METRIC)
+    assert "apiserver_request_duration_seconds" not in kept
+    assert "apiserver_request_total_x" not in kept
+    assert kept.count("\napiserver_request_total{") == 7
+    full = [s for f in text_string_to_metric_families(text) for s in f.samples
+            if s.name == apimetrics.METRIC]
+    assert len(full) == 7
+    assert sum(apimetrics.request_counts(text).values()) == sum(
+        s.value for s in full if s.labels["resource"] not in ("", "tokenreviews"))

@@ -138,10 +138,14 @@ def test_an_image_change_rolls_replica_by_replica(control_plane: Any, kube_names
                 done = (up is not None and up.update_started_at is not None
                         and up.update_ended_at is not None
                         and pcs.status.updated_replicas == REPLICAS
+                        # Availability is written after the pods turn Ready: wait for it so
+                        # that `kubectl get pcs` below reads the settled row.
+                        and pcs.status.available_replicas == REPLICAS
                         and len(pods) == total
                         and all(p.is_ready and p.spec.containers[0].image == "busybox:2"
                                 for p in pods))
-                return pcs if done else Pending((pcs.status.updated_replicas, len(pods)))
+                return pcs if done else Pending((pcs.status.updated_replicas,
+                                                 pcs.status.available_replicas, len(pods)))
 
             pcs = await wait_until_async(rolled, REAL_SERVER_TIMEOUT, interval=0.5,
                                          stall=STALL, what="the rolling update to finish")
