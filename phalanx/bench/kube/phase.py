@@ -39,7 +39,7 @@ from . import apimetrics, schedulers, writes
 from .cleanup import delete_run
 from .config import KubeBenchConfig
 from .observer import BindObserver
-from .procstat import cpu_seconds, cpu_times, peak_rss_mb
+from .procstat import cpu_seconds, cpu_times, machine_busy_seconds, peak_rss_mb
 from .workload import GangObjects, gangs, plain_pods
 
 QUIET_SCRAPES = 2  # consecutive scrapes with (almost) no new requests: the run is over
@@ -73,9 +73,42 @@ class Window:
     load_after: tuple[float, float, float] = (0.0, 0.0, 0.0)
     requests: dict[apimetrics.RequestKey, int] = field(default_factory=dict)
     writes: list[writes.Write] = field(default_factory=list)
+    # CPU seconds at t0 and at quiet: the control plane's processes, this bench process
+    # (its watch and scrapes) and the whole machine, so that a run shows whether the
+    # machine, not the scheduler, was the limit.
+    cpu_around: list[dict[str, float]] = field(default_factory=list)
 
     def wall(self, monotonic: float) -> float:
         return self.t0_wall + (monotonic - self.t0)
+
+
+def _cpu_snapshot(plane: ControlPlane) -> dict[str, float]:
+    out = {"machine": machine_busy_seconds(), "bench": time.process_time()}
+    for name, part in (("kube-apiserver", plane.apiserver), ("etcd", plane.etcd)):
+        if part is not None:
+            out[name] = cpu_seconds(part.process.pid)
+    return out
+
+
+def _cpu_shares(w: Window, window: float, pods: int) -> dict[str, Any]:
+    """What the machine's CPUs did over t0..quiet (see Window.cpu_around)."""
+    if len(w.cpu_around) != 2:
+        return {}
+    start, end = w.cpu_around
+    cpus = os.cpu_count() or 1
+    used = {k: round(end[k] - start[k], 3) for k in start if k in end}
+    busy = used.pop("machine", 0.0)
+    server = used.get("kube-apiserver")
+    return {
+        "apiserver_cpu_ms_per_pod": (round(1000 * server / pods, 3)
+                                     if server is not None and pods else None),
+        "control_plane_cpu_seconds": {k: used[k] for k in ("kube-apiserver", "etcd")
+                                      if k in used},
+        "bench_process_cpu_seconds": used.get("bench", 0.0),
+        "machine_busy_cpu_seconds": busy,
+        "machine_cpu_seconds_available": round(cpus * window, 3),
+        "machine_busy_fraction": round(busy / (cpus * window), 3) if window > 0 else 0.0,
+    }
 
 
 async def scrape(plane: ControlPlane) -> dict[apimetrics.RequestKey, float]:
@@ -162,6 +195,7 @@ async def run_phase(plane: ControlPlane, kube: Any, cfg: KubeBenchConfig, schedu
     before = await scrape(plane)
     w.load_before = os.getloadavg()
     audit_offset = writes.log_size(plane.audit_log)
+    w.cpu_around.append(_cpu_snapshot(plane))
     w.t0_wall, w.t0 = time.time(), time.monotonic()
     running = schedulers.start(plane, cfg, scheduler, profile=profile, kubeconfig=kubeconfig)
     pid.append(running.pid)
@@ -183,6 +217,7 @@ async def run_phase(plane: ControlPlane, kube: Any, cfg: KubeBenchConfig, schedu
         if configz is None and scheduler == schedulers.KUBE_SCHEDULER:
             configz = await asyncio.to_thread(running.configz)
         w.quiet = await _until_quiet(plane, running, before)
+        w.cpu_around.append(_cpu_snapshot(plane))
         w.cpu_user, w.cpu_system = cpu_times(running.pid)
         w.cpu_at_quiet = w.cpu_user + w.cpu_system
         w.peak_rss_mb = peak_rss_mb(running.pid)
@@ -258,6 +293,7 @@ def summarize(cfg: KubeBenchConfig, scheduler: str, workload: str, pods: list[An
         "background_requests_estimate": round(background_rps * window, 1),
         "load_average_before": [round(x, 2) for x in w.load_before],
         "load_average_after": [round(x, 2) for x in w.load_after],
+        **_cpu_shares(w, window, n),
     }
     if members:
         ttb = []

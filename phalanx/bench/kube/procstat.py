@@ -1,6 +1,8 @@
 """CPU time of a process from /proc, its children included (Linux).
 
 `peak_rss_mb(pid)`: its peak resident memory.
+`machine_busy_seconds()`: CPU seconds every process on the machine has used since boot (all
+CPUs, idle and iowait left out), to tell how busy the machine was over a window.
 `cpu_seconds(pid)`: utime + stime of the process and of every live descendant, plus
 cutime + cstime (children it has already reaped), in seconds. Threads are part of their
 process's counters. Read it while the process still runs: /proc forgets it at exit.
@@ -67,6 +69,18 @@ def cpu_times(pid: int, proc: Path = PROC) -> tuple[float, float]:
 def cpu_seconds(pid: int, proc: Path = PROC) -> float:
     """CPU seconds of `pid` and its descendants (0.0 when it is gone)."""
     return sum(cpu_times(pid, proc))
+
+
+def machine_busy_seconds(proc: Path = PROC) -> float:
+    """Busy CPU seconds of the whole machine since boot, from /proc/stat's `cpu` line:
+    user, nice, system, irq, softirq and steal (guest time is inside user already)."""
+    try:
+        fields = (proc / "stat").read_text().split("\n", 1)[0].split()
+        user, nice, system, _idle, _iowait, irq, softirq, steal = map(int, fields[1:9])
+    except (OSError, ValueError):
+        return 0.0
+    return (user + nice + system + irq + softirq + steal) / _TICKS
+
 
 def peak_rss_mb(pid: int, proc: Path = PROC) -> float:
     """The process's peak resident memory (VmHWM) in MiB (0.0 when it is gone)."""

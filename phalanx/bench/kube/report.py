@@ -19,6 +19,8 @@ COLUMNS = (  # (header, run field, format)
     ("writes trail s", "writes_trail", "{:.2f}"),
     ("CPU ms/pod", "cpu_ms_per_pod", "{:.2f}"),
     ("API req/pod", "api_requests_per_pod", "{:.2f}"),
+    ("apiserver CPU ms/pod", "apiserver_cpu_ms_per_pod", "{:.2f}"),
+    ("machine busy", "machine_busy_fraction", "{:.0%}"),
     ("nodes used", "nodes_used", "{}"),
     ("gang p50 s", "gang_p50", "{:.2f}"),
     ("gang p99 s", "gang_p99", "{:.2f}"),
@@ -27,6 +29,7 @@ RATIO_FIRST = 4  # the columns from here on have a ratio (where the run gives on
 RATIO_KEYS = {"pods_per_second_to_done": "pods/s to done", "pods_per_second": "pods/s (binds)",
               "pods_per_second_from_start": "pods/s (to last bind)",
               "cpu_ms_per_pod": "CPU ms/pod", "api_requests_per_pod": "API req/pod",
+              "apiserver_cpu_ms_per_pod": "apiserver CPU ms/pod",
               "gang_p50": "gang p50 s", "gang_p99": "gang p99 s"}
 
 

@@ -40,3 +40,14 @@ def test_peak_rss(tmp_path):
     (tmp_path / "7" / "status").write_text("Name:\tx\nVmHWM:\t  204800 kB\nVmRSS:\t 1000 kB\n")
     assert procstat.peak_rss_mb(7, tmp_path) == 200.0
     assert procstat.peak_rss_mb(8, tmp_path) == 0.0
+
+
+def test_machine_busy_seconds_leave_idle_and_iowait_out(tmp_path):
+    ticks = procstat._TICKS
+    # cpu  user nice system idle iowait irq softirq steal guest guest_nice
+    (tmp_path / "stat").write_text(
+        f"cpu  {5 * ticks} {ticks} {2 * ticks} {100 * ticks} {7 * ticks} 0 {ticks} 0 "
+        f"{3 * ticks} 0\ncpu0 1 2 3 4 5 6 7 8 9 0\n")
+    assert procstat.machine_busy_seconds(tmp_path) == 9.0
+    assert procstat.machine_busy_seconds(tmp_path / "absent") == 0.0
+    assert procstat.machine_busy_seconds() > 0  # this machine's own /proc/stat

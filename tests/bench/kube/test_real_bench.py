@@ -58,6 +58,11 @@ def test_bench_kube_binds_everything_with_both_schedulers_and_stops_all(tmp_path
         assert r["done_seconds"] == max(r["all_bound_seconds"],
                                         r["own_writes"]["last_write_seconds"])
         assert sum(int(k) * v for k, v in r["nodes_by_pods_per_node"].items()) == 40
+        # What the machine did meanwhile: the API server served every bind, so it used CPU.
+        assert r["control_plane_cpu_seconds"]["kube-apiserver"] > 0, (scheduler, workload)
+        assert r["apiserver_cpu_ms_per_pod"] > 0
+        assert 0 < r["machine_busy_fraction"] <= 1.05  # /proc/stat ticks: a little jitter
+        assert r["machine_busy_cpu_seconds"] >= r["control_plane_cpu_seconds"]["kube-apiserver"]
         if workload == "gangs":
             assert r["gangs_bound"] == r["gangs"] == 3
             assert 0 < r["gang_time_to_bound_seconds"]["p50"] <= r["all_bound_seconds"]
