@@ -78,6 +78,10 @@ class KubeBenchConfig:
         unknown = [w for w in self.workloads if w not in WORKLOADS]
         if unknown or not self.workloads:
             bad("workloads", f"unknown {unknown or 'none'}; use some of {', '.join(WORKLOADS)}")
+        for workload, name in (("plain", "plain_pods"), ("gangs", "gang_pods")):
+            if workload in self.workloads and getattr(self, name) == 0:
+                bad(name, f"the '{workload}' workload has no pods: give it some, or leave it "
+                    f"out with --workloads")
         if self.pod_gpus < 0 or self.pod_gpus > 8:
             bad("pod_gpus", f"nodes have 8 GPUs, got {self.pod_gpus}")
         capacity = self.nodes * (8 // self.pod_gpus if self.pod_gpus else 110)

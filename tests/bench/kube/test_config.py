@@ -41,6 +41,8 @@ def test_equal_limits_by_default_and_each_ones_defaults_on_request():
     ({"qps": 0}, "--qps"),
     ({"schedulers": ("volcano",)}, "--schedulers"),
     ({"workloads": ()}, "--workloads"),
+    ({"gang_pods": 0}, "--gang-pods"),  # a workload that would wait for none of its pods
+    ({"plain_pods": 0, "workloads": ("plain",)}, "--plain-pods"),
     ({"nodes": 10, "plain_pods": 81}, "--nodes"),  # 10 nodes x 8 GPUs hold 80 pods
 ])
 def test_invalid_configurations_name_the_option(changes, option):
