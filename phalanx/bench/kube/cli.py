@@ -12,7 +12,7 @@ from phalanx.bench.cli import _duration, _write
 from phalanx.cli.bench import DEFAULT_OUT, bench_app
 from phalanx.cli.errors import UserError
 
-from .config import SCHEDULERS, WORKLOADS, KubeBenchConfig, parse_names
+from .config import SCHEDULERS, WORKLOADS, KubeBenchConfig, parse_names, result_name
 
 H_NODES = "Fake Nodes on the API server (8 GPUs, 128 cpu, 2Ti each), shared by both schedulers."
 H_PLAIN = "Pods of the 'plain' workload (no gang)."
@@ -133,15 +133,3 @@ def kube(
     typer.echo(f"load average {result['load_average_start'][0]:.2f} -> "
                f"{result['load_average_end'][0]:.2f} on {result['machine']['cpus']} CPUs; "
                f"wrote {path}")
-
-
-def result_name(cfg: KubeBenchConfig, phalanx_args: str = "") -> str:
-    """`kube-<nodes>n-<plain>p-<gang>g-<limits>[-<pairs>pairs][-<flags>][-profile]`."""
-    variant = "-own-defaults" if cfg.own_defaults else f"-qps{cfg.qps:g}"
-    if cfg.pairs > 1:
-        variant += f"-{cfg.pairs}pairs"
-    if phalanx_args:
-        variant += "-" + "".join(ch if ch.isalnum() else "-" for ch in phalanx_args).strip("-")
-    if cfg.profile:
-        variant += "-profile"
-    return f"kube-{cfg.nodes}n-{cfg.plain_pods}p-{cfg.gang_pods}g{variant}"

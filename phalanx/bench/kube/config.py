@@ -145,3 +145,18 @@ __all__ = [
     "KubeBenchConfig",
     "parse_names",
 ]
+
+
+def result_name(cfg: KubeBenchConfig, phalanx_args: str = "") -> str:
+    """`kube-<nodes>n[-<plain>p][-<gang>g]-<limits>[-<pairs>pairs][-<flags>][-profile]`: a
+    workload that does not run is left out of the name."""
+    variant = "-own-defaults" if cfg.own_defaults else f"-qps{cfg.qps:g}"
+    if cfg.pairs > 1:
+        variant += f"-{cfg.pairs}pairs"
+    if phalanx_args:
+        variant += "-" + "".join(ch if ch.isalnum() else "-" for ch in phalanx_args).strip("-")
+    if cfg.profile:
+        variant += "-profile"
+    plain = f"-{cfg.plain_pods}p" if "plain" in cfg.workloads else ""
+    gangs = f"-{cfg.gang_pods}g" if "gangs" in cfg.workloads else ""
+    return f"kube-{cfg.nodes}n{plain}{gangs}{variant}"

@@ -84,3 +84,15 @@ def test_pairs_alternate_the_order_and_must_be_positive():
     assert cfg.order(2) == cfg.order(0)
     with pytest.raises(ValueError, match="--pairs: must be at least 1"):
         KubeBenchConfig(pairs=0).validate()
+
+
+def test_the_result_name_says_which_workloads_ran():
+    from phalanx.bench.kube.config import result_name
+
+    both = KubeBenchConfig(nodes=5000, plain_pods=5000, gang_pods=4000, pairs=3, qps=5000)
+    assert result_name(both) == "kube-5000n-5000p-4000g-qps5000-3pairs"
+    plain = KubeBenchConfig(nodes=5000, plain_pods=5000, workloads=("plain",), qps=5000,
+                            profile=True)
+    assert result_name(plain) == "kube-5000n-5000p-qps5000-profile"
+    gangs = KubeBenchConfig(nodes=20, gang_pods=40, workloads=("gangs",), qps=5000)
+    assert result_name(gangs) == "kube-20n-40g-qps5000"
