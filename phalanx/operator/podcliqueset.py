@@ -67,6 +67,23 @@ def _child_changed(old: object, new: object) -> bool:
     return om.deletion_timestamp != nm.deletion_timestamp or om.generation != nm.generation
 
 
+def _gang_changed(old: PodGang, new: PodGang) -> bool:
+    """As _child_changed, but a PodGang whose spec changed only in its pod references (the
+    PodClique controller fills them in, one write per gang and clique) plans nothing new:
+    at thousands of replicas, a reconcile of the whole PodCliqueSet for each was a fifth of
+    the operator's CPU."""
+    if _child_changed(old, new) is False:
+        return False
+    if old.metadata.deletion_timestamp != new.metadata.deletion_timestamp:
+        return True
+    return _without_references(old) != _without_references(new)
+
+
+def _without_references(gang: PodGang) -> list[dict[str, Any]]:
+    groups = [g.model_dump(exclude={"pod_references"}) for g in gang.spec.pod_groups]
+    return [gang.spec.model_dump(exclude={"pod_groups"}), *groups]
+
+
 def _replica_inputs(pcs: PodCliqueSet, scheduler: str, key_of: DomainKey | None,
                     topology_name: str | None, *children: dict[str, Any]
                     ) -> Callable[[int], tuple[Any, ...]]:
@@ -145,8 +162,9 @@ class PodCliqueSetController:
         c = self.controller
         c.watch(ctx.pcs, predicate=_spec_or_deletion)
         by_pcs = map_from_label(L.LABEL_PART_OF)
-        for inf in (ctx.cliques, ctx.pcsgs, ctx.gangs):
+        for inf in (ctx.cliques, ctx.pcsgs):
             c.watch(inf, by_pcs, predicate=_child_changed)
+        c.watch(ctx.gangs, by_pcs, predicate=_gang_changed)
         if ctx.topologies is not None:  # topology keys come from the ClusterTopologyBinding
             ctx.topologies.watch(c, lambda _: ctx.pcs.keys())
 
