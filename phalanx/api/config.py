@@ -93,12 +93,12 @@ def _workers(n: int) -> Any:
 
 
 class ControllersConfiguration(KubeModel):
-    pod_clique_set: ControllerConfiguration = _workers(2)
-    pod_clique: ControllerConfiguration = _workers(4)
-    pod_clique_scaling_group: ControllerConfiguration = _workers(2)
-    # The backend controller (calls sync_podgang) and the gang status controller.
-    pod_gang: ControllerConfiguration = _workers(4)
-    gang_status: ControllerConfiguration = _workers(2)
+    # Grove's defaults (SetDefaults_*ControllerConfiguration): 10, 10, 5 and 5.
+    pod_clique_set: ControllerConfiguration = _workers(10)
+    pod_clique: ControllerConfiguration = _workers(10)
+    pod_clique_scaling_group: ControllerConfiguration = _workers(5)
+    # The PodGang controller (status, references) and the backend controller (sync_podgang).
+    pod_gang: ControllerConfiguration = _workers(5)
 
 
 class LeaderElectionConfiguration(KubeModel):

@@ -277,3 +277,20 @@ OPERATOR = [
                          ids=[r[0] for r in OPERATOR])
 def test_ValidateOperatorConfiguration(change: dict[str, Any], count: int) -> None:
     assert len(_problems(**{**VALID_OPERATOR, **change})) == count
+
+
+def test_SetDefaults_ControllerConfigurations() -> None:
+    """Grove's defaults.go: PodCliqueSet and PodClique 10 workers, PodCliqueScalingGroup and
+    PodGang 5."""
+    c = load_operator_config().controllers
+    assert (c.pod_clique_set.concurrent_syncs, c.pod_clique.concurrent_syncs,
+            c.pod_clique_scaling_group.concurrent_syncs, c.pod_gang.concurrent_syncs) == (
+        10, 10, 5, 5)
+
+
+def test_a_controller_grove_does_not_have_is_refused_naming_it() -> None:
+    import yaml
+
+    text = yaml.safe_dump({**HEAD, "controllers": {"gangStatus": {"concurrentSyncs": 3}}})
+    with pytest.raises(ConfigError, match="gangStatus"):
+        load_operator_config(text)
