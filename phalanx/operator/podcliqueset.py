@@ -72,7 +72,7 @@ def _gang_changed(old: PodGang, new: PodGang) -> bool:
     PodClique controller fills them in, one write per gang and clique) plans nothing new:
     at thousands of replicas, a reconcile of the whole PodCliqueSet for each was a fifth of
     the operator's CPU."""
-    if _child_changed(old, new) is False:
+    if not _child_changed(old, new):
         return False
     if old.metadata.deletion_timestamp != new.metadata.deletion_timestamp:
         return True

@@ -136,16 +136,6 @@ def parse_names(text: str, allowed: tuple[str, ...], option: str) -> tuple[str, 
     return names
 
 
-__all__ = [
-    "DEFAULT_LIMITS",
-    "KUBE_SCHEDULER",
-    "PHALANX_SCHEDULER",
-    "SCHEDULERS",
-    "WORKLOADS",
-    "KubeBenchConfig",
-    "parse_names",
-]
-
 
 def result_name(cfg: KubeBenchConfig, phalanx_args: str = "") -> str:
     """`kube-<nodes>n[-<plain>p][-<gang>g]-<limits>[-<pairs>pairs][-<flags>][-profile]`: a
@@ -160,3 +150,15 @@ def result_name(cfg: KubeBenchConfig, phalanx_args: str = "") -> str:
     plain = f"-{cfg.plain_pods}p" if "plain" in cfg.workloads else ""
     gangs = f"-{cfg.gang_pods}g" if "gangs" in cfg.workloads else ""
     return f"kube-{cfg.nodes}n{plain}{gangs}{variant}"
+
+
+__all__ = [
+    "DEFAULT_LIMITS",
+    "KUBE_SCHEDULER",
+    "PHALANX_SCHEDULER",
+    "SCHEDULERS",
+    "WORKLOADS",
+    "KubeBenchConfig",
+    "parse_names",
+    "result_name",
+]
