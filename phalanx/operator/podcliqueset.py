@@ -72,11 +72,11 @@ def _gang_changed(old: PodGang, new: PodGang) -> bool:
     PodClique controller fills them in, one write per gang and clique) plans nothing new:
     at thousands of replicas, a reconcile of the whole PodCliqueSet for each was a fifth of
     the operator's CPU."""
-    if not _child_changed(old, new):
-        return False
-    if old.metadata.deletion_timestamp != new.metadata.deletion_timestamp:
+    om, nm = old.metadata, new.metadata
+    if om.deletion_timestamp != nm.deletion_timestamp:
         return True
-    return _without_references(old) != _without_references(new)
+    return om.generation != nm.generation and \
+        _without_references(old) != _without_references(new)
 
 
 def _without_references(gang: PodGang) -> list[dict[str, Any]]:

@@ -142,7 +142,8 @@ class PodCliqueSetUpdateController:
         # Only OnDelete and an update under way read the children: this runs for every
         # child's scheduling change, and a walk of thousands of replicas each time was a
         # tenth of the operator's CPU at Grove's scale.
-        reads_children = not is_auto_update(pcs) or in_progress(pcs)
+        auto, rolling = is_auto_update(pcs), in_progress(pcs)
+        reads_children = not auto or rolling
         cliques = {c.name: c for c in ctx.cliques.by_index(IDX_PCS, key)
                    if c.metadata.deletion_timestamp is None} if reads_children else {}
         groups = {g.name: g for g in ctx.pcsgs.by_index(IDX_PCS, key)
@@ -151,7 +152,7 @@ class PodCliqueSetUpdateController:
         # a replica walk per child event, and a second writer of the status, cost more than
         # they tell.
         views = ([ReplicaView(pcs, i, cliques, groups) for i in range(pcs.spec.replicas)]
-                 if in_progress(pcs) else [])
+                 if rolling else [])
         status = copy_status(pcs.status)
         if pcs.status.update_progress is not None:
             status.update_progress = pcs.status.update_progress.model_copy(deep=True)
@@ -159,9 +160,9 @@ class PodCliqueSetUpdateController:
         # Events go out once the status write that they report has succeeded: a reconcile on
         # a cache that predates our last write loses its write (Conflict) and says nothing.
         notes: list[tuple[str, str, str]] = []
-        if not is_auto_update(pcs):
+        if not auto:
             await self._on_delete_children(pcs, cliques.values(), groups.values())
-        elif in_progress(pcs):
+        elif rolling:
             selected = self._advance(pcs, views, status, notes)
             if selected is not None:
                 await self._start_children(pcs, views[selected])
