@@ -282,7 +282,7 @@ class KubeBackend(ConfiguredBackend[KubeBackendConfig]):
             f for f in live.metadata.finalizers if f != labels.FINALIZER_PODGROUP_PROTECTION
         ]
         try:
-            await client.update(live)
+            await client.update(live, returning=False)
         except NotFound:
             pass
 

@@ -173,7 +173,7 @@ def run_fragmented(racks: int = 8, seed: int = 0, horizon: float = 600.0) -> dic
                 if isinstance(o, ResourceClaim) and status is not None and \
                         status.allocation is not None:
                     made.status = status
-                    await client.update_status(made)
+                    await client.update_status(made, returning=False)
             for gang, members in gangs:
                 await client.create(gang)
                 for p in members:

@@ -187,17 +187,18 @@ class FencedClient:
     async def create(self, obj: T, *, returning: bool = True) -> T | None:  # type: ignore[override]
         return await self._write(lambda: self.inner.create(obj, returning=returning))  # type: ignore[call-overload]
 
-    async def update(self, obj: T) -> T:
-        return await self._write(lambda: self.inner.update(obj))
+    async def update(self, obj: T, *, returning: bool = True) -> T | None:
+        return await self._write(lambda: self.inner.update(obj, returning=returning))
 
-    async def update_status(self, obj: T) -> T:
-        return await self._write(lambda: self.inner.update_status(obj))
+    async def update_status(self, obj: T, *, returning: bool = True) -> T | None:
+        return await self._write(lambda: self.inner.update_status(obj, returning=returning))
 
     async def patch(self, kind: type[T], name: str, patch: Mapping[str, Any],
                     namespace: str | None = None, *,
-                    subresource: Literal["status"] | None = None) -> T:
-        return await self._write(lambda: self.inner.patch(kind, name, patch, namespace,
-                                                          subresource=subresource))
+                    subresource: Literal["status"] | None = None,
+                    returning: bool = True) -> T | None:
+        return await self._write(lambda: self.inner.patch(
+            kind, name, patch, namespace, subresource=subresource, returning=returning))
 
     async def delete(self, kind: type[T], name: str, namespace: str | None = None, *,
                      propagation_policy: PropagationPolicy = "Background",

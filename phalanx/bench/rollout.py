@@ -51,7 +51,7 @@ async def _rollout(cfg: RolloutConfig) -> dict[str, Any]:
         pcs = await cluster.get(PodCliqueSet, "roll", NAMESPACE)
         for c in pcs.spec.template.cliques:
             c.spec.pod_spec.containers[0].image = "example.com/model:v2"
-        await cluster.update(pcs)
+        await cluster.update(pcs, returning=False)
         await stack.settle()
         wall, virtual = time.perf_counter() - t0, clock.monotonic() - v0
         cpu = time.process_time() - c0

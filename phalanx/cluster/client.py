@@ -143,14 +143,40 @@ class Client(Protocol):
         so none is copied or decoded for it; the write itself is the same."""
         ...
 
-    async def update(self, obj: T) -> T:
+    @overload
+    async def update(self, obj: T, *, returning: Literal[True] = True) -> T: ...
+
+    @overload
+    async def update(self, obj: T, *, returning: Literal[False]) -> None: ...
+
+    async def update(self, obj: T, *, returning: bool = True) -> T | None:
         """Replaces metadata and spec; status changes are ignored for HAS_STATUS kinds.
-        Raises Conflict when metadata.resourceVersion is stale, NotFound, Invalid."""
+        Raises Conflict when metadata.resourceVersion is stale, NotFound, Invalid.
+        `returning=False` as for `create`: the written object is not copied or decoded."""
         ...
 
-    async def update_status(self, obj: T) -> T:
-        """Replaces status only (the status subresource). Raises Conflict, NotFound."""
+    @overload
+    async def update_status(self, obj: T, *, returning: Literal[True] = True) -> T: ...
+
+    @overload
+    async def update_status(self, obj: T, *, returning: Literal[False]) -> None: ...
+
+    async def update_status(self, obj: T, *, returning: bool = True) -> T | None:
+        """Replaces status only (the status subresource). Raises Conflict, NotFound.
+        `returning=False` as for `create`."""
         ...
+
+    @overload
+    async def patch(self, kind: type[T], name: str, patch: Mapping[str, Any],
+                    namespace: str | None = None, *,
+                    subresource: Literal["status"] | None = None,
+                    returning: Literal[True] = True) -> T: ...
+
+    @overload
+    async def patch(self, kind: type[T], name: str, patch: Mapping[str, Any],
+                    namespace: str | None = None, *,
+                    subresource: Literal["status"] | None = None,
+                    returning: Literal[False]) -> None: ...
 
     async def patch(
         self,
@@ -160,9 +186,11 @@ class Client(Protocol):
         namespace: str | None = None,
         *,
         subresource: Literal["status"] | None = None,
-    ) -> T:
+        returning: bool = True,
+    ) -> T | None:
         """JSON merge patch (RFC 7386) on the camelCase form. A `metadata.resourceVersion`
-        in the patch acts as a precondition (Conflict when stale)."""
+        in the patch acts as a precondition (Conflict when stale). `returning=False` as
+        for `create`."""
         ...
 
     async def delete(

@@ -327,7 +327,7 @@ class EventRecorder:
                         await self.client.patch(self.event_kind, rec.name, {
                             "count": rec.count, "message": rec.message,
                             "lastTimestamp": _iso(rec.last),
-                        }, rec.namespace)
+                        }, rec.namespace, returning=False)
                     except NotFound:  # deleted (e.g. TTL) meanwhile: write it afresh
                         rec.created = False
                         continue

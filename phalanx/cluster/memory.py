@@ -308,17 +308,18 @@ class MemoryCluster(GarbageCollector):
 
     # ------------------------------------------------------------------ update
 
-    async def update(self, obj: T) -> T:
+    async def update(self, obj: T, *, returning: bool = True) -> T | None:
         store, key, old = self._target(obj, "update")
-        return await self._apply_update(store, key, old, clone(obj), "update")  # type: ignore
+        return await self._apply_update(  # type: ignore[return-value]
+            store, key, old, clone(obj), "update", returning)
 
-    async def update_status(self, obj: T) -> T:
+    async def update_status(self, obj: T, *, returning: bool = True) -> T | None:
         store, key, old = self._target(obj, "update_status")
         status = getattr(obj, "status", None)
         if status is not None:
             status = clone_part(obj, status, "status")
         return self._apply_status(  # type: ignore[return-value]
-            store, key, old, status, obj.metadata, "update_status")
+            store, key, old, status, obj.metadata, "update_status", returning)
 
     async def patch(
         self,
@@ -328,7 +329,8 @@ class MemoryCluster(GarbageCollector):
         namespace: str | None = None,
         *,
         subresource: Literal["status"] | None = None,
-    ) -> T:
+        returning: bool = True,
+    ) -> T | None:
         store = self._store(kind)
         key = object_key(self._ns(kind, namespace), name)
         if self.faults.active:
@@ -344,11 +346,12 @@ class MemoryCluster(GarbageCollector):
         meta["resourceVersion"] = wanted_rv or old.metadata.resource_version
         new = from_dict(kind, patched, name)
         if subresource == "status":
-            return self._apply_status(store, key, old, getattr(new, "status", None),
-                                      new.metadata, "patch")  # type: ignore[return-value]
+            return self._apply_status(  # type: ignore[return-value]
+                store, key, old, getattr(new, "status", None), new.metadata, "patch", returning)
         if subresource is not None:
             raise NotFound(f"{kind.KIND} has no subresource {subresource!r}", kind=kind.KIND)
-        return await self._apply_update(store, key, old, new, "patch")  # type: ignore
+        return await self._apply_update(  # type: ignore[return-value]
+            store, key, old, new, "patch", returning)
 
     def _target(self, obj: Resource, verb: str) -> tuple[KindStore, str, Resource]:
         cls = type(obj)
@@ -359,7 +362,7 @@ class MemoryCluster(GarbageCollector):
         return store, key, self._live(store, key)
 
     async def _apply_update(self, store: KindStore, key: str, old: Resource, new: Resource,
-                            verb: str) -> Resource:
+                            verb: str, returning: bool = True) -> Resource | None:
         cls, m, om = store.cls, new.metadata, old.metadata
         rules.check_preconditions(old, m.resource_version, m.uid)
         if self.admission.handles(cls):
@@ -385,15 +388,15 @@ class MemoryCluster(GarbageCollector):
             m.generation = (om.generation or 0) + 1
         if new == old:
             self.stats.noops[(verb, store.kind)] += 1
-            return clone(old)
+            return clone(old) if returning else None
         self._commit(store, key, new, old, "MODIFIED", verb)
         self._track(store, key, new, old)
         if om.deletion_timestamp is not None and not m.finalizers:
             self._remove(store, key, new, "gc_delete")  # the last finalizer went
-        return clone(new)
+        return clone(new) if returning else None
 
     def _apply_status(self, store: KindStore, key: str, old: Resource, status: Any,
-                      meta: Any, verb: str) -> Resource:
+                      meta: Any, verb: str, returning: bool = True) -> Resource | None:
         cls = store.cls
         if not cls.HAS_STATUS or "status" not in cls.model_fields:
             raise NotFound(f"{cls.KIND} has no status subresource; use update", kind=cls.KIND,
@@ -401,13 +404,13 @@ class MemoryCluster(GarbageCollector):
         rules.check_preconditions(old, meta.resource_version, meta.uid)
         if status == old.status:  # type: ignore[attr-defined]
             self.stats.noops[(verb, store.kind)] += 1
-            return clone(old)
+            return clone(old) if returning else None
         new = old.model_copy(update={"status": status})
         new.metadata = old.metadata.model_copy()
         for check in self._status_checks.get(cls.gvk(), ()):
             check(new, old)
         self._commit(store, key, new, old, "MODIFIED", verb)
-        return clone(new)
+        return clone(new) if returning else None
 
     # ------------------------------------------------------------------ scale subresource
 

@@ -187,6 +187,6 @@ class ClusterTopologyController:
         updated = ct.model_copy(update={"status": status})
         updated.metadata = ct.metadata.model_copy()
         try:
-            await self.ctx.client.update_status(updated)
+            await self.ctx.client.update_status(updated, returning=False)
         except NotFound:
             pass

@@ -173,7 +173,7 @@ class ComputeDomainController:
             current = d.copy_deep()
             current.metadata.finalizers = [f for f in d.metadata.finalizers if f != FINALIZER]
             try:
-                await self.ctx.client.update(current)
+                await self.ctx.client.update(current, returning=False)
             except NotFound:
                 return
         if d.metadata.deletion_timestamp is None:

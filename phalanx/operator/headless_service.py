@@ -137,7 +137,7 @@ class HeadlessServiceController:
         updated.spec.selector = want.spec.selector
         updated.spec.cluster_ip = want.spec.cluster_ip
         updated.spec.publish_not_ready_addresses = want.spec.publish_not_ready_addresses
-        await client.update(updated)
+        await client.update(updated, returning=False)
 
     async def _delete(self, pcs: PodCliqueSet, name: str) -> None:
         try:

@@ -130,7 +130,7 @@ class HPAController:
         updated.spec.min_replicas, updated.spec.max_replicas = w.min_replicas, w.max_replicas
         if w.metrics is not None:
             updated.spec.metrics = w.metrics
-        await self.ctx.client.update(updated)
+        await self.ctx.client.update(updated, returning=False)
 
     async def _delete(self, pcs: PodCliqueSet, name: str) -> None:
         try:

@@ -91,5 +91,5 @@ class PodCliqueSetComponentController:
             return None
         updated = existing.copy_deep()
         if comp.restore(updated, want):
-            await self.ctx.client.update(updated)
+            await self.ctx.client.update(updated, returning=False)
         return None

@@ -351,7 +351,7 @@ class PodCliqueController:
             patch = {"metadata": {"resourceVersion": pod.metadata.resource_version},
                      "spec": {"schedulingGates": gates or None}}
             try:
-                await self.ctx.client.patch(Pod, pod.name, patch, pod.namespace)
+                await self.ctx.client.patch(Pod, pod.name, patch, pod.namespace, returning=False)
             except NotFound:
                 pass
 

@@ -132,7 +132,7 @@ class PodCliqueStatusController:
         self._hold_due.pop(key, None)
         updated = pclq.model_copy(update={"status": status})
         updated.metadata = pclq.metadata.model_copy()
-        await ctx.client.update_status(updated)
+        await ctx.client.update_status(updated, returning=False)
         lifecycle_events.all_scheduled_lost(ctx.recorder, pclq, pclq.status.scheduled_replicas,
                                             status.scheduled_replicas)
         return None

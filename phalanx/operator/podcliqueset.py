@@ -300,7 +300,7 @@ class PodCliqueSetController:
             if want != existing.spec:
                 updated = existing.copy_deep()
                 updated.spec = want
-                await client.update(updated)
+                await client.update(updated, returning=False)
                 lifecycle_events.child_created(self.ctx.recorder, pcs, updated, updated=True)
             return True
         gang = builders.build_podgang(pcs, plan, scheduler, key_of, topology_name)
@@ -334,7 +334,7 @@ class PodCliqueSetController:
             updated.spec = want.spec
             updated.metadata.labels.update(want.metadata.labels)
             updated.metadata.annotations.update(want.metadata.annotations)
-            await client.update(updated)
+            await client.update(updated, returning=False)
             lifecycle_events.child_created(self.ctx.recorder, pcs, updated, updated=True)
 
     async def _ensure_group(self, pcs: PodCliqueSet, i: int, cfg: PodCliqueScalingGroupConfig,
@@ -357,7 +357,7 @@ class PodCliqueSetController:
             updated = existing.copy_deep()
             updated.spec = want.spec
             updated.metadata.annotations[naming.ANNOTATION_TEMPLATE_REPLICAS] = applied
-            await client.update(updated)
+            await client.update(updated, returning=False)
 
     async def _delete_excess(self, pcs: PodCliqueSet, existing: dict[str, Any],
                              planned: set[str], kind: type[Resource]) -> BaseException | None:

@@ -117,5 +117,5 @@ class PodCliqueSetStatusController:
             return None
         updated = pcs.model_copy(update={"status": status})
         updated.metadata = pcs.metadata.model_copy()
-        await ctx.client.update_status(updated)
+        await ctx.client.update_status(updated, returning=False)
         return None

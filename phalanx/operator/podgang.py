@@ -178,7 +178,7 @@ class PodGangController:
             updated = gang.model_copy(update={"status": status})
             updated.metadata = gang.metadata.model_copy()
             try:
-                await ctx.client.update_status(updated)
+                await ctx.client.update_status(updated, returning=False)
             except NotFound:
                 pass
         return None

@@ -160,7 +160,7 @@ class PodGangBackendController:
         patch = {"metadata": {"resourceVersion": gang.metadata.resource_version,
                               "finalizers": kept or None}}
         try:
-            await self.ctx.client.patch(PodGang, gang.name, patch, gang.namespace)
+            await self.ctx.client.patch(PodGang, gang.name, patch, gang.namespace, returning=False)
         except NotFound:
             pass
 

@@ -173,7 +173,7 @@ class PodCliqueSetUpdateController:
         if status != pcs.status:
             updated = pcs.model_copy(update={"status": status})
             updated.metadata = pcs.metadata.model_copy()
-            await ctx.client.update_status(updated)
+            await ctx.client.update_status(updated, returning=False)
             for type_, reason, message in notes:
                 (ctx.recorder.warning if type_ == "Warning" else ctx.recorder.normal)(
                     pcs, reason, message)
@@ -191,7 +191,7 @@ class PodCliqueSetUpdateController:
             status.updated_replicas = 0
         updated = pcs.model_copy(update={"status": status})
         updated.metadata = pcs.metadata.model_copy()
-        await self.ctx.client.update_status(updated)
+        await self.ctx.client.update_status(updated, returning=False)
         if not first:
             self.ctx.recorder.normal(
                 pcs, REASON_UPDATE_STARTED,
@@ -259,7 +259,7 @@ class PodCliqueSetUpdateController:
     async def _write_opened(self, pcs: PodCliqueSet, gen: str,
                             updated: PodClique | PodCliqueScalingGroup) -> None:
         try:
-            await self.ctx.client.update_status(updated)
+            await self.ctx.client.update_status(updated, returning=False)
         except NotFound:
             return
         self._opened_for(pcs.key, gen).add(updated.metadata.uid or "")

@@ -110,7 +110,7 @@ class GroupRollingUpdater:
                 s = u.ready_replica_indices_selected_to_update
                 s.completed = [*(s.completed or ()), s.current]
                 s.current = j
-            await self.ctx.client.update_status(updated)
+            await self.ctx.client.update_status(updated, returning=False)
             self._selected[uid] = j
             self.ctx.recorder.normal(pcsg, REASON_UPDATING_REPLICA,
                                      f"recreating replica {j} with the new template")
@@ -123,7 +123,7 @@ class GroupRollingUpdater:
         assert u is not None
         u.update_ended_at = self.ctx.client.clock.now_dt()
         u.ready_replica_indices_selected_to_update = None
-        await self.ctx.client.update_status(updated)
+        await self.ctx.client.update_status(updated, returning=False)
         self._selected.pop(uid, None)
         self.ctx.recorder.normal(pcsg, REASON_UPDATE_DONE,
                                  "every replica runs the new template")

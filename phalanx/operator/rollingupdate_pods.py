@@ -129,7 +129,7 @@ async def _select(ctx: OperatorContext, pclq: PodClique, name: str) -> None:
         prev.completed = [*(prev.completed or ()), prev.current] if prev.current else \
             prev.completed
         prev.current = name
-    await ctx.client.update_status(updated)
+    await ctx.client.update_status(updated, returning=False)
 
 
 async def _mark_end(ctx: OperatorContext, pclq: PodClique) -> None:
@@ -138,7 +138,7 @@ async def _mark_end(ctx: OperatorContext, pclq: PodClique) -> None:
     assert up is not None
     up.update_ended_at = ctx.client.clock.now_dt()
     up.ready_pods_selected_to_update = None
-    await ctx.client.update_status(updated)
+    await ctx.client.update_status(updated, returning=False)
     ctx.recorder.normal(pclq, REASON_UPDATE_DONE,
                         f"every pod runs the new template ({up.pod_template_hash})")
 

@@ -143,7 +143,7 @@ class ScalingGroupController:
                     updated.spec = want.spec
                     updated.metadata.labels.update(want.metadata.labels)
                     updated.metadata.annotations.update(want.metadata.annotations)
-                    await client.update(updated)
+                    await client.update(updated, returning=False)
                     lifecycle_events.child_created(self.ctx.recorder, pcsg, updated,
                                                    updated=True)
         deleted = []
@@ -244,7 +244,7 @@ class ScalingGroupController:
         if status != pcsg.status:
             updated = pcsg.copy_deep()
             updated.status = status
-            await self.ctx.client.update_status(updated)
+            await self.ctx.client.update_status(updated, returning=False)
             lifecycle_events.all_scheduled_lost(self.ctx.recorder, pcsg,
                                                 pcsg.status.scheduled_replicas,
                                                 status.scheduled_replicas)

@@ -206,7 +206,8 @@ class SchedulingCycle:
                 "lastTransitionTime": now}
         patch = {"status": {"conditions": [*others, mine]}}
         try:
-            await self.client.patch(Pod, pod.name, patch, pod.namespace, subresource="status")
+            await self.client.patch(Pod, pod.name, patch, pod.namespace, subresource="status",
+                                    returning=False)
         except ApiError as exc:
             log.debug("PodScheduled condition on %s not written: %s", pod.key, exc)
 

@@ -261,7 +261,8 @@ class Scheduler(SchedulingCycle):
 
         async def patch() -> None:
             try:
-                await self.client.patch(Pod, pod.name, {"status": {"nominatedNodeName": node}}, pod.namespace, subresource="status")
+                await self.client.patch(Pod, pod.name, {"status": {"nominatedNodeName": node}},
+                                        pod.namespace, subresource="status", returning=False)
             except ApiError as exc:
                 log.debug("nominating %s failed: %s", pod.key, exc)
 

@@ -183,7 +183,7 @@ async def ensure_shared_bundle(
         secret.data = {CA_FILE: _b64(bundle.ca_pem), CERT_FILE: _b64(bundle.cert_pem),
                        KEY_FILE: _b64(bundle.key_pem)}
         try:
-            await client.update(secret)
+            await client.update(secret, returning=False)
             log.info("renewed webhook certificate secret %s/%s", namespace, secret_name)
             return bundle
         except Conflict:

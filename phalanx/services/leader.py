@@ -128,7 +128,7 @@ class LeaderElector:
         spec.lease_duration_seconds = duration
         spec.renew_time = now_dt
         try:
-            await self.client.update(lease)  # resourceVersion-checked: one winner
+            await self.client.update(lease, returning=False)  # resourceVersion-checked: one winner
         except Conflict:
             return False
         self._observe(self.identity, now_dt.isoformat())
@@ -175,7 +175,7 @@ class LeaderElector:
             lease.spec.holder_identity = None
             lease.spec.lease_duration_seconds = 1
             lease.spec.renew_time = self.client.clock.now_dt()
-            await self.client.update(lease)
+            await self.client.update(lease, returning=False)
         except ApiError as err:
             log.warning("leader election: release failed: %s", err)
 

@@ -273,7 +273,7 @@ class SimHPAController:
             updated = hpa.copy_deep()
             updated.status = status
             try:
-                await self.client.update_status(updated)
+                await self.client.update_status(updated, returning=False)
             except NotFound:
                 return False
         return True

@@ -147,7 +147,7 @@ class Kubelet:
         if not updated.set_condition("Initialized", False, REASON_WAITING, message,
                                      now=self.client.clock.now_dt()):
             return
-        await self.client.update_status(updated)
+        await self.client.update_status(updated, returning=False)
 
     async def _write_running(self, pod: Pod) -> None:
         now = self.client.clock.now_dt()
@@ -162,7 +162,7 @@ class Kubelet:
              "image": c.image or "", "imageID": "",
              "state": {"running": {"startedAt": _iso(now)}}}
             for c in pod.spec.containers]
-        await self.client.update_status(updated)
+        await self.client.update_status(updated, returning=False)
         self.started += 1
 
     async def _write_failed(self, pod: Pod, reason: str, message: str, exit_code: int) -> None:
@@ -179,7 +179,7 @@ class Kubelet:
              "state": {"terminated": {"exitCode": exit_code, "reason": reason,
                                       "finishedAt": _iso(now)}}}
             for c in pod.spec.containers]
-        await self.client.update_status(updated)
+        await self.client.update_status(updated, returning=False)
         self.failed += 1
 
 

@@ -56,7 +56,7 @@ async def end_pod(client: Client, pod_name: str, namespace: str, phase: PodEnd, 
             for c in pod.spec.containers
         ]
         try:
-            await client.update_status(pod)
+            await client.update_status(pod, returning=False)
             return True
         except Conflict:
             continue
@@ -191,7 +191,7 @@ async def set_node_ready(client: Client, node_name: str, ready: bool) -> list[st
         taints += [Taint(key=UNREACHABLE_TAINT, effect="NoSchedule", time_added=now),
                    Taint(key=UNREACHABLE_TAINT, effect="NoExecute", time_added=now)]
     node.spec.taints = taints or None
-    await client.update(node)
+    await client.update(node, returning=False)
     node = await client.get(Node, node_name)
     conds = [c for c in node.status.conditions if c.type != "Ready"]
     conds.append(NodeCondition(
@@ -201,7 +201,7 @@ async def set_node_ready(client: Client, node_name: str, ready: bool) -> list[st
         else "simulated: the node stopped posting status", last_transition_time=now))
     node.status.conditions = conds
     node.status.invalidate_allocatable()
-    await client.update_status(node)
+    await client.update_status(node, returning=False)
     if ready:
         return []
     # The taint manager evicts what does not tolerate NoExecute: the pods fail, then go.

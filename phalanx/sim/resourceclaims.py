@@ -115,7 +115,8 @@ class ResourceClaimController:
             statuses = [*(pod.status.resource_claim_statuses or []), *new]
             try:
                 await self.client.patch(Pod, pod.name, {"status": {
-                    "resourceClaimStatuses": statuses}}, pod.namespace, subresource="status")
+                    "resourceClaimStatuses": statuses}}, pod.namespace, subresource="status",
+                    returning=False)
             except NotFound:
                 return None
         return None

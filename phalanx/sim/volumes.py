@@ -142,7 +142,7 @@ class VolumeControllers:
             if default is not None:
                 updated = pvc.copy_deep()
                 updated.spec.storage_class_name = default.name
-                await self.client.update(updated)
+                await self.client.update(updated, returning=False)
                 return
         if claim_class(pvc) and (not delay or ANN_SELECTED_NODE in pvc.metadata.annotations):
             await self._provision(pvc)
@@ -225,7 +225,7 @@ class VolumeControllers:
                 status.capacity = dict(pv.spec.capacity or {}) or None
         if status == pvc.status:
             return False
-        await self.client.update_status(new)
+        await self.client.update_status(new, returning=False)
         return True
 
     # ------------------------------------------------------------------ provisioning
@@ -245,7 +245,7 @@ class VolumeControllers:
             if node is None:  # the scheduler must choose again
                 retry = pvc.copy_deep()
                 retry.metadata.annotations.pop(ANN_SELECTED_NODE, None)
-                await self.client.update(retry)
+                await self.client.update(retry, returning=False)
                 return
             affinity = self._node_affinity(sc, node)
         elif sc.allowed_topologies:

@@ -198,9 +198,9 @@ class RecordingClient:
         self.writes.append(("create", f"{obj.api_version}/{obj.kind}", obj.name))
         return await self._inner.create(obj, **kw)
 
-    async def update(self, obj: Any) -> Any:
+    async def update(self, obj: Any, **kw: Any) -> Any:
         self.writes.append(("update", f"{obj.api_version}/{obj.kind}", obj.name))
-        return await self._inner.update(obj)
+        return await self._inner.update(obj, **kw)
 
     async def delete(self, kind: Any, name: str, *args: Any, **kwargs: Any) -> Any:
         self.writes.append(("delete", f"{kind.API_VERSION}/{kind.KIND}", name))

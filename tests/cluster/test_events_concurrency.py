@@ -43,8 +43,8 @@ class SlowWrites:
     async def create(self, obj, **kw):
         return await self._slow(obj.metadata.name, lambda: self.inner.create(obj, **kw))
 
-    async def patch(self, kind, name, patch, namespace=None):
-        return await self._slow(name, lambda: self.inner.patch(kind, name, patch, namespace))
+    async def patch(self, kind, name, patch, namespace=None, **kw):
+        return await self._slow(name, lambda: self.inner.patch(kind, name, patch, namespace, **kw))
 
 
 def _recorder(client, concurrency):

@@ -71,6 +71,39 @@ def test_create_without_the_result_writes_the_same_object(client_factory):
     client_factory.run(main)
 
 
+def test_writes_without_the_result(client_factory):
+    """`returning=False` on update, update_status and patch: nothing comes back, the write
+    lands as it would with the result, and the next write from a fresh read still works
+    (the real client keeps the server's answer as the base of its next merge patch)."""
+    async def main():
+        c = client_factory()
+        await c.create(widget("a", replicas=1))
+        got = await c.get(Widget, "a")
+        got.spec.replicas = 2
+        assert await c.update(got, returning=False) is None
+        got.spec.replicas = 99  # the caller's object stays its own
+        live = await c.get(Widget, "a")
+        assert live.spec.replicas == 2 and live.metadata.generation == 2
+        live.status.ready = 3
+        assert await c.update_status(live, returning=False) is None
+        assert await c.patch(Widget, "a", {"spec": {"replicas": 4}}, returning=False) is None
+        after = await c.get(Widget, "a")
+        assert (after.spec.replicas, after.status.ready) == (4, 3)
+        assert await c.patch(Widget, "a", {"status": {"ready": 5}}, subresource="status",
+                             returning=False) is None
+        after = await c.get(Widget, "a")
+        after.spec.replicas = 6
+        assert (await c.update(after)).spec.replicas == 6
+        assert (await c.get(Widget, "a")).status.ready == 5
+        stale = after.model_copy(deep=True)
+        stale.spec.replicas = 7
+        with pytest.raises(Conflict):  # preconditions hold as with the result
+            await c.update(stale, returning=False)
+        with pytest.raises(NotFound):
+            await c.patch(Widget, "nope", {"spec": {"replicas": 1}}, returning=False)
+    client_factory.run(main)
+
+
 def test_already_exists_and_not_found(client_factory):
     async def main():
         c = client_factory()

@@ -130,11 +130,18 @@ class KubeCluster:
         if kind in self.lists_without_bases:
             return decode_lenient(kind, data)
         obj = kind.model_validate(prune(kind, data))
+        self.remember(kind, data)
+        return obj
+
+    def remember(self, kind: type[Resource], data: dict[str, Any]) -> None:
+        """What `decode` keeps of a write's answer, for a caller that wants no object back:
+        the server's form as the base of the next merge patch."""
+        if kind in self.lists_without_bases:
+            return
         meta = data.get("metadata")
         if isinstance(meta, dict):
             meta.pop("managedFields", None)  # never part of a model; often half the object
         self._bases.put(data)
-        return obj
 
     def forget_base(self, uid: str | None) -> None:
         """Drop the remembered server form of a deleted object."""
@@ -270,7 +277,8 @@ class KubeCluster:
             )
         return kind.model_validate(prune(kind, live)).to_dict()
 
-    async def _patch_from(self, obj: T, part: Literal["main", "status"]) -> T:
+    async def _patch_from(self, obj: T, part: Literal["main", "status"],
+                          returning: bool = True) -> T | None:
         await self._after_opening_watches()
         kind = type(obj)
         # Status goes where the server keeps it: its own subresource, or the object itself
@@ -302,17 +310,23 @@ class KubeCluster:
                 if sub is None or "is not served" not in str(err):
                     raise
                 self._discovery.forget(kind)
-        return self.decode(kind, data)
+        return self._answer(kind, data, returning)
 
-    async def update(self, obj: T) -> T:
+    def _answer(self, kind: type[T], data: dict[str, Any], returning: bool) -> T | None:
+        if returning:
+            return self.decode(kind, data)
+        self.remember(kind, data)
+        return None
+
+    async def update(self, obj: T, *, returning: bool = True) -> T | None:
         """A merge patch of the difference from the object as decoded, with its
         resourceVersion as precondition (see `_patch_from`)."""
-        return await self._patch_from(obj, "main")
+        return await self._patch_from(obj, "main", returning)
 
-    async def update_status(self, obj: T) -> T:
+    async def update_status(self, obj: T, *, returning: bool = True) -> T | None:
         """As `update`, for the status: on the status subresource, or with the object where
         the served CRD has none (Volcano's, Koordinator's PodGroups), from discovery."""
-        return await self._patch_from(obj, "status")
+        return await self._patch_from(obj, "status", returning)
 
     async def status_subresource(self, kind: type[Resource]) -> bool:
         """Whether the server keeps `kind`'s status in a subresource (discovery)."""
@@ -326,16 +340,19 @@ class KubeCluster:
         namespace: str | None = None,
         *,
         subresource: Literal["status"] | None = None,
-    ) -> T:
+        returning: bool = True,
+    ) -> T | None:
         """A merge patch. On a core/v1 Event, a count bump becomes a `series` patch through
         events.k8s.io/v1 (see events.py)."""
         await self._after_opening_watches()
         if kind is Event and subresource is None:
-            return await self._events.patch(name, patch, namespace)  # type: ignore[return-value]
-        return await self._merge_patch(kind, name, patch, namespace, subresource)
+            event = await self._events.patch(name, patch, namespace)
+            return event if returning else None  # type: ignore[return-value]
+        return await self._merge_patch(kind, name, patch, namespace, subresource, returning)
 
     async def _merge_patch(self, kind: type[T], name: str, patch: Mapping[str, Any],
-                           namespace: str | None, subresource: str | None) -> T:
+                           namespace: str | None, subresource: str | None,
+                           returning: bool = True) -> T | None:
         sub = subresource if subresource and await self._discovery.status_subresource(kind) \
             else None
         data = await self.transport.request(
@@ -347,7 +364,7 @@ class KubeCluster:
             kind=kind.KIND,
             name=name,
         )
-        return self.decode(kind, data)
+        return self._answer(kind, data, returning)
 
     async def apply(self, obj: T, *, force: bool = True, status: bool = False) -> T:
         """Server-side apply of `obj` as this client's field manager.

@@ -98,7 +98,7 @@ async def unreserve_claim(client: Any, claim: ResourceClaim, pod: Any) -> None:
         work = current.copy_deep()
         work.status.reserved_for = [r for r in work.status.reserved_for or () if r.uid != uid]
         try:
-            await client.update_status(work)
+            await client.update_status(work, returning=False)
             return
         except Conflict:
             continue
@@ -114,7 +114,7 @@ async def deallocate_claim(client: Any, claim: ResourceClaim) -> bool:
     work.status.allocation = None
     work.status.devices = None
     try:
-        await client.update_status(work)
+        await client.update_status(work, returning=False)
     except ApiError as e:
         log.info("deallocation of claim %s failed: %s", claim.key, e)
         return False

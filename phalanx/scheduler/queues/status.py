@@ -136,9 +136,11 @@ class QueueStatusWriter:
             if self._written.get(name) == (status, fair):
                 continue
             try:
-                await self.client.patch(Queue, name, {"status": status}, subresource="status")
+                await self.client.patch(Queue, name, {"status": status}, subresource="status",
+                                        returning=False)
                 await self.client.patch(
-                    Queue, name, {"metadata": {"annotations": {ANNOTATION_FAIR_SHARE: fair}}})
+                    Queue, name, {"metadata": {"annotations": {ANNOTATION_FAIR_SHARE: fair}}},
+                    returning=False)
             except NotFound:
                 continue
             except ApiError as exc:
