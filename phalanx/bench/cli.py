@@ -250,6 +250,10 @@ def trace_gen(
                                         "many KAI queues (team-a, team-b, ...) with uneven quotas "
                                         "and bursty arrivals, and write their Queues next to the "
                                         "trace as <name>-queues.yaml (0: one tenant).")] = 0,
+    max_gang_gpus: Annotated[int | None, typer.Option(min=1, help="The most GPUs one gang asks "
+                                                      "for; larger gangs are halved until they "
+                                                      "fit (default: the whole cluster).",
+                                                      show_default=False)] = None,
 ) -> None:
     """Write a synthetic trace: Poisson arrivals, mostly small gangs, log-normal run times;
     with --queues, several tenants arriving in bursts."""
@@ -261,7 +265,8 @@ def trace_gen(
         write_trace,
     )
 
-    cfg = TraceGenConfig(jobs=jobs, nodes=nodes, load=load, seed=seed, queues=queues)
+    cfg = TraceGenConfig(jobs=jobs, nodes=nodes, load=load, seed=seed, queues=queues,
+                         max_gang_gpus=max_gang_gpus)
     generated = generate(cfg)
     if output.is_dir():
         raise UserError(f"{output} is a directory; give a file name such as trace.csv")

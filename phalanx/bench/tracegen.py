@@ -50,6 +50,7 @@ class TraceGenConfig:
     load: float = 0.9  # offered load: demanded GPU-seconds / available GPU-seconds
     seed: int = 0
     queues: int = 0  # 0: one tenant, no queue column
+    max_gang_gpus: int | None = None  # the most GPUs one gang asks for (None: the cluster)
 
     def check(self) -> None:
         if self.jobs < 1:
@@ -60,6 +61,8 @@ class TraceGenConfig:
             raise ValueError(f"load must be within (0, 10], got {self.load}")
         if not 0 <= self.queues <= len(QUEUE_NAMES):
             raise ValueError(f"queues must be within [0, {len(QUEUE_NAMES)}], got {self.queues}")
+        if self.max_gang_gpus is not None and self.max_gang_gpus < 1:
+            raise ValueError(f"max_gang_gpus must be at least 1, got {self.max_gang_gpus}")
 
 
 def _pick(rng: random.Random, table: tuple[tuple[int, int], ...]) -> int:
@@ -68,11 +71,13 @@ def _pick(rng: random.Random, table: tuple[tuple[int, int], ...]) -> int:
 
 
 def generate(cfg: TraceGenConfig) -> list[TraceJob]:
-    """`cfg.jobs` jobs, each fitting the cluster on its own, sorted by submit time."""
+    """`cfg.jobs` jobs, each fitting the cluster (and `max_gang_gpus`) on its own, sorted by
+    submit time."""
     cfg.check()
     rng = random.Random(cfg.seed)
     capacity = cfg.nodes * GPUS_PER_NODE
-    shapes = [_shape(rng, capacity) for _ in range(cfg.jobs)]
+    largest = min(capacity, cfg.max_gang_gpus or capacity)
+    shapes = [_shape(rng, largest) for _ in range(cfg.jobs)]
     demand = sum(s * g * d for s, g, d in shapes) / len(shapes)  # GPU-seconds per job
     rate = cfg.load * capacity / demand  # jobs per second for the asked load
     if cfg.queues:
@@ -84,13 +89,14 @@ def generate(cfg: TraceGenConfig) -> list[TraceJob]:
     return jobs
 
 
-def _shape(rng: random.Random, capacity: int) -> tuple[int, int, float]:
+def _shape(rng: random.Random, largest: int) -> tuple[int, int, float]:
     gpus = _pick(rng, GPUS_PER_POD)
     size = _pick(rng, GANG_SIZES)
-    # A gang must fit the cluster: shrink it rather than emit an impossible job.
-    while size > 1 and size * gpus > capacity:
+    # A gang must fit the cluster (or the size cap): shrink it rather than emit an
+    # impossible job.
+    while size > 1 and size * gpus > largest:
         size //= 2
-    gpus = min(gpus, capacity)
+    gpus = min(gpus, largest)
     duration = rng.lognormvariate(math.log(MEDIAN_DURATION), DURATION_SIGMA)
     return size, gpus, min(max(duration, MIN_DURATION), MAX_DURATION)
 

@@ -67,6 +67,19 @@ def test_generator_is_seeded_sized_for_the_cluster_and_round_trips() -> None:
     assert parse_trace(to_csv(jobs)) == jobs
 
 
+def test_max_gang_gpus_caps_every_gang_and_leaves_the_default_trace_alone() -> None:
+    base = TraceGenConfig(jobs=400, nodes=32, load=1.1, seed=7, queues=3)
+    full = generate(base)
+    capped = generate(TraceGenConfig(jobs=400, nodes=32, load=1.1, seed=7, queues=3,
+                                     max_gang_gpus=64))
+    assert max(j.gpus for j in full) > 64  # the cap has something to do
+    assert max(j.gpus for j in capped) == 64 and min(j.gpus for j in capped) >= 1
+    assert generate(TraceGenConfig(jobs=400, nodes=32, load=1.1, seed=7, queues=3,
+                                   max_gang_gpus=10_000)) == full
+    with pytest.raises(ValueError, match="max_gang_gpus must be at least 1"):
+        generate(TraceGenConfig(max_gang_gpus=0))
+
+
 def test_shipped_sample_parses() -> None:
     jobs = load_trace(SAMPLE)
     assert len(jobs) == 300
