@@ -53,6 +53,9 @@ def operator(
     webhook_port: int = typer.Option(None, "--webhook-port", min=1, max=65535,
                                      help="HTTPS port of the admission webhook (default: "
                                      f"server.webhooks.port of the config, {WEBHOOK_PORT})."),
+    tune_gc: bool = typer.Option(True, "--tune-gc/--no-tune-gc",
+                                 help="After the informers' first sync, freeze the objects "
+                                 "loaded and run the cyclic garbage collector less often."),
 ) -> None:
     """Run the Grove operator against a Kubernetes API server until SIGTERM.
 
@@ -64,7 +67,8 @@ def operator(
     _run(run_operator_service(OperatorServiceOptions(
         kubeconfig=kubeconfig, context=context, config=config, namespace=namespace,
         webhook=webhook, leader_elect=leader_elect, probe_port=probe_port,
-        metrics_port=metrics_port, webhook_port=webhook_port)), (MNNVLPreflightError,))
+        metrics_port=metrics_port, webhook_port=webhook_port, tune_gc=tune_gc)),
+         (MNNVLPreflightError,))
 
 
 @app.command("scheduler")

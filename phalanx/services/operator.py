@@ -22,6 +22,7 @@ from phalanx.cluster.client import NotFound
 from .certs import (
     ReloadingContext, ensure_shared_bundle, patch_ca_bundle, scratch_dir, service_dns_names,
 )
+from .gctune import freeze_after_warmup
 from .leader import LeaseTiming
 from .metrics import PhalanxMetrics
 from .runtime import (
@@ -51,6 +52,8 @@ class OperatorServiceOptions:
     probe_port: int | None = None
     metrics_port: int | None = None
     webhook_port: int | None = None
+    # Freeze the objects of the informers' first sync and collect less often (gctune.py).
+    tune_gc: bool = True
 
 
 class _ChainAdapter:
@@ -189,7 +192,9 @@ async def run_operator_service(
             # Admission runs in the webhook (all replicas), not in the manager.
             manager = OperatorManager(client, cfg, admission=False)
             bind_controller_metrics(metrics, lambda: manager.controllers if manager else [])
-            await manager.start()
+            await manager.start()  # returns once the informers' caches have synced
+            if opts.tune_gc:
+                freeze_after_warmup()
             try:
                 await asyncio.Event().wait()
             finally:
