@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from phalanx.api.config import OperatorConfiguration, load_operator_config
+from phalanx.api.core import Pod
 from phalanx.api.duration import parse_duration
 from phalanx.cluster.admission import AdmissionChain
 from phalanx.cluster.client import NotFound
@@ -141,6 +142,10 @@ async def run_operator_service(
     conn = cfg.runtime_client_connection
     client = await connect(opts.kubeconfig, opts.context, field_manager="phalanx-operator",
                            qps=conn.qps, burst=conn.burst)
+    # The operator creates, patches and deletes pods but never updates one whole: its pod
+    # informer keeps no merge-patch bases, and pod watch events decode in one pass
+    # (KubeCluster.decode; an update would read the pod first).
+    client.lists_without_bases |= {Pod}
     # Grove's MNNVL preflight: before serving anything, as Grove's manager does.
     await mnnvl_preflight(client, cfg.network.auto_mnnvl_enabled)
     namespace = opts.namespace or cfg.leader_election.resource_namespace or own_namespace(

@@ -207,6 +207,24 @@ def list_validator(kind: type[BaseModel]) -> SchemaValidator:
     return validator
 
 
+_EVENT_VALIDATORS: dict[type[BaseModel], SchemaValidator] = {}
+
+
+def event_validator(kind: type[BaseModel]) -> SchemaValidator:
+    """Validates one watch event line (raw JSON) into {"type": str, "object": a `kind`
+    model} in one call, unknown fields ignored. Only for `lenient_decodable` kinds; an
+    ERROR event (its object a Status) fails validation: parse that one as JSON."""
+    validator = _EVENT_VALIDATORS.get(kind)
+    if validator is None:
+        kind.model_rebuild()
+        validator = SchemaValidator(cs.typed_dict_schema({
+            "type": cs.typed_dict_field(cs.str_schema()),
+            "object": cs.typed_dict_field(kind.__pydantic_core_schema__),
+        }, extra_behavior="ignore"))
+        _EVENT_VALIDATORS[kind] = validator
+    return validator
+
+
 def decode_list(kind: type[T], raw: bytes) -> tuple[list[T], dict[str, Any]]:
     """The items and the list metadata of a list response, from its raw JSON.
 

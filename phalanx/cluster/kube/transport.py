@@ -178,9 +178,10 @@ class Transport:
 
     @asynccontextmanager
     async def stream_lines(
-        self, path: str, *, query: Query, read_timeout: float
-    ) -> AsyncIterator[AsyncIterator[dict[str, Any]]]:
-        """A streaming GET (watch): yields an iterator of JSON lines.
+        self, path: str, *, query: Query, read_timeout: float, raw: bool = False
+    ) -> AsyncIterator[AsyncIterator[Any]]:
+        """A streaming GET (watch): yields an iterator of JSON lines, parsed (dicts) or, with
+        `raw`, as the bytes of each line for the caller to parse.
 
         HTTP errors at the start raise ApiError; a connection failure before the stream
         starts raises ServiceUnavailable; one during the stream just ends the iterator.
@@ -200,19 +201,27 @@ class Transport:
         try:
             if resp.status != 200:
                 raise error_from_status(resp.status, await resp.read())
-            yield _json_lines(resp)
+            yield _raw_lines(resp) if raw else _json_lines(resp)
         finally:
             resp.release()
 
 
 async def _json_lines(resp: aiohttp.ClientResponse) -> AsyncIterator[dict[str, Any]]:
     try:
+        async for line in _raw_lines(resp):
+            yield json.loads(line)
+    except ValueError:
+        return  # truncated: the caller resumes from its last version
+
+
+async def _raw_lines(resp: aiohttp.ClientResponse) -> AsyncIterator[bytes]:
+    try:
         async for line in resp.content:
             line = line.strip()
             if line:
-                yield json.loads(line)
-    except (aiohttp.ClientError, asyncio.TimeoutError, ValueError):
-        return  # dropped or truncated: the caller resumes from its last version
+                yield line
+    except (aiohttp.ClientError, asyncio.TimeoutError):
+        return  # dropped: the caller resumes from its last version
 
 
 def _retry_after(header: str | None, default: float) -> float:

@@ -89,9 +89,9 @@ def test_bookmarks_move_a_quiet_watch_forward(control_plane, kube_namespace):
         asked: list[str] = []
         original = kube.transport.stream_lines
 
-        def spy(path, *, query, read_timeout):
+        def spy(path, *, query, read_timeout, **kw):
             asked.append(dict(query)["resourceVersion"])
-            return original(path, query=query, read_timeout=read_timeout)
+            return original(path, query=query, read_timeout=read_timeout, **kw)
 
         kube.transport.stream_lines = spy
         events = watch_events(kube, ConfigMap, ns, start, None, timeout_seconds=3)
