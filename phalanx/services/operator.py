@@ -23,7 +23,7 @@ from phalanx.cluster.client import NotFound
 from .certs import (
     ReloadingContext, ensure_shared_bundle, patch_ca_bundle, scratch_dir, service_dns_names,
 )
-from .gctune import freeze_after_warmup
+from .gctune import collect_rarely, freeze_after_warmup
 from .leader import LeaseTiming
 from .metrics import PhalanxMetrics
 from .runtime import (
@@ -132,6 +132,8 @@ async def run_operator_service(
     from phalanx.operator.admission_mnnvl import preflight as mnnvl_preflight
     from phalanx.operator.manager import OperatorManager
 
+    if opts.tune_gc:
+        collect_rarely()
     cfg = load_operator_config(Path(opts.config) if opts.config else None)
     for port, server in ((opts.probe_port, cfg.server.health_probes),
                          (opts.metrics_port, cfg.server.metrics),

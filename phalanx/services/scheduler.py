@@ -16,7 +16,7 @@ from typing import Any
 
 from phalanx.ports import SCHEDULER_METRICS_PORT, SCHEDULER_PROBE_PORT
 
-from .gctune import freeze_after_warmup
+from .gctune import collect_rarely, freeze_after_warmup
 from .leader import LeaseTiming
 from .metrics import PhalanxMetrics
 from .runtime import (
@@ -115,6 +115,8 @@ async def run_scheduler_service(
     from phalanx.scheduler import Scheduler
     from phalanx.scheduler.framework.config import default_configuration
 
+    if opts.tune_gc:
+        collect_rarely()
     setup_logging(opts.log_level, opts.log_format)
     client = await connect(opts.kubeconfig, opts.context, field_manager="phalanx-scheduler",
                            qps=opts.qps, burst=opts.burst)

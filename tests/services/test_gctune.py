@@ -1,6 +1,6 @@
 import gc
 
-from phalanx.services.gctune import SERVICE_THRESHOLDS, freeze_after_warmup
+from phalanx.services.gctune import SERVICE_THRESHOLDS, collect_rarely, freeze_after_warmup
 
 
 def test_freeze_after_warmup_freezes_what_exists_and_collects_less_often():
@@ -28,4 +28,24 @@ def test_the_scheduler_service_tunes_by_default_and_can_be_told_not_to():
 
     assert SchedulerServiceOptions().tune_gc is True
     out = CliRunner().invoke(app, ["scheduler", "--help"])
+    assert "--no-tune-gc" in out.output
+
+
+def test_collect_rarely_sets_the_service_thresholds_from_the_start():
+    before = gc.get_threshold()
+    try:
+        collect_rarely()
+        assert gc.get_threshold() == SERVICE_THRESHOLDS
+    finally:
+        gc.set_threshold(*before)
+
+
+def test_the_operator_service_tunes_by_default_and_can_be_told_not_to():
+    from typer.testing import CliRunner
+
+    from phalanx.cli.main import app
+    from phalanx.services.operator import OperatorServiceOptions
+
+    assert OperatorServiceOptions().tune_gc is True
+    out = CliRunner().invoke(app, ["operator", "--help"])
     assert "--no-tune-gc" in out.output

@@ -65,7 +65,7 @@ def test_operator_service_runs_leads_and_serves(tmp_path: Path) -> None:
         facade.register(ValidatingWebhookConfiguration)
         stop = asyncio.Event()
         opts = OperatorServiceOptions(kubeconfig=kubeconfig(tmp_path, url), config=str(config),
-                                      namespace="phalanx-system")
+                                      namespace="phalanx-system", tune_gc=False)
         service = asyncio.create_task(run_operator_service(opts, stop))
 
         async def leading() -> bool:
@@ -132,7 +132,8 @@ def test_operator_without_leader_election_is_not_ready_until_its_controllers_exi
         facade, runner, url = await start_facade(mem)
         stop = asyncio.Event()
         opts = OperatorServiceOptions(kubeconfig=kubeconfig(tmp_path, url), config=str(config),
-                                      namespace="phalanx-system", webhook=False)
+                                      namespace="phalanx-system", webhook=False,
+                                      tune_gc=False)
         service = asyncio.create_task(run_operator_service(opts, stop))
         async with aiohttp.ClientSession() as http:
             async def serving() -> bool:

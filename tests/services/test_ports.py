@@ -58,7 +58,8 @@ def test_operator_serves_probes_and_metrics_on_the_ports_given(tmp_path: Path) -
         stop = asyncio.Event()
         opts = OperatorServiceOptions(kubeconfig=kubeconfig(tmp_path, url), webhook=False,
                                       leader_elect=False, probe_port=probes,
-                                      metrics_port=metrics, namespace="phalanx-system")
+                                      metrics_port=metrics, namespace="phalanx-system",
+                                      tune_gc=False)
         service = asyncio.create_task(run_operator_service(opts, stop))
         try:
             async with aiohttp.ClientSession() as http:

@@ -96,7 +96,7 @@ def test_scheduler_service_binds_and_reports_metrics(tmp_path: Path,
         stop = asyncio.Event()
         opts = SchedulerServiceOptions(kubeconfig=kubeconfig(tmp_path, url), leader_elect=False,
                                        probe_port=probe_port, metrics_port=metrics_port,
-                                       bind_address="127.0.0.1")
+                                       bind_address="127.0.0.1", tune_gc=False)
         service = asyncio.create_task(run_scheduler_service(opts, stop))
         try:
             async def bound() -> bool:
@@ -152,7 +152,7 @@ def test_scheduler_without_leader_election_is_not_ready_until_it_runs(
         stop = asyncio.Event()
         opts = SchedulerServiceOptions(kubeconfig=kubeconfig(tmp_path, url), leader_elect=False,
                                        probe_port=probe_port, metrics_port=metrics_port,
-                                       bind_address="127.0.0.1")
+                                       bind_address="127.0.0.1", tune_gc=False)
         service = asyncio.create_task(run_scheduler_service(opts, stop))
         async with aiohttp.ClientSession() as http:
             async def readyz() -> tuple[int, str]:
