@@ -233,11 +233,12 @@ async def delete_object(client: Client, obj: Resource) -> None:
     await _delete(client, obj)
 
 
-async def _delete(client: Client, obj: Resource) -> None:
+async def _delete(client: Client, obj: Resource) -> Resource | None:
+    """The object if it is still there after the delete (terminating), else None."""
     try:
-        await client.delete(type(obj), obj.name, obj.namespace, uid=obj.metadata.uid)
+        return await client.delete(type(obj), obj.name, obj.namespace, uid=obj.metadata.uid)
     except (NotFound, Conflict):
-        pass  # gone already, or replaced by someone else: not ours to delete
+        return None  # gone already, or replaced by someone else: not ours to delete
 
 
 async def ensure_deleted(
@@ -252,11 +253,8 @@ async def ensure_deleted(
     if not owned_by(obj, podgang):
         return None  # someone else's object with the same name: leave it alone
     if obj.metadata.deletion_timestamp is None:
-        await _delete(client, obj)
-    try:
-        return await client.get(kind, name, podgang.namespace)
-    except NotFound:
-        return None
+        return await _delete(client, obj)  # the server's answer says whether it is gone
+    return obj  # already terminating: its finalizers decide
 
 
 async def owned_objects(client: Client, kind: type[T], podgang: PodGang) -> list[T]:

@@ -202,9 +202,9 @@ class FencedClient:
 
     async def delete(self, kind: type[T], name: str, namespace: str | None = None, *,
                      propagation_policy: PropagationPolicy = "Background",
-                     uid: str | None = None) -> None:
-        await self._write(lambda: self.inner.delete(kind, name, namespace,
-                                                    propagation_policy=propagation_policy, uid=uid))
+                     uid: str | None = None) -> T | None:
+        return await self._write(lambda: self.inner.delete(
+            kind, name, namespace, propagation_policy=propagation_policy, uid=uid))
 
     async def bind(self, pod_name: str, namespace: str, node_name: str) -> None:
         await self._write(lambda: self.inner.bind(pod_name, namespace, node_name))

@@ -201,10 +201,12 @@ class Client(Protocol):
         *,
         propagation_policy: PropagationPolicy = "Background",
         uid: str | None = None,
-    ) -> None:
+    ) -> T | None:
         """Objects with finalizers only get a deletionTimestamp. Dependents (by
         ownerReferences) are garbage collected per the propagation policy. `uid` is a
-        precondition (Conflict when the live object has another uid). Raises NotFound."""
+        precondition (Conflict when the live object has another uid). Raises NotFound.
+        Returns the object while it is still there (terminating: finalizers to run), as
+        the API server answers the DELETE; None once it is gone."""
         ...
 
     def watch(

@@ -433,7 +433,7 @@ class MemoryCluster(GarbageCollector):
         *,
         propagation_policy: PropagationPolicy = "Background",
         uid: str | None = None,
-    ) -> None:
+    ) -> T | None:
         store = self._store(kind)
         key = object_key(self._ns(kind, namespace), name)
         if self.faults.active:
@@ -445,6 +445,10 @@ class MemoryCluster(GarbageCollector):
         obj = self._live(store, key)
         rules.check_preconditions(obj, None, uid)
         self._delete_object(store, key, obj, propagation_policy, verb="delete")
+        left = store.objects.get(key)
+        if left is None or left.metadata.uid != obj.metadata.uid:
+            return None
+        return clone(left)  # type: ignore[return-value]
 
     async def bind(self, pod_name: str, namespace: str, node_name: str) -> None:
         store = self._stores.get(pods.POD_GVK)

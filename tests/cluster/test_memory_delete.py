@@ -58,6 +58,29 @@ def test_finalizers_hold_deletion_until_removed(client_factory):
     client_factory.run(main)
 
 
+def test_delete_answers_with_the_object_while_it_is_still_there(client_factory):
+    """As kube-apiserver answers a DELETE: the object, with its deletionTimestamp, while
+    finalizers hold it; nothing once it is gone (no read needed to tell which)."""
+    async def main():
+        c = client_factory()
+        await c.create(widget("gone"))
+        assert await c.delete(Widget, "gone") is None
+        w = widget("held")
+        w.metadata.finalizers = ["example.com/hold"]
+        made = await c.create(w)
+        left = await c.delete(Widget, "held", uid=made.metadata.uid)
+        assert left is not None and left.name == "held"
+        assert left.metadata.deletion_timestamp is not None
+        assert left.metadata.finalizers == ["example.com/hold"]
+        again = await c.delete(Widget, "held")  # still held: the same answer
+        assert again is not None and again.metadata.uid == made.metadata.uid
+        left.metadata.finalizers = []
+        await c.update(left)
+        with pytest.raises(NotFound):
+            await c.delete(Widget, "held")
+    client_factory.run(main)
+
+
 def test_a_deleting_object_takes_any_update_but_new_finalizers(client_factory):
     """As kube-apiserver: while finalizers hold an object, spec, labels and status may
     still change (controllers finish their work); only adding a finalizer is refused."""

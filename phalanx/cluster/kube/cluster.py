@@ -395,7 +395,7 @@ class KubeCluster:
         *,
         propagation_policy: PropagationPolicy = "Background",
         uid: str | None = None,
-    ) -> None:
+    ) -> T | None:
         await self._after_opening_watches()
         options: dict[str, Any] = {
             "apiVersion": "v1",
@@ -404,13 +404,20 @@ class KubeCluster:
         }
         if uid:
             options["preconditions"] = {"uid": uid}
-        await self.transport.request(
+        data = await self.transport.request(
             "DELETE",
             object_path(kind, name, self._ns(kind, namespace)),
             body=options,
             kind=kind.KIND,
             name=name,
         )
+        # The answer is the object: with a deletionTimestamp while finalizers (or a pod's
+        # grace period) keep it, without one once it is gone (or a Status, for some kinds).
+        if not isinstance(data, dict) or data.get("kind") == "Status":
+            return None
+        if not (data.get("metadata") or {}).get("deletionTimestamp"):
+            return None
+        return self.decode(kind, data)
 
     async def get_scale(self, kind: type[Resource], name: str,
                         namespace: str | None = None) -> Scale:

@@ -271,10 +271,12 @@ class Facade:
             return web.json_response(updated.to_dict())
         if method == "DELETE":
             opts = await self._body(request) or {}
-            await self.cluster.delete(
+            left = await self.cluster.delete(
                 cls, name, ns, propagation_policy=opts.get("propagationPolicy", "Background"),
                 uid=(opts.get("preconditions") or {}).get("uid"),
             )
+            if left is not None:  # terminating: the object, as kube-apiserver answers
+                return web.json_response(left.to_dict())
             return web.json_response({"kind": "Status", "status": "Success", "code": 200})
         raise ApiError(f"method {method} not allowed")
 
