@@ -60,7 +60,7 @@ async def watch_events(
     path = collection_path(kind, namespace)
     loop = asyncio.get_running_loop()
     # Kinds that keep no merge-patch base are validated from the raw line in one pass
-    # (pydantic-core parses and validates together): about 40% less CPU per event.
+    # (pydantic-core parses and validates together): about a third less CPU per event.
     one_pass = kind in cluster.lists_without_bases and lenient_decodable(kind)
     quick_ends = 0
     connected_once = False
@@ -87,13 +87,15 @@ async def watch_events(
                         try:
                             event = event_validator(kind).validate_json(line, extra="ignore")
                         except ValueError:  # an ERROR Status or a partial bookmark object
+                            event = None
+                        if event is not None and event["type"] != "ERROR":
+                            event_type, decoded = event["type"], event["object"]
+                            new_rv = decoded.metadata.resource_version
+                        else:
                             try:
                                 line = json.loads(line)
                             except ValueError:
                                 break  # truncated: resume from rv
-                        else:
-                            event_type, decoded = event["type"], event["object"]
-                            new_rv = decoded.metadata.resource_version
                     if decoded is None:
                         event_type = line.get("type")
                         obj: dict[str, Any] = line.get("object") or {}
