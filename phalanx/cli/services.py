@@ -31,6 +31,10 @@ def _run(coro: object, user_errors: tuple[type[Exception], ...] = ()) -> None:
         sys.exit(code)
 
 
+TUNE_GC_HELP = ("Run the cyclic garbage collector less often from the start, and freeze the "
+                "objects loaded by the informers' first sync (phalanx/services/gctune.py).")
+
+
 @app.command("operator")
 def operator(
     kubeconfig: str = typer.Option(None, "--kubeconfig", help=KUBECONFIG_HELP),
@@ -53,9 +57,7 @@ def operator(
     webhook_port: int = typer.Option(None, "--webhook-port", min=1, max=65535,
                                      help="HTTPS port of the admission webhook (default: "
                                      f"server.webhooks.port of the config, {WEBHOOK_PORT})."),
-    tune_gc: bool = typer.Option(True, "--tune-gc/--no-tune-gc",
-                                 help="After the informers' first sync, freeze the objects "
-                                 "loaded and run the cyclic garbage collector less often."),
+    tune_gc: bool = typer.Option(True, "--tune-gc/--no-tune-gc", help=TUNE_GC_HELP),
 ) -> None:
     """Run the Grove operator against a Kubernetes API server until SIGTERM.
 
@@ -105,9 +107,7 @@ def scheduler(
                               "second, sustained (client-go's QPS; 0: unlimited)."),
     burst: int = typer.Option(150, min=1, help="Client-side limit: requests allowed at once "
                               "above --qps (client-go's Burst)."),
-    tune_gc: bool = typer.Option(True, "--tune-gc/--no-tune-gc",
-                                 help="After the informers' first sync, freeze the objects "
-                                 "loaded and run the cyclic garbage collector less often."),
+    tune_gc: bool = typer.Option(True, "--tune-gc/--no-tune-gc", help=TUNE_GC_HELP),
 ) -> None:
     """Run the Phalanx gang scheduler against a Kubernetes API server until SIGTERM."""
     from phalanx.api.duration import parse_duration

@@ -37,7 +37,7 @@ def freeze_after_warmup(thresholds: tuple[int, int, int] = SERVICE_THRESHOLDS) -
     """Collect once, freeze every object left, set `thresholds`; returns the frozen count."""
     gc.collect()
     gc.freeze()
-    gc.set_threshold(*thresholds)
+    collect_rarely(thresholds)
     frozen = gc.get_freeze_count()
     log.info("garbage collector: %d start-up objects frozen, thresholds %s", frozen, thresholds)
     return frozen

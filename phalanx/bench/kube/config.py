@@ -136,7 +136,6 @@ def parse_names(text: str, allowed: tuple[str, ...], option: str) -> tuple[str, 
     return names
 
 
-
 def result_name(cfg: KubeBenchConfig, phalanx_args: str = "") -> str:
     """`kube-<nodes>n[-<plain>p][-<gang>g]-<limits>[-<pairs>pairs][-<flags>][-profile]`: a
     workload that does not run is left out of the name."""
