@@ -58,6 +58,15 @@ _STATUS_KEPT_ON_CREATE = {("v1", "Node")}
 _REAL_CLOCK = RealClock()
 
 
+def _running_loop_clock() -> Clock | None:
+    """The running loop's virtual clock, wall time on a loop without one, None off a loop."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+    return getattr(loop, "clock", None) or _REAL_CLOCK
+
+
 class MemoryCluster(GarbageCollector):
     """The embedded API server. Implements `phalanx.cluster.client.Client`."""
 
@@ -71,7 +80,9 @@ class MemoryCluster(GarbageCollector):
         builtin_admission: bool = True,
     ) -> None:
         super().__init__()
-        self._clock = clock
+        # Built inside a running loop, the cluster lives on it: its clock is looked up once
+        # (each `get_running_loop()` costs a getpid() system call, on every write otherwise).
+        self._clock = clock if clock is not None else _running_loop_clock()
         self.admission = admission or AdmissionChain()
         self.faults = FaultInjector(seed)
         self.stats = ClusterStats()
@@ -107,14 +118,11 @@ class MemoryCluster(GarbageCollector):
 
     @property
     def clock(self) -> Clock:
-        """The clock given, else the virtual clock of the running loop, else wall time."""
+        """The clock given, else the one of the loop the cluster was built in, else the
+        virtual clock of the running loop, else wall time."""
         if self._clock is not None:
             return self._clock
-        try:
-            loop_clock = getattr(asyncio.get_running_loop(), "clock", None)
-        except RuntimeError:
-            loop_clock = None
-        return loop_clock if loop_clock is not None else _REAL_CLOCK
+        return _running_loop_clock() or _REAL_CLOCK
 
     @property
     def resource_version(self) -> str:

@@ -56,6 +56,7 @@ class WorkQueue(Generic[K]):
         self._waiters: deque[asyncio.Future[None]] = deque()
         self._delayed: dict[K, tuple[float, asyncio.TimerHandle]] = {}
         self._shutting_down = False
+        self._loop: asyncio.AbstractEventLoop | None = None
         self.adds = 0  # keys that entered the queue (after dedup)
 
     def __len__(self) -> int:
@@ -94,7 +95,7 @@ class WorkQueue(Generic[K]):
         if delay <= 0:
             self.add(key)
             return
-        loop = asyncio.get_running_loop()
+        loop = self._running_loop()
         when = loop.time() + delay
         pending = self._delayed.get(key)
         if pending is not None:
@@ -102,6 +103,14 @@ class WorkQueue(Generic[K]):
                 return
             pending[1].cancel()
         self._delayed[key] = (when, loop.call_at(when, self._fire, key))
+
+    def _running_loop(self) -> asyncio.AbstractEventLoop:
+        # Remembered: each `get_running_loop()` costs a getpid() system call. A queue's
+        # timers and waiters live on one loop; a closed one is looked up afresh.
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            loop = self._loop = asyncio.get_running_loop()
+        return loop
 
     def _fire(self, key: K) -> None:
         self._delayed.pop(key, None)
@@ -123,7 +132,7 @@ class WorkQueue(Generic[K]):
         while not self._queue:
             if self._shutting_down:
                 raise ShutDown(self.name)
-            waiter = asyncio.get_running_loop().create_future()
+            waiter = self._running_loop().create_future()
             self._waiters.append(waiter)
             try:
                 await waiter
