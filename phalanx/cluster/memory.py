@@ -389,12 +389,14 @@ class MemoryCluster(GarbageCollector):
             rules.check_deleting_update(old, new)
         if pods.is_pod(cls):
             pods.apply_defaults(new)
-            pods.validate_update(old, new)
+        spec_fields = rules.spec_field_changes(old, new)
+        if pods.is_pod(cls):
+            pods.validate_update(old, new, spec_fields)
         if self.admission.handles(cls):
             await self.admission.validate(new, old)
-        if rules.spec_changed(cls, old, new):
+        if rules.spec_changed(cls, old, new, spec_fields):
             m.generation = (om.generation or 0) + 1
-        if new == old:
+        if rules.unchanged(cls, old, new, spec_fields):
             self.stats.noops[(verb, store.kind)] += 1
             return clone(old) if returning else None
         self._commit(store, key, new, old, "MODIFIED", verb)

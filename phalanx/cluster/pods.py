@@ -15,6 +15,7 @@ from typing import Any, get_args
 from phalanx.api.base import Resource
 from phalanx.api.pod import PodSpec
 
+from . import rules
 from .client import Conflict, Invalid
 from .pod_affinity_keys import apply_match_label_keys
 from .pod_spread_keys import apply_spread_match_label_keys
@@ -92,14 +93,21 @@ def set_gated_condition(pod: Resource, now: datetime) -> None:
                           "Scheduling is blocked due to non-empty scheduling gates", now)
 
 
-def validate_update(old: Resource, new: Resource) -> None:
-    """Allow only the pod spec changes Kubernetes allows; raise Invalid naming the field."""
+def validate_update(old: Resource, new: Resource, spec_fields: set[str] | None = None) -> None:
+    """Allow only the pod spec changes Kubernetes allows; raise Invalid naming the field.
+    `spec_fields`: the spec fields that differ (`rules.spec_field_changes`), when known."""
+    if spec_fields is None:
+        spec_fields = rules.spec_field_changes(old, new)
     old_spec, new_spec = getattr(old, "spec", None), getattr(new, "spec", None)
-    if old_spec == new_spec:
+    if not spec_fields if spec_fields is not None else old_spec == new_spec:
         return
-    before = old_spec.model_dump(by_alias=True, exclude_none=True, mode="json")
-    after = new_spec.model_dump(by_alias=True, exclude_none=True, mode="json")
-    gated = bool(before.get("schedulingGates"))
+    # Only the fields whose values differ are dumped: an update (a gate lift) usually
+    # changes one field of some forty.
+    before = old_spec.model_dump(by_alias=True, exclude_none=True, mode="json",
+                                 include=spec_fields)
+    after = new_spec.model_dump(by_alias=True, exclude_none=True, mode="json",
+                                include=spec_fields)
+    gated = bool(gate_names(old))
     for field in sorted(before.keys() | after.keys()):
         a, b = before.get(field), after.get(field)
         if a == b:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from functools import cache
 
+from pydantic import BaseModel
+
 from phalanx.api.base import Resource
 
 from .client import AlreadyExists, Conflict, Invalid
@@ -107,13 +109,39 @@ def status_resettable(cls: type[Resource]) -> bool:
     return info is not None and not info.is_required()
 
 
-def spec_changed(cls: type[Resource], old: Resource, new: Resource) -> bool:
+def spec_field_changes(old: Resource, new: Resource) -> set[str] | None:
+    """The spec fields whose values differ between two objects of one kind, compared once
+    per update (the pod rules, the generation and the no-op check all need it); None for
+    kinds whose spec is not a model (compared whole)."""
+    old_spec, new_spec = getattr(old, "spec", None), getattr(new, "spec", None)
+    if old_spec is new_spec:
+        return set()
+    if type(old_spec) is not type(new_spec) or not isinstance(new_spec, BaseModel):
+        return None
+    return {f for f in type(new_spec).model_fields
+            if getattr(old_spec, f) != getattr(new_spec, f)}
+
+
+def spec_changed(cls: type[Resource], old: Resource, new: Resource,
+                 spec_fields: set[str] | None = None) -> bool:
     """Whether an update bumps metadata.generation: a spec change, or for kinds without
-    spec any change outside metadata (and status, when that is a subresource)."""
+    spec any change outside metadata (and status, when that is a subresource).
+    `spec_fields`: `spec_field_changes(old, new)`, when already known."""
     if "spec" in cls.model_fields:
+        if spec_fields is not None:
+            return bool(spec_fields)
         return old.spec != new.spec  # type: ignore[attr-defined]
     skip = {"api_version", "kind", "metadata", "status" if cls.HAS_STATUS else ""}
     return any(getattr(old, f) != getattr(new, f) for f in cls.model_fields if f not in skip)
+
+
+def unchanged(cls: type[Resource], old: Resource, new: Resource,
+              spec_fields: set[str] | None = None) -> bool:
+    """`new == old`, with the spec's comparison taken from `spec_fields` when known."""
+    if spec_fields is None or "spec" not in cls.model_fields:
+        return new == old
+    return not spec_fields and all(getattr(old, f) == getattr(new, f)
+                                   for f in cls.model_fields if f != "spec")
 
 
 def check_deleting_update(old: Resource, new: Resource) -> None:
