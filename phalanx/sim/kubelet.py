@@ -143,7 +143,7 @@ class Kubelet:
     # ------------------------------------------------------------------ status writes
 
     async def _write_waiting(self, pod: Pod, message: str) -> None:
-        updated = pod.copy_deep()
+        updated = _for_status_write(pod)
         if not updated.set_condition("Initialized", False, REASON_WAITING, message,
                                      now=self.client.clock.now_dt()):
             return
@@ -151,7 +151,7 @@ class Kubelet:
 
     async def _write_running(self, pod: Pod) -> None:
         now = self.client.clock.now_dt()
-        updated = pod.copy_deep()
+        updated = _for_status_write(pod)
         status = updated.status
         status.phase = "Running"
         status.start_time = now
@@ -167,7 +167,7 @@ class Kubelet:
 
     async def _write_failed(self, pod: Pod, reason: str, message: str, exit_code: int) -> None:
         now = self.client.clock.now_dt()
-        updated = pod.copy_deep()
+        updated = _for_status_write(pod)
         status = updated.status
         status.phase = "Failed"
         status.reason, status.message = reason, message
@@ -181,6 +181,12 @@ class Kubelet:
             for c in pod.spec.containers]
         await self.client.update_status(updated, returning=False)
         self.failed += 1
+
+
+def _for_status_write(pod: Pod) -> Pod:
+    """A copy of the cached `pod` whose status may be changed: the status is private, the
+    rest shared and read-only (a status write sends only the status and metadata)."""
+    return pod.model_copy(update={"status": pod.status.copy_deep()})
 
 
 def _clique_key(namespace: str | None, clique: str | None) -> str | None:
