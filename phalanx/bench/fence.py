@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Itera
 from contextlib import contextmanager
 from typing import Any, Literal, TypeVar
 
-from phalanx.api.base import Resource
+from phalanx.api.base import ObjectMeta, Resource
 from phalanx.cluster.client import (
     Client,
     ObjectList,
@@ -184,7 +184,8 @@ class FencedClient:
         return await _as_server(lambda: self.inner.list(
             kind, namespace, label_selector=label_selector, field_selector=field_selector))
 
-    async def create(self, obj: T, *, returning: bool = True) -> T | None:  # type: ignore[override]
+    async def create(self, obj: T, *,  # type: ignore[override]
+                     returning: bool | Literal["metadata"] = True) -> T | ObjectMeta | None:
         return await self._write(lambda: self.inner.create(obj, returning=returning))  # type: ignore[call-overload]
 
     async def update(self, obj: T, *, returning: bool = True) -> T | None:

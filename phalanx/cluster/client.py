@@ -24,7 +24,7 @@ from typing import (
     runtime_checkable,
 )
 
-from phalanx.api.base import Resource
+from phalanx.api.base import ObjectMeta, Resource
 
 from .clock import Clock
 
@@ -136,11 +136,17 @@ class Client(Protocol):
     @overload
     async def create(self, obj: T, *, returning: Literal[False]) -> None: ...
 
-    async def create(self, obj: T, *, returning: bool = True) -> T | None:
+    @overload
+    async def create(self, obj: T, *, returning: Literal["metadata"]) -> ObjectMeta: ...
+
+    async def create(self, obj: T, *,
+                     returning: bool | Literal["metadata"] = True) -> T | ObjectMeta | None:
         """Raises AlreadyExists, Invalid (admission). Honours metadata.generateName.
 
         `returning=False`: the caller does not want the created object (an Event writer),
-        so none is copied or decoded for it; the write itself is the same."""
+        so none is copied or decoded for it; the write itself is the same.
+        `returning="metadata"`: only the created object's metadata (its name, uid and
+        resourceVersion), as a controller recording what it created needs."""
         ...
 
     @overload

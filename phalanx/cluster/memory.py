@@ -29,7 +29,7 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any, Literal, TypeVar, overload
 
-from phalanx.api.base import Resource, copy_data
+from phalanx.api.base import ObjectMeta, Resource, copy_data
 
 from . import pods, rules
 from .admission import AdmissionChain, AdmissionHook
@@ -250,7 +250,11 @@ class MemoryCluster(GarbageCollector):
     @overload
     async def create(self, obj: T, *, returning: Literal[False]) -> None: ...
 
-    async def create(self, obj: T, *, returning: bool = True) -> T | None:
+    @overload
+    async def create(self, obj: T, *, returning: Literal["metadata"]) -> ObjectMeta: ...
+
+    async def create(self, obj: T, *,
+                     returning: bool | Literal["metadata"] = True) -> T | ObjectMeta | None:
         cls = type(obj)
         store = self._store(cls)
         meta = obj.metadata
@@ -305,6 +309,8 @@ class MemoryCluster(GarbageCollector):
         self._commit(store, key, new, None, "ADDED", "create")
         self._track(store, key, new, None)
         # The stored object is shared with watchers: callers get their own copy, if any.
+        if returning == "metadata":
+            return new.metadata.copy_deep()
         return clone(new) if returning else None
 
     def _generate_name(self, store: KindStore, ns: str | None, prefix: str) -> str:

@@ -125,7 +125,7 @@ class HeadlessServiceController:
         want = build_service(pcs, replica)
         if existing is None:
             try:
-                await client.create(want)
+                await client.create(want, returning=False)
             except AlreadyExists:
                 pass  # our cache lags a create
             return

@@ -113,7 +113,7 @@ class HPAController:
         want = build_hpa(pcs, name, kind, cfg)
         if existing is None:
             try:
-                await self.ctx.client.create(want)
+                await self.ctx.client.create(want, returning=False)
             except AlreadyExists:
                 pass
             return

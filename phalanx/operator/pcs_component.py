@@ -79,7 +79,7 @@ class PodCliqueSetComponentController:
         existing = self.objects.get(object_key(pcs.namespace, want.name))
         if existing is None:
             try:
-                await self.ctx.client.create(want)
+                await self.ctx.client.create(want, returning=False)
             except AlreadyExists:
                 pass  # our cache lags a create
             except NotFound:

@@ -236,15 +236,15 @@ class PodCliqueController:
             if not gate:
                 pod.remove_gate(L.GATE_PODGANG_PENDING_CREATION)
             try:
-                created = await ctx.client.create(pod)
+                created = await ctx.client.create(pod, returning="metadata")
             except AlreadyExists:
                 return None  # a generated name collided: the next reconcile counts again
             except ApiError as e:
                 _by_hostname(e, pod)
                 raise
             # Recorded even if its ADDED event came first: `sync` then settles it.
-            self.expectations.expect_creation(exp_key, created.metadata.uid or "", k)
-            return created.name
+            self.expectations.expect_creation(exp_key, created.uid or "", k)
+            return created.name or pod.name
 
         results = await bounded([lambda k=k: create(k) for k in missing],
                                 ctx.tunables.write_concurrency)

@@ -305,11 +305,11 @@ class PodCliqueSetController:
             return True
         gang = builders.build_podgang(pcs, plan, scheduler, key_of, topology_name)
         try:
-            created = await client.create(gang)
+            await client.create(gang, returning=False)
         except AlreadyExists:
             return True  # our cache lags a create (e.g. before a restart); it exists
         # Its status is the PodGang controller's to write (`Initialized`, podgang.py).
-        lifecycle_events.child_created(self.ctx.recorder, pcs, created)
+        lifecycle_events.child_created(self.ctx.recorder, pcs, gang)
         return True
 
     # ------------------------------------------------------------------ PodCliques and groups
@@ -319,10 +319,11 @@ class PodCliqueSetController:
         client = self.ctx.client
         if existing is None:
             try:
-                created = await client.create(builders.build_podclique(pcs, plan, pcs))
+                clique = builders.build_podclique(pcs, plan, pcs)
+                await client.create(clique, returning=False)
             except AlreadyExists:
                 return
-            lifecycle_events.child_created(self.ctx.recorder, pcs, created)
+            lifecycle_events.child_created(self.ctx.recorder, pcs, clique)
             return
         if existing.metadata.deletion_timestamp is not None:
             return
@@ -343,10 +344,10 @@ class PodCliqueSetController:
         want = builders.build_scaling_group(pcs, i, cfg)
         if existing is None:
             try:
-                created = await client.create(want)
+                await client.create(want, returning=False)
             except AlreadyExists:
                 return
-            lifecycle_events.child_created(self.ctx.recorder, pcs, created)
+            lifecycle_events.child_created(self.ctx.recorder, pcs, want)
             return
         if existing.metadata.deletion_timestamp is not None:
             return

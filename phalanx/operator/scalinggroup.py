@@ -128,10 +128,11 @@ class ScalingGroupController:
                     if gang is None or gang.metadata.deletion_timestamp is not None:
                         continue  # PodGang first; its creation event brings us back
                     try:
-                        created = await client.create(builders.build_podclique(pcs, plan, pcsg))
+                        clique = builders.build_podclique(pcs, plan, pcsg)
+                        await client.create(clique, returning=False)
                     except AlreadyExists:
                         continue
-                    lifecycle_events.child_created(self.ctx.recorder, pcsg, created)
+                    lifecycle_events.child_created(self.ctx.recorder, pcsg, clique)
                 elif current.metadata.deletion_timestamp is None and \
                         clique_drifted(current, plan, owned_clique_replicas(plan, current), want_hash) \
                         and (not auto_update or not hash_drifted(current, want_hash)):

@@ -71,6 +71,25 @@ def test_create_without_the_result_writes_the_same_object(client_factory):
     client_factory.run(main)
 
 
+def test_create_returning_metadata(client_factory):
+    """`returning="metadata"` (a controller recording the uid it created): the server's
+    metadata of the stored object, a private copy; generated names come back filled."""
+    async def main():
+        c = client_factory()
+        meta = await c.create(widget("a", replicas=2), returning="metadata")
+        assert isinstance(meta, ObjectMeta)
+        got = await c.get(Widget, "a")
+        assert (meta.name, meta.uid, meta.resource_version, meta.generation) == (
+            "a", got.metadata.uid, got.metadata.resource_version, 1)
+        meta.labels["x"] = "y"
+        assert (await c.get(Widget, "a")).metadata.labels == {}
+        named = await c.create(Widget(metadata=ObjectMeta(generate_name="w-")),
+                               returning="metadata")
+        assert named.name.startswith("w-") and named.uid
+        assert (await c.get(Widget, named.name)).metadata.uid == named.uid
+    client_factory.run(main)
+
+
 def test_writes_without_the_result(client_factory):
     """`returning=False` on update, update_status and patch: nothing comes back, the write
     lands as it would with the result, and the next write from a fresh read still works

@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping
 from typing import Any, Literal, TypeVar, overload
 
-from phalanx.api.base import Resource
+from phalanx.api.base import ObjectMeta, Resource
 from phalanx.api.core import Event
 from phalanx.cluster.client import (
     Conflict,
@@ -234,13 +234,19 @@ class KubeCluster:
     @overload
     async def create(self, obj: T, *, returning: Literal[False]) -> None: ...
 
-    async def create(self, obj: T, *, returning: bool = True) -> T | None:
+    @overload
+    async def create(self, obj: T, *, returning: Literal["metadata"]) -> ObjectMeta: ...
+
+    async def create(self, obj: T, *,
+                     returning: bool | Literal["metadata"] = True) -> T | ObjectMeta | None:
         """Core/v1 Events are created through events.k8s.io/v1 (see events.py).
-        `returning=False` skips decoding the server's answer."""
+        `returning=False` skips decoding the server's answer; `"metadata"` decodes only
+        its metadata."""
         await self._after_opening_watches()
         kind = type(obj)
         if kind is Event:
-            return await self._events.create(obj, returning=returning)  # type: ignore[arg-type,return-value]
+            event = await self._events.create(obj, returning=bool(returning))  # type: ignore[arg-type]
+            return event.metadata if returning == "metadata" and event is not None else event  # type: ignore[return-value]
         ns = self._ns(kind, obj.metadata.namespace)
         data = await self.transport.request(
             "POST",
@@ -250,6 +256,8 @@ class KubeCluster:
             kind=kind.KIND,
             name=obj.name,
         )
+        if returning == "metadata":
+            return decode(ObjectMeta, data.get("metadata") or {})
         return self.decode(kind, data) if returning else None
 
     async def _base_for(self, obj: Resource) -> dict[str, Any]:
