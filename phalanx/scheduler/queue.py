@@ -81,6 +81,8 @@ class SchedulingQueue:
         self._registrations: dict[str, dict[str, list[ClusterEventWithHint]]] = {
             name: fw.events_to_register() for name, fw in frameworks.items()
         }
+        # (resource, action) -> the registrations that event matches, in registration order
+        self._matching: dict[tuple[str, int], list[tuple[str, str, ClusterEventWithHint]]] = {}
         self.moves = 0  # pods moved by events (stats)
         self._failed_since: float | None = None  # set during on_event(failed_since=...)
 
@@ -381,30 +383,36 @@ class SchedulingQueue:
     def _on_event(self, event: ClusterEvent, old: Any, new: Any) -> int:
         moved = 0
         buckets = self._unsched_by_plugin
-        for profile, regs in self._registrations.items():
-            for plugin, evs in regs.items():
-                rejected = buckets.get((profile, plugin, False))
-                gated = buckets.get((profile, plugin, True))
-                if not rejected and not gated:
-                    continue
-                for reg in evs:
-                    if not reg.event.matches(event):
-                        continue
-                    pools = [b for b in (rejected, reg.gated and gated) if b]
-                    if not pools:
-                        continue
-                    found = reg.targets(old, new) if reg.targets is not None else None
-                    targets = None if found is None else list(found)
-                    for bucket in pools:
-                        pool = list(bucket) if targets is None else [
-                            k for k in targets if k in bucket]
-                        for key in pool:
-                            moved += self._move_if(key, reg, old, new)
+        for profile, plugin, reg in self._registrations_for(event):
+            rejected = buckets.get((profile, plugin, False))
+            gated = buckets.get((profile, plugin, True)) if reg.gated else None
+            if not rejected and not gated:
+                continue
+            pools = [b for b in (rejected, gated) if b]
+            found = reg.targets(old, new) if reg.targets is not None else None
+            targets = None if found is None else list(found)
+            for bucket in pools:
+                pool = list(bucket) if targets is None else [k for k in targets if k in bucket]
+                for key in pool:
+                    moved += self._move_if(key, reg, old, new)
         for bucket_key in [k for k in buckets if k[1] == _ANY_PLUGIN]:
             for key in list(buckets[bucket_key]):  # rejected without a plugin
                 moved += self._move_if(key, None, old, new)
         self.moves += moved
         return moved
+
+    def _registrations_for(self, event: ClusterEvent
+                           ) -> list[tuple[str, str, ClusterEventWithHint]]:
+        """(profile, plugin, registration) for each registration `event` matches, worked
+        out once per kind of event: three events a pod, each would otherwise walk every
+        plugin of every profile."""
+        key = (event.resource, int(event.action))
+        found = self._matching.get(key)
+        if found is None:
+            found = self._matching[key] = [
+                (profile, plugin, reg) for profile, regs in self._registrations.items()
+                for plugin, evs in regs.items() for reg in evs if reg.event.matches(event)]
+        return found
 
     def _move_if(self, key: str, reg: ClusterEventWithHint | None, old: Any, new: Any) -> bool:
         qpi = self._pods.get(key)
