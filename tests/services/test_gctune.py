@@ -1,4 +1,5 @@
 import gc
+import weakref
 
 from phalanx.services.gctune import SERVICE_THRESHOLDS, collect_rarely, freeze_after_warmup
 
@@ -15,6 +16,25 @@ def test_freeze_after_warmup_freezes_what_exists_and_collects_less_often():
         cycle.append(cycle)
         del cycle
         assert gc.collect() >= 1
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)
+
+
+def test_freeze_after_warmup_frees_young_garbage_instead_of_freezing_it():
+    class Node:
+        pass
+
+    before = gc.get_threshold()
+    freed: list[bool] = []
+    try:
+        gc.collect()
+        cycle = Node()
+        cycle.self = cycle  # only the collector can free it
+        weakref.finalize(cycle, freed.append, True)
+        del cycle
+        freeze_after_warmup()
+        assert freed == [True]
     finally:
         gc.unfreeze()
         gc.set_threshold(*before)
