@@ -47,6 +47,7 @@ from .conditions import BACKEND_SYNCED
 from .context import IDX_BASE_PODGANG, OperatorContext, bounded, first_error, requeue_on_conflict
 from .deletionsort import deletion_order
 from .expectations import ExpectationsStore
+from .gate_lifts import PendingGateLifts
 from .rollingupdate_pods import PodRollingUpdater
 from .updateprogress import in_progress, is_auto_update
 
@@ -138,6 +139,7 @@ class PodCliqueController:
         c.watch(ctx.cliques, predicate=_pclq_spec_changed)
         c.watch(ctx.pods, map_from_label(L.LABEL_PODCLIQUE), predicate=_pod_changed)
         self.expectations = ExpectationsStore(ctx.client.clock.monotonic)
+        self.gate_lifts = PendingGateLifts()
         ctx.pods.add_handler(on_delete=self._pod_deleted)
         ctx.cliques.add_handler(on_delete=lambda pclq: self.expectations.forget(
             pclq.metadata.uid or ""))
@@ -150,6 +152,7 @@ class PodCliqueController:
         c.watch(ctx.cliques, self._dependents_of_clique, predicate=_scheduled_changed)
 
     def _pod_deleted(self, pod: Pod) -> None:
+        self.gate_lifts.forget(pod)
         ref = pod.metadata.controller_ref()
         if ref is not None and ref.uid:
             self.expectations.observe_deletion(ref.uid, pod.metadata.uid or "")
@@ -341,7 +344,7 @@ class PodCliqueController:
         base = pclq.metadata.labels.get(L.LABEL_BASE_PODGANG)
         if base is not None and not self._base_scheduled(pclq.namespace, base):
             return None
-        ready = [p for p in gated if p.name in referenced]
+        ready = [p for p in gated if p.name in referenced and not self.gate_lifts.pending(p)]
         if not ready:
             return None
 
@@ -353,7 +356,8 @@ class PodCliqueController:
             try:
                 await self.ctx.client.patch(Pod, pod.name, patch, pod.namespace, returning=False)
             except NotFound:
-                pass
+                return
+            self.gate_lifts.lifted(pod)
 
         return first_error(await bounded([lambda p=p: lift(p) for p in ready],
                                          self.ctx.tunables.write_concurrency))
