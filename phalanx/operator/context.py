@@ -33,6 +33,7 @@ from phalanx.cluster.objects import object_key
 from . import naming
 from .plan import DomainKey, uses_topology
 from .podgang_sync_state import BackendSyncState
+from .recent_creates import RecentCreates
 from .topologies import TopologyCache
 
 T = TypeVar("T")
@@ -122,6 +123,10 @@ class OperatorContext:
         # scheduling off. Informers exist once OperatorManager.start() attached them.
         # BackendSynced verdicts, written by the PodGang controller (podgang_sync_state.py).
         self.backend_sync = BackendSyncState()
+        # What the controllers created lately: a stale view creates none twice (recent_creates.py).
+        self.creates = RecentCreates(lambda: self.client.clock.monotonic())
+        for inf in (self.pcsgs, self.cliques, self.gangs):
+            self.creates.watch(inf)
         self.topologies: TopologyCache | None = (
             TopologyCache(mgr) if self.topology_aware else None)
         by_pcs = _label_index(L.LABEL_PART_OF)

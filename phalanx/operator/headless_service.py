@@ -19,7 +19,7 @@ from phalanx.api import labels as L
 from phalanx.api.base import ObjectMeta
 from phalanx.api.core import Service, ServiceSpec
 from phalanx.api.grove import PodCliqueSet
-from phalanx.cluster.client import AlreadyExists, NotFound
+from phalanx.cluster.client import NotFound
 from phalanx.cluster.controller import Controller, Result, map_from_label
 from phalanx.cluster.informer import Informer
 from phalanx.cluster.objects import object_key
@@ -96,6 +96,7 @@ class HeadlessServiceController:
         self.ctx = ctx
         self.services: Informer[Service] = ctx.manager.informer(Service)
         self.services.add_index(IDX_PCS, _pcs_key)
+        ctx.creates.watch(self.services)
         self.controller = Controller("headless-service", requeue_on_conflict(self.reconcile),
                                      workers=workers)
         c = self.controller
@@ -124,10 +125,7 @@ class HeadlessServiceController:
         client = self.ctx.client
         want = build_service(pcs, replica)
         if existing is None:
-            try:
-                await client.create(want, returning=False)
-            except AlreadyExists:
-                pass  # our cache lags a create
+            await self.ctx.creates.create(client, want)  # our cache may lag a create
             return
         if existing.metadata.deletion_timestamp is not None or not service_drifted(existing,
                                                                                    want):

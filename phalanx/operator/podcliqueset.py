@@ -32,7 +32,7 @@ from phalanx.api.grove import (
     PodCliqueSet,
     PodGang,
 )
-from phalanx.cluster.client import AlreadyExists, NotFound
+from phalanx.cluster.client import NotFound
 from phalanx.cluster.controller import Controller, PermanentError, Result, map_from_label
 
 from . import builders, lifecycle_events, naming, templatehash
@@ -304,9 +304,7 @@ class PodCliqueSetController:
                 lifecycle_events.child_created(self.ctx.recorder, pcs, updated, updated=True)
             return True
         gang = builders.build_podgang(pcs, plan, scheduler, key_of, topology_name)
-        try:
-            await client.create(gang, returning=False)
-        except AlreadyExists:
+        if not await self.ctx.creates.create(client, gang):
             return True  # our cache lags a create (e.g. before a restart); it exists
         # Its status is the PodGang controller's to write (`Initialized`, podgang.py).
         lifecycle_events.child_created(self.ctx.recorder, pcs, gang)
@@ -318,12 +316,9 @@ class PodCliqueSetController:
                              existing: PodClique | None) -> None:
         client = self.ctx.client
         if existing is None:
-            try:
-                clique = builders.build_podclique(pcs, plan, pcs)
-                await client.create(clique, returning=False)
-            except AlreadyExists:
-                return
-            lifecycle_events.child_created(self.ctx.recorder, pcs, clique)
+            clique = builders.build_podclique(pcs, plan, pcs)
+            if await self.ctx.creates.create(client, clique):
+                lifecycle_events.child_created(self.ctx.recorder, pcs, clique)
             return
         if existing.metadata.deletion_timestamp is not None:
             return
@@ -343,11 +338,8 @@ class PodCliqueSetController:
         client = self.ctx.client
         want = builders.build_scaling_group(pcs, i, cfg)
         if existing is None:
-            try:
-                await client.create(want, returning=False)
-            except AlreadyExists:
-                return
-            lifecycle_events.child_created(self.ctx.recorder, pcs, want)
+            if await self.ctx.creates.create(client, want):
+                lifecycle_events.child_created(self.ctx.recorder, pcs, want)
             return
         if existing.metadata.deletion_timestamp is not None:
             return

@@ -28,7 +28,7 @@ from phalanx.api.grove import (
     PodCliqueScalingGroupStatus,
     PodCliqueSet,
 )
-from phalanx.cluster.client import AlreadyExists, NotFound
+from phalanx.cluster.client import NotFound
 from phalanx.cluster.controller import Controller, Result, map_to_owner
 from phalanx.cluster.objects import object_key
 
@@ -127,12 +127,9 @@ class ScalingGroupController:
                 if current is None:
                     if gang is None or gang.metadata.deletion_timestamp is not None:
                         continue  # PodGang first; its creation event brings us back
-                    try:
-                        clique = builders.build_podclique(pcs, plan, pcsg)
-                        await client.create(clique, returning=False)
-                    except AlreadyExists:
-                        continue
-                    lifecycle_events.child_created(self.ctx.recorder, pcsg, clique)
+                    clique = builders.build_podclique(pcs, plan, pcsg)
+                    if await self.ctx.creates.create(client, clique):
+                        lifecycle_events.child_created(self.ctx.recorder, pcsg, clique)
                 elif current.metadata.deletion_timestamp is None and \
                         clique_drifted(current, plan, owned_clique_replicas(plan, current), want_hash) \
                         and (not auto_update or not hash_drifted(current, want_hash)):
