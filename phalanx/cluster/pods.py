@@ -99,7 +99,8 @@ def validate_update(old: Resource, new: Resource, spec_fields: set[str] | None =
     if spec_fields is None:
         spec_fields = rules.spec_field_changes(old, new)
     old_spec, new_spec = getattr(old, "spec", None), getattr(new, "spec", None)
-    if not spec_fields if spec_fields is not None else old_spec == new_spec:
+    same = old_spec == new_spec if spec_fields is None else not spec_fields
+    if same:
         return
     # Only the fields whose values differ are dumped: an update (a gate lift) usually
     # changes one field of some forty.
