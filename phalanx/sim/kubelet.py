@@ -61,7 +61,8 @@ class Kubelet:
         self.pods.add_index(_IDX_AFTER, lambda p: [
             object_key(p.metadata.namespace, name) for name, _ in dependencies_of(p)])
         self.controller = self.manager.add(Controller("kubelet", self._reconcile, workers=4))
-        self.controller.watch(self.pods, predicate=_matters)
+        # Only bound pods, as a kubelet watches only the pods bound to its node.
+        self.controller.watch(self.pods, _bound_key, predicate=_matters)
         # A pod turning Ready may release the pods that start after its clique.
         self.controller.watch(self.pods, self._dependents, predicate=_readiness_changed)
         # A node going away or NotReady fails its pods.
@@ -191,6 +192,10 @@ def _for_status_write(pod: Pod) -> Pod:
 
 def _clique_key(namespace: str | None, clique: str | None) -> str | None:
     return object_key(namespace, clique) if clique else None
+
+
+def _bound_key(pod: Pod) -> str | None:
+    return pod.key if pod.spec.node_name else None
 
 
 def _matters(old: Pod, new: Pod) -> bool:
