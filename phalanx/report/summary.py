@@ -304,10 +304,11 @@ def summarize(record: RunRecord, *, event_limit: int = 20) -> Summary:
         if gang_is_pending(g)
     ]
     events, hidden = _event_rows(record, event_limit)
+    pods_by_name = {p.name: p for p in record.pods}
     return Summary(
         totals=_totals(record, record.gangs),
         podcliquesets=_pcs_rows(record),
-        gangs=[_gang_row(g, {p.name: p for p in record.pods}) for g in record.gangs],
+        gangs=[_gang_row(g, pods_by_name) for g in record.gangs],
         pending=pending,
         events=events,
         events_hidden=hidden,

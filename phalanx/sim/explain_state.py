@@ -29,8 +29,19 @@ async def gang_need(client: Client, namespace: str, name: str,
         pg = await client.get(PodGang, name, namespace)
     except NotFound:
         return None
-    pods = {p.name: p for p in (await client.list(
-        Pod, namespace, label_selector={labels.LABEL_PODGANG: name})).items}
+    # By the names the PodGang references (a list by label would scan every pod of the
+    # namespace, for each gang of the run).
+    pods: dict[str, Pod] = {}
+    for group in pg.spec.pod_groups:
+        for ref in group.pod_references:
+            if ref.name in pods:
+                continue
+            try:
+                pod = await client.get(Pod, ref.name, namespace)
+            except NotFound:
+                continue
+            if pod.metadata.labels.get(labels.LABEL_PODGANG) == name:
+                pods[ref.name] = pod
     chosen: list[Pod] = []
     for group in pg.spec.pod_groups:
         members = [pods[r.name] for r in group.pod_references if r.name in pods]

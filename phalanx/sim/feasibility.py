@@ -104,66 +104,136 @@ def _shape_key(pod: Pod) -> tuple[tuple[str, float], ...]:
 
 def never_fits(need: GangNeed, nodes: Sequence[Node]) -> str | None:
     """Why the gang can never be scheduled on these nodes, or None if it might be."""
-    if not need.pods:
-        return None
-    ready = [n for n in nodes if not n.spec.unschedulable]
-    allocs = {n.name: n.allocatable_resources() for n in ready}
-    # 1. each pod on its own
-    eligible: dict[str, list[Node]] = {}
-    for pod in need.pods:
-        candidates = [n for n in ready if _tolerated(pod, n) and _selected(pod, n)]
-        if not candidates:
-            return (f"pod {pod.name} matches no node (its nodeSelector, node affinity or "
-                    "tolerations rule out all of them)")
-        reqs = pod.resource_requests()
-        fitting = [n for n in candidates if _fits_alone(reqs, allocs[n.name])]
-        if not fitting:
-            worst = max((k for k, v in reqs.items() if v > 0),
-                        key=lambda k: reqs[k] / max(max(allocs[n.name].get(k, 0.0)
-                                                        for n in candidates), 1e-9))
-            biggest = max(allocs[n.name].get(worst, 0.0) for n in candidates)
-            return (f"pod {pod.name} asks for {_fmt(worst, reqs[worst])} but the largest "
-                    f"node it may use has {_fmt(worst, biggest)}")
-        eligible[pod.name] = fitting
-    # 2 and 3, per domain of the required pack level (or the whole cluster).
-    domains: dict[str, list[Node]] = {}
-    for n in ready:
-        value = n.metadata.labels.get(need.pack_key, "") if need.pack_key else "cluster"
-        if value:
-            domains.setdefault(value, []).append(n)
-    if not domains:
-        return (f"it must be packed into one {need.pack_domain or need.pack_key}, but no node "
-                f"carries the label {need.pack_key}")
-    shapes: dict[tuple[tuple[str, float], ...], list[Pod]] = {}
-    for pod in need.pods:
-        shapes.setdefault(_shape_key(pod), []).append(pod)
-    totals: dict[str, float] = {}
-    for pod in need.pods:
-        for k, v in pod.resource_requests().items():
-            totals[k] = totals.get(k, 0.0) + v
-    best_reason = ""
-    best_capacity = -1
-    for members in domains.values():
-        member_names = {n.name for n in members}
-        ok = True
-        for shape, pods in shapes.items():
-            hosts = [n for n in eligible[pods[0].name] if n.name in member_names]
-            capacity = sum(_copies(dict(shape), allocs[n.name]) for n in hosts)
-            if capacity < len(pods):
-                ok = False
-                if capacity > best_capacity:
-                    best_capacity = capacity
-                    best_reason = _shape_reason(need, pods, capacity, len(members))
-                break
-        if ok:
-            short = [k for k, v in totals.items()
-                     if v > sum(allocs[n.name].get(k, 0.0) for n in members)]
-            if not short:
-                return None
-            if best_capacity < 0:
-                best_reason = (f"it needs {_fmt(short[0], totals[short[0]])} in total, more "
-                               f"than any {need.pack_domain or 'cluster'} has")
-    return best_reason or "no domain can hold it"
+    return Feasibility(nodes).never_fits(need)
+
+
+Requests = tuple[tuple[str, float], ...]
+PlacementKey = tuple[Requests, tuple[str, ...], tuple[tuple[str, str], ...], str]
+
+
+def _placement_key(pod: Pod) -> PlacementKey:
+    """What decides which nodes a pod may use on its own: requests, tolerations,
+    nodeSelector, required node affinity."""
+    spec = pod.spec
+    na = spec.affinity.node_affinity if spec.affinity else None
+    required = na.required_during_scheduling_ignored_during_execution if na else None
+    return (_shape_key(pod), tuple(t.model_dump_json() for t in spec.tolerations or ()),
+            tuple(sorted((spec.node_selector or {}).items())),
+            required.model_dump_json() if required else "")
+
+
+class Feasibility:
+    """`never_fits` for one set of nodes, asked about many gangs.
+
+    `phalanx run` asks once per gang, and the gangs of one template ask the same questions:
+    the walks over every node (which nodes a pod may use, how many copies of a shape each
+    pack domain holds, each domain's total) are done once per pod placement and domain,
+    not once per gang. The nodes must not change while it is used."""
+
+    def __init__(self, nodes: Sequence[Node]) -> None:
+        self.ready = [n for n in nodes if not n.spec.unschedulable]
+        self.allocs = {n.name: n.allocatable_resources() for n in self.ready}
+        self._eligible: dict[PlacementKey, tuple[list[Node], list[Node]]] = {}
+        self._domains: dict[str | None, dict[str, list[Node]]] = {}
+        self._capacity: dict[tuple[PlacementKey, str | None, str], int] = {}
+        self._totals: dict[tuple[str | None, str], dict[str, float]] = {}
+
+    def _nodes_for(self, key: PlacementKey, pod: Pod) -> tuple[list[Node], list[Node]]:
+        """(nodes the pod may use, those it also fits on its own), once per placement."""
+        out = self._eligible.get(key)
+        if out is None:
+            candidates = [n for n in self.ready if _tolerated(pod, n) and _selected(pod, n)]
+            reqs = pod.resource_requests()
+            fitting = [n for n in candidates if _fits_alone(reqs, self.allocs[n.name])]
+            out = self._eligible[key] = (candidates, fitting)
+        return out
+
+    def _domains_of(self, pack_key: str | None) -> dict[str, list[Node]]:
+        domains = self._domains.get(pack_key)
+        if domains is None:
+            domains = {}
+            for n in self.ready:
+                value = n.metadata.labels.get(pack_key, "") if pack_key else "cluster"
+                if value:
+                    domains.setdefault(value, []).append(n)
+            self._domains[pack_key] = domains
+        return domains
+
+    def _copies_in(self, key: PlacementKey, pack_key: str | None, value: str,
+                   members: list[Node]) -> int:
+        cached = self._capacity.get((key, pack_key, value))
+        if cached is None:
+            member_names = {n.name for n in members}
+            shape = dict(key[0])
+            cached = sum(_copies(shape, self.allocs[n.name])
+                         for n in self._eligible[key][1] if n.name in member_names)
+            self._capacity[(key, pack_key, value)] = cached
+        return cached
+
+    def _total_of(self, pack_key: str | None, value: str, members: list[Node]) -> dict[str, float]:
+        totals = self._totals.get((pack_key, value))
+        if totals is None:
+            totals = {}
+            for n in members:
+                for k, v in self.allocs[n.name].items():
+                    totals[k] = totals.get(k, 0.0) + v
+            self._totals[(pack_key, value)] = totals
+        return totals
+
+    def never_fits(self, need: GangNeed) -> str | None:
+        """Why the gang can never be scheduled on these nodes, or None if it might be."""
+        if not need.pods:
+            return None
+        allocs = self.allocs
+        # 1. each pod on its own
+        keys: dict[str, PlacementKey] = {}
+        for pod in need.pods:
+            key = keys[pod.name] = _placement_key(pod)
+            candidates, fitting = self._nodes_for(key, pod)
+            if not candidates:
+                return (f"pod {pod.name} matches no node (its nodeSelector, node affinity or "
+                        "tolerations rule out all of them)")
+            if not fitting:
+                reqs = pod.resource_requests()
+                worst = max((k for k, v in reqs.items() if v > 0),
+                            key=lambda k: reqs[k] / max(max(allocs[n.name].get(k, 0.0)
+                                                            for n in candidates), 1e-9))
+                biggest = max(allocs[n.name].get(worst, 0.0) for n in candidates)
+                return (f"pod {pod.name} asks for {_fmt(worst, reqs[worst])} but the largest "
+                        f"node it may use has {_fmt(worst, biggest)}")
+        # 2 and 3, per domain of the required pack level (or the whole cluster).
+        domains = self._domains_of(need.pack_key)
+        if not domains:
+            return (f"it must be packed into one {need.pack_domain or need.pack_key}, but no "
+                    f"node carries the label {need.pack_key}")
+        shapes: dict[Requests, list[Pod]] = {}
+        for pod in need.pods:
+            shapes.setdefault(keys[pod.name][0], []).append(pod)
+        totals: dict[str, float] = {}
+        for pod in need.pods:
+            for k, v in pod.resource_requests().items():
+                totals[k] = totals.get(k, 0.0) + v
+        best_reason = ""
+        best_capacity = -1
+        for value, members in domains.items():
+            ok = True
+            for pods in shapes.values():
+                capacity = self._copies_in(keys[pods[0].name], need.pack_key, value, members)
+                if capacity < len(pods):
+                    ok = False
+                    if capacity > best_capacity:
+                        best_capacity = capacity
+                        best_reason = _shape_reason(need, pods, capacity, len(members))
+                    break
+            if ok:
+                have = self._total_of(need.pack_key, value, members)
+                short = [k for k, v in totals.items() if v > have.get(k, 0.0)]
+                if not short:
+                    return None
+                if best_capacity < 0:
+                    best_reason = (f"it needs {_fmt(short[0], totals[short[0]])} in total, "
+                                   f"more than any {need.pack_domain or 'cluster'} has")
+        return best_reason or "no domain can hold it"
 
 
 def _copies(shape: dict[str, float], alloc: dict[str, float]) -> int:

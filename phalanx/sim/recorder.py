@@ -337,6 +337,8 @@ class RunRecorder:
     # ------------------------------------------------------------------ the record
 
     def _classify_disruptions(self, g: _Gang) -> None:
+        if not any(tr.state == _DISRUPTED for tr in g.rec.history):
+            return  # nothing to classify: no walk over every Event for this gang
         pod_keys = {f"{g.rec.namespace}/{n}" for n in g.rec.pods}
         preempt_events = [e.t for e in self.events.values()
                           if "preempt" in e.reason.lower()

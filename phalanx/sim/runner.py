@@ -27,7 +27,7 @@ from phalanx.cluster.memory import MemoryCluster
 from . import explain_state
 from .admit import RunFailed, create_workload
 from .clusterspec import ClusterSpec, build_nodes
-from .feasibility import never_fits
+from .feasibility import Feasibility
 from .history import ObjectHistory, history_kinds, kind_label
 from .lifecycle import PodScripts
 from .record import RunMeta, RunRecord, Snapshot, StepRecord, TopologyLevel
@@ -158,6 +158,7 @@ class Simulation:
         they cannot carry it); returns what to create before the workload (the
         ClusterTopologyBinding made from the cluster spec, if the workload has none)."""
         self.nodes = build_nodes(self.cluster_spec)
+        self.feasibility = Feasibility(self.nodes)
         self.levels, made = self._topology(self.nodes)
         return [made] if made is not None else []
 
@@ -208,7 +209,7 @@ class Simulation:
         need = await explain_state.gang_need(self.client, namespace, name, self.levels)
         if need is None:
             return
-        why = never_fits(need, self.nodes)
+        why = self.feasibility.never_fits(need)
         if why is not None:
             self.never_fit.setdefault(name, why)
 
