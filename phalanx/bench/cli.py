@@ -47,7 +47,7 @@ def e2e(
     start_delay: Annotated[str, typer.Option(help="Simulated kubelet: bound to Running (virtual).")] = "0s",
     events: Annotated[bool, typer.Option(help="Scheduler writes Scheduled/FailedScheduling Events.")] = True,
     tune_gc: Annotated[bool, typer.Option(help="Freeze startup objects, collect less often (see "
-                                          "phalanx/bench/gctune.py).")] = True,
+                                          "phalanx/services/gctune.py), as `phalanx run` does.")] = True,
     profile: Annotated[bool, typer.Option(help="Run under pyinstrument; write the profile next to the JSON.")] = False,
     pod_scheduling_gate: Annotated[bool, typer.Option(help="Create pods with Grove's scheduling gate "
                                                       "(--no-pod-scheduling-gate: phalanx-scheduler "

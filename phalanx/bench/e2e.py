@@ -25,8 +25,8 @@ from typing import Any
 from phalanx.api import labels
 from phalanx.api.core import Pod
 from phalanx.cluster.clock import run_virtual
+from phalanx.services.gctune import tuned_gc
 
-from .gctune import tuned_gc
 from .results import percentiles
 from .stack import EmbeddedStack
 from .tracker import PodTracker
@@ -43,7 +43,7 @@ class E2EConfig:
     schedulers: str = labels.SCHEDULER_PHALANX
     start_delay: float = 0.0  # kubelet: bound -> Running (virtual seconds)
     events: bool = True  # the scheduler writes Scheduled/FailedScheduling Events
-    tune_gc: bool = True  # see gctune.py
+    tune_gc: bool = True  # phalanx/services/gctune.py, as `phalanx run`
     timeout: float = 6 * 3600.0  # virtual seconds to wait for all Running
     profile: bool = False  # pyinstrument; the text report is returned under "profile"
     # False: phalanx-scheduler's profile sets `podSchedulingGate: false` (issue 28's gate-free

@@ -39,15 +39,14 @@ from phalanx.api.core import Pod
 from phalanx.api.grove import PodCliqueSet
 from phalanx.cluster.client import ApiError, NotFound
 from phalanx.cluster.clock import run_virtual
-
 from phalanx.scheduler.framework.config import (
     PluginConfig,
     PluginRef,
     SchedulerConfiguration,
     default_configuration,
 )
+from phalanx.services.gctune import tuned_gc
 
-from .gctune import tuned_gc
 from .results import percentiles
 from .roomwait import RoomWait
 from .roomwait import pod_gpus as _pod_gpus

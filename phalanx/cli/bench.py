@@ -61,8 +61,10 @@ def scheduler(
     profile: Annotated[bool, typer.Option(help="Run under pyinstrument; write the profile next to the JSON.")] = False,
     gc_freeze: Annotated[bool, typer.Option(help="gc.freeze() after the informers sync (long-lived objects "
                                             "leave the cyclic GC's full collections).")] = False,
-    service_gc: Annotated[bool, typer.Option(help="The garbage-collector settings `phalanx scheduler` runs "
-                                             "with: --gc-freeze and its thresholds (phalanx/services/gctune.py).")] = False,
+    service_gc: Annotated[bool, typer.Option(help="The garbage-collector settings `phalanx scheduler` and "
+                                             "`phalanx run` use: --gc-freeze and their thresholds "
+                                             "(phalanx/services/gctune.py). --no-service-gc: CPython's "
+                                             "defaults.")] = True,
     dra: Annotated[bool, typer.Option(help="GPUs as DRA devices (a ResourceSlice per node) "
                                       "and one ResourceClaim per GPU pod, instead of "
                                       "nvidia.com/gpu.")] = False,
@@ -96,7 +98,7 @@ def scheduler(
     if pairs:
         from phalanx.scheduler.bench_compare import run_spread_pairs
 
-        tag = f"spread{round(spread * 100)}" + ("-servicegc" if service_gc else "-gcfreeze" if gc_freeze else "")
+        tag = f"spread{round(spread * 100)}" + ("" if service_gc else "-gcfreeze" if gc_freeze else "-defaultgc")
         comparison, path = run_spread_pairs(cfg, pairs, out, tag, progress=typer.echo)
         ratio = comparison["pods_per_second_ratio"]
         typer.echo(f"  pods/s spread/plain: median {ratio['median']:.3f} ({ratio['min']} to {ratio['max']}); "
@@ -105,7 +107,7 @@ def scheduler(
     result = run_scheduler_bench(cfg)
     profile_text = result.pop("profile", "")
     path = write_result(result, out, f"scheduler-{nodes}n-{pods}p"
-                        + ("-servicegc" if service_gc else "-gcfreeze" if gc_freeze else "")
+                        + ("" if service_gc else "-gcfreeze" if gc_freeze else "-defaultgc")
                         + ("-dra" if dra else "") + (f"-spread{round(spread * 100)}" if spread else ""))
     tts = result["gang_time_to_schedule_seconds"]
     e2e = result["gang_end_to_end_seconds"]
@@ -123,12 +125,13 @@ def scheduler(
         typer.echo(f"  profile: {prof_path}")
     if counts:
         typer.echo(f"scaling: {scaling_pods} pods on {', '.join(map(str, counts))} nodes ...")
-        sc = run_scaling(counts, scaling_pods, gang_min, gang_max, seed=seed, events=events, gc_freeze=gc_freeze)
+        sc = run_scaling(counts, scaling_pods, gang_min, gang_max, seed=seed, events=events,
+                         gc_freeze=cfg.gc_freeze, gc_thresholds=cfg.gc_thresholds)
         for row in sc["rows"]:
             t = row["gang_time_to_schedule_seconds"]
             typer.echo(f"  {row['nodes']:>6} nodes: {row['pods_per_second']:>7.0f} pods/s, "
                        f"{row['us_per_pod']:>6.0f} us/pod ({row['cpu_us_per_pod']:.0f} CPU), gang p50 {t['p50'] * 1000:.1f} ms, p99 {t['p99'] * 1000:.1f} ms")
-        name = f"scheduler-scaling-{scaling_pods}p" + ("-gcfreeze" if gc_freeze else "")
+        name = f"scheduler-scaling-{scaling_pods}p" + ("" if service_gc else "-gcfreeze" if gc_freeze else "-defaultgc")
         typer.echo(f"  wrote {write_result(sc, out, name)}")
 
 

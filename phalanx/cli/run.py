@@ -95,6 +95,7 @@ def run(
     from phalanx.cli.progress import RunProgress
     from phalanx.cluster.clock import run_virtual
     from phalanx.report.terminal import machine_output, print_tables
+    from phalanx.services.gctune import tuned_gc
     from phalanx.sim.record import save_record, write_atomic
     from phalanx.sim.runner import RunFailed, RunOptions, Simulation
     from phalanx.sim.workload import load_cluster_spec, load_config, load_workload
@@ -129,12 +130,15 @@ def run(
     out = Console(highlight=False, width=None if sys.stdout.isatty() else 10_000)
     show_progress = not quiet and output == Output.table and sys.stderr.isatty()
     try:
-        if show_progress:
-            with RunProgress(err_console) as bar:
-                sim.progress, sim.create_progress = bar, bar.creating
+        # The services' collector settings: a large run keeps millions of model objects
+        # alive, and CPython's defaults would walk them all again and again.
+        with tuned_gc():
+            if show_progress:
+                with RunProgress(err_console) as bar:
+                    sim.progress, sim.create_progress = bar, bar.creating
+                    record = run_virtual(sim.run())
+            else:
                 record = run_virtual(sim.run())
-        else:
-            record = run_virtual(sim.run())
     except RunFailed as e:
         raise fail(str(e), ExitCode.REJECTED) from None
     # The tables first: a file that cannot be written must not cost the user the results.

@@ -384,17 +384,18 @@ def _max_zone_skew(gangs: list[tuple[PodGang, list[Pod]]], nodes: list[Node],
 
 
 def run_scaling(node_counts: list[int], pods: int, gang_min: int, gang_max: int, seed: int = 0,
-                events: bool = True, gc_freeze: bool = False) -> dict[str, Any]:
+                events: bool = True, gc_freeze: bool = False,
+                gc_thresholds: tuple[int, int, int] | None = None) -> dict[str, Any]:
     """The same workload (`pods` pods) on growing clusters: how per-pod cost scales."""
     rows = []
     for n in node_counts:
         r = run_scheduler_bench(BenchConfig(nodes=n, pods=pods, gang_min=gang_min, gang_max=gang_max, seed=seed,
-                                            events=events, gc_freeze=gc_freeze))
+                                            events=events, gc_freeze=gc_freeze, gc_thresholds=gc_thresholds))
         rows.append({k: r[k] for k in ("pods_bound", "pods_per_second", "us_per_pod", "cpu_us_per_pod", "gang_time_to_schedule_seconds",
                                        "schedule_seconds", "cycle_cpu_us_per_attempt", "gc_seconds_scheduling",
                                        "loadavg_before_after")} | {"nodes": n})
     return {"benchmark": "scheduler-scaling", "pods": pods, "gang_min": gang_min, "gang_max": gang_max,
-            "gc_freeze": gc_freeze, "rows": rows}
+            "gc_freeze": gc_freeze, "gc_thresholds": gc_thresholds, "rows": rows}
 
 
 def _loadavg() -> float | None:

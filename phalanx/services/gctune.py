@@ -15,12 +15,19 @@ Before that, `collect_rarely` applies the same thresholds from the start: the fi
 builds tens of thousands of objects that are all kept, and with the default thresholds full
 collections walked that growing heap again and again (0.9 s of the scheduler's first 2.3 s
 at 5,000 nodes and 5,000 pods, before its first bind).
+
+The embedded cluster is the same kind of process: every object a pydantic model, replaced on
+each write, millions of them long-lived in a large run. `tuned_gc` gives one run inside a
+process that goes on afterwards (`phalanx run`, the benchmarks, tests calling them) the same
+settings, and hands the process back as it found it.
 """
 
 from __future__ import annotations
 
 import gc
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 log = logging.getLogger(__name__)
 
@@ -47,3 +54,21 @@ def freeze_after_warmup(thresholds: tuple[int, int, int] = SERVICE_THRESHOLDS) -
     frozen = gc.get_freeze_count()
     log.info("garbage collector: %d start-up objects frozen, thresholds %s", frozen, thresholds)
     return frozen
+
+
+@contextmanager
+def tuned_gc(thresholds: tuple[int, int, int] = SERVICE_THRESHOLDS, *,
+             enabled: bool = True) -> Iterator[None]:
+    """`freeze_after_warmup` for the block (what exists on entry is frozen); on exit every
+    frozen object rejoins the collector and the previous thresholds come back.
+    `enabled=False`: CPython's settings, untouched (to measure what the tuning buys)."""
+    if not enabled:
+        yield
+        return
+    previous = gc.get_threshold()
+    freeze_after_warmup(thresholds)
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*previous)

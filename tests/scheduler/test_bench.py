@@ -125,20 +125,25 @@ def test_cli_pairs_alternate_spread_and_plain_and_write_the_comparison(tmp_path)
     assert bad.exit_code != 0 and "--spread" in str(bad.exception)
 
 
-def test_cli_service_gc_runs_with_the_services_thresholds_and_restores_them(tmp_path):
+def test_cli_runs_with_the_services_gc_by_default_and_restores_it(tmp_path):
     import gc
 
     from phalanx.services.gctune import SERVICE_THRESHOLDS
 
     before = gc.get_threshold()
-    res = CliRunner().invoke(app, ["bench", "scheduler", "--nodes", "20", "--pods", "40", "--gang-min", "4",
-                                   "--gang-max", "8", "--service-gc", "--out", str(tmp_path)])
+    args = ["bench", "scheduler", "--nodes", "20", "--pods", "40", "--gang-min", "4",
+            "--gang-max", "8", "--out", str(tmp_path)]
+    res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output
-    data = json.loads((tmp_path / "scheduler-20n-40p-servicegc.json").read_text())
+    data = json.loads((tmp_path / "scheduler-20n-40p.json").read_text())
     assert data["config"]["gc_freeze"] is True
     assert data["config"]["gc_thresholds"] == list(SERVICE_THRESHOLDS)
     assert data["pods_bound"] == 40
     assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+    res = CliRunner().invoke(app, [*args, "--no-service-gc"])
+    assert res.exit_code == 0, res.output
+    data = json.loads((tmp_path / "scheduler-20n-40p-defaultgc.json").read_text())
+    assert data["config"]["gc_freeze"] is False and data["config"]["gc_thresholds"] is None
 
 
 def test_cpu_profile_script_samples_the_scheduling_window(tmp_path):

@@ -69,3 +69,43 @@ def test_the_operator_service_tunes_by_default_and_can_be_told_not_to():
     assert OperatorServiceOptions().tune_gc is True
     out = CliRunner().invoke(app, ["operator", "--help"])
     assert "--no-tune-gc" in out.output
+
+
+def test_tuned_gc_tunes_inside_the_block_and_hands_the_process_back_as_it_was():
+    from phalanx.services.gctune import tuned_gc
+
+    before = gc.get_threshold()
+    assert gc.get_freeze_count() == 0
+    held = [{"i": i} for i in range(1000)]
+    with tuned_gc():
+        assert gc.get_threshold() == SERVICE_THRESHOLDS
+        assert gc.get_freeze_count() >= len(held)
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+    with tuned_gc(enabled=False):
+        assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+
+
+def test_phalanx_run_simulates_with_the_services_collector_settings(monkeypatch):
+    """The embedded cluster keeps every object as a model: `phalanx run` collects as the
+    services do while it simulates, and leaves the process as it found it."""
+    from pathlib import Path
+
+    from typer.testing import CliRunner
+
+    from phalanx.cli.main import app
+    from phalanx.cluster import clock
+
+    seen: list[tuple[int, int, int]] = []
+    real = clock.run_virtual
+
+    def run_virtual(coro):  # type: ignore[no-untyped-def]
+        seen.append(gc.get_threshold())
+        return real(coro)
+
+    monkeypatch.setattr(clock, "run_virtual", run_virtual)
+    example = Path(__file__).resolve().parents[2] / "examples" / "training-rack.yaml"
+    before = gc.get_threshold()
+    res = CliRunner().invoke(app, ["run", str(example), "--no-save", "-q"])
+    assert res.exit_code == 0, res.output
+    assert seen == [SERVICE_THRESHOLDS]
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
