@@ -23,6 +23,7 @@ whichever API wrote it; see `Event.occurrences` / `first_seen` / `last_seen` / `
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 from collections import OrderedDict
@@ -118,13 +119,17 @@ class EventWriter:
         body = for_create(event, default_controller=c.field_manager, host=self.host,
                           now=c.clock.now_dt())
         body.metadata.namespace = ns
-        data = await c.transport.request(
+        raw = await c.transport.request_bytes(
             "POST", collection_path(EventsV1Event, ns), query=c._write_query(),
             body=body.to_dict(), kind=Event.KIND, name=event.name)
-        if not returning:  # the note the server stored is the one sent
-            self._note(ns, (data.get("metadata") or {}).get("name") or body.name, body.note)
+        if not returning:
+            # The note the server stored is the one sent; the answer is parsed only for a
+            # name the server generated.
+            created = {} if body.name or not raw else json.loads(raw)
+            name = body.name or (created.get("metadata") or {}).get("name") or ""
+            self._note(ns, name, body.note)
             return None
-        return self._remember(_decode(data))
+        return self._remember(_decode(json.loads(raw) if raw else {}))
 
     async def patch(self, name: str, patch: Mapping[str, Any], namespace: str | None) -> Event:
         c = self.cluster

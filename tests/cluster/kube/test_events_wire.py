@@ -161,3 +161,26 @@ def test_the_facade_enforces_the_events_api_rules() -> None:
         assert err.value.field == "note"
 
     run(body)
+
+
+def test_an_event_created_without_its_answer_is_remembered_under_its_name() -> None:
+    """`create(returning=False)` does not decode the created Event; the note it remembers
+    (for a later count bump) is under the name sent, or the one the server generated."""
+    async def body(kube: KubeCluster, mem: MemoryCluster, facade: Facade) -> None:
+        from phalanx.api.base import ObjectMeta
+        from phalanx.api.core import ObjectReference
+
+        ref = ObjectReference(api_version="v1", kind="Pod", name="p", namespace="team")
+        named = Event(metadata=ObjectMeta(name="p.1", namespace="team"), involved_object=ref,
+                      reason="Scheduled", message="bound", type="Normal")
+        assert await kube.create(named, returning=False) is None
+        generated = Event(metadata=ObjectMeta(generate_name="p.", namespace="team"),
+                          involved_object=ref, reason="Pulled", message="pulled", type="Normal")
+        assert await kube.create(generated, returning=False) is None
+        names = {e.reason: e.name for e in (await mem.list(Event, "team")).items}
+        assert names["Scheduled"] == "p.1" and names["Pulled"].startswith("p.")
+        notes = kube._events._notes
+        assert notes[("team", "p.1")] == "bound"
+        assert notes[("team", names["Pulled"])] == "pulled"
+
+    run(body)
