@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Literal, TypeVar
@@ -123,6 +124,9 @@ class FencedClient:
         self.dead = False
         self.killed = asyncio.Event()
         self.writes = 0
+        # Writes the API server accepted from this component, by (verb, kind): who wrote
+        # what, which the store (counting by verb and kind) cannot tell.
+        self.accepted: Counter[tuple[str, str]] = Counter()
         self._kill_at: int | None = None
         self._kill_before_write = False
         self._streams: list[_FencedStream[Any]] = []
@@ -154,7 +158,7 @@ class FencedClient:
         if self.dead:
             raise ProcessKilled(f"{self.name} was killed", kind="", name=self.name)
 
-    async def _write(self, send: Callable[[], Awaitable[Any]]) -> Any:
+    async def _write(self, call: tuple[str, str], send: Callable[[], Awaitable[Any]]) -> Any:
         self._check()
         self.writes += 1
         due = self._kill_at is not None and self.writes >= self._kill_at
@@ -162,6 +166,7 @@ class FencedClient:
             self.kill()
             self._check()
         result = await _as_server(send)
+        self.accepted[call] += 1
         if due:
             self.kill()
         self._check()  # a reply that arrives after death reaches no one
@@ -186,29 +191,32 @@ class FencedClient:
 
     async def create(self, obj: T, *,  # type: ignore[override]
                      returning: bool | Literal["metadata"] = True) -> T | ObjectMeta | None:
-        return await self._write(lambda: self.inner.create(obj, returning=returning))  # type: ignore[call-overload]
+        return await self._write(("create", obj.KIND), lambda: self.inner.create(
+            obj, returning=returning))  # type: ignore[call-overload]
 
     async def update(self, obj: T, *, returning: bool = True) -> T | None:
-        return await self._write(lambda: self.inner.update(obj, returning=returning))
+        return await self._write(("update", obj.KIND),
+                                 lambda: self.inner.update(obj, returning=returning))
 
     async def update_status(self, obj: T, *, returning: bool = True) -> T | None:
-        return await self._write(lambda: self.inner.update_status(obj, returning=returning))
+        return await self._write(("update_status", obj.KIND),
+                                 lambda: self.inner.update_status(obj, returning=returning))
 
     async def patch(self, kind: type[T], name: str, patch: Mapping[str, Any],
                     namespace: str | None = None, *,
                     subresource: Literal["status"] | None = None,
                     returning: bool = True) -> T | None:
-        return await self._write(lambda: self.inner.patch(
+        return await self._write(("patch", kind.KIND), lambda: self.inner.patch(
             kind, name, patch, namespace, subresource=subresource, returning=returning))
 
     async def delete(self, kind: type[T], name: str, namespace: str | None = None, *,
                      propagation_policy: PropagationPolicy = "Background",
                      uid: str | None = None) -> T | None:
-        return await self._write(lambda: self.inner.delete(
+        return await self._write(("delete", kind.KIND), lambda: self.inner.delete(
             kind, name, namespace, propagation_policy=propagation_policy, uid=uid))
 
     async def bind(self, pod_name: str, namespace: str, node_name: str) -> None:
-        await self._write(lambda: self.inner.bind(pod_name, namespace, node_name))
+        await self._write(("bind", "Pod"), lambda: self.inner.bind(pod_name, namespace, node_name))
 
     async def get_scale(self, kind: type[Resource], name: str,
                         namespace: str | None = None) -> Scale:
@@ -216,7 +224,8 @@ class FencedClient:
         return await _as_server(lambda: self.inner.get_scale(kind, name, namespace))
 
     async def update_scale(self, kind: type[Resource], scale: Scale) -> Scale:
-        return await self._write(lambda: self.inner.update_scale(kind, scale))
+        return await self._write(("update_scale", kind.KIND),
+                                 lambda: self.inner.update_scale(kind, scale))
 
     def watch(self, kind: type[T], namespace: str | None = None, *,
               resource_version: str | None = None, label_selector: Selector = None,

@@ -72,3 +72,21 @@ def test_work_the_api_server_does_for_a_killed_process_is_not_cancelled() -> Non
         return mine.cancelled() and not server_side[0].cancelled()
 
     assert run_virtual(main)
+
+
+def test_a_process_counts_the_writes_the_api_accepted_from_it_by_verb_and_kind() -> None:
+    from phalanx.cluster.client import AlreadyExists
+
+    async def main() -> dict[tuple[str, str], int]:
+        api = MemoryCluster()
+        proc = Process("writer", api)
+        await proc.client.create(cm("a"))
+        await api.create(cm("b"))  # someone else's write
+        with pytest.raises(AlreadyExists):  # refused: not counted
+            await proc.client.create(cm("a"))
+        await proc.client.patch(ConfigMap, "a", {"data": {"k": "v"}}, "default")
+        await proc.client.delete(ConfigMap, "a", "default")
+        return dict(proc.client.accepted)
+
+    assert run_virtual(main()) == {("create", "ConfigMap"): 1, ("patch", "ConfigMap"): 1,
+                                   ("delete", "ConfigMap"): 1}
