@@ -14,6 +14,7 @@ live snapshot without copying; the cache (cache.py) applies informer events and 
 from __future__ import annotations
 
 import heapq
+from collections import Counter
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -71,6 +72,9 @@ class Snapshot:
         self.pods: list[dict[str, PodInfo]] = []
         # pod key -> (row, columns, amounts, scoring columns, scoring amounts)
         self._pod_rows: dict[str, tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+        # How many counted pods have each priority: preemption asks whether any pod at all
+        # has a lower priority before it walks every node's pods for victims.
+        self._priorities: Counter[int] = Counter()
         self._valid_rows_cache: tuple[int, np.ndarray] | None = None
         self._vectors_by_shape: dict[Any, tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
         self._node_set_version = 0  # bumps when nodes are added or removed
@@ -112,6 +116,10 @@ class Snapshot:
     def pods_on(self, row: int) -> dict[str, PodInfo]:
         """Pods counted on a node (bound and assumed), by key. Read-only."""
         return self.pods[row]
+
+    def lowest_priority(self) -> int | None:
+        """The lowest priority of any pod counted on a node (None: no pods)."""
+        return min(self._priorities) if self._priorities else None
 
     def pod_row(self, pod_key: str) -> int | None:
         entry = self._pod_rows.get(pod_key)
@@ -312,6 +320,7 @@ class Snapshot:
         pods = list(self.pods[row].values())
         for p in pods:
             self._pod_rows.pop(p.key, None)
+            self._uncount_priority(p)
             self._uncount_affinity(p)
             self._uncount_ports_and_claims(p, row)
         self.pods[row] = {}
@@ -363,6 +372,13 @@ class Snapshot:
         if pod.claims:
             count_claims(self.pvc_users, pod.claims.pvc_keys, -1)
 
+    def _uncount_priority(self, pod: PodInfo) -> None:
+        left = self._priorities[pod.priority] - 1
+        if left:
+            self._priorities[pod.priority] = left
+        else:
+            del self._priorities[pod.priority]
+
     def _node_set_version_bump(self) -> None:
         self._node_set_version += 1
 
@@ -378,6 +394,7 @@ class Snapshot:
         self.requested[row, cols] += vals
         self.score_requested[row, scols] += svals
         self.pods[row][pod.key] = pod
+        self._priorities[pod.priority] += 1
         # Column indices stay valid: the layout only ever appends columns.
         self._pod_rows[pod.key] = (row, cols, vals, scols, svals)
         self._count_affinity(pod, row)
@@ -397,6 +414,7 @@ class Snapshot:
         self.score_requested[row, scols] -= svals
         pod = self.pods[row].pop(pod_key, None)
         if pod is not None:
+            self._uncount_priority(pod)
             self._uncount_affinity(pod)
             self._uncount_ports_and_claims(pod, row)
         self._bump(row)

@@ -157,3 +157,27 @@ def test_dirty_rows_across_bump_log_restarts_read_every_bump():
         row = s.set_node(node("ab"[i % 2], cpu=2 + i))
         assert entry.dirty_rows(s).tolist() == [row]
         assert entry.dirty_rows(s).tolist() == []
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["add", "remove", "drop-node"]), st.integers(0, 7),
+                          st.integers(0, 2), st.sampled_from([-10, 0, 0, 100, 1000])),
+                max_size=40))
+def test_lowest_priority_is_that_of_the_pods_counted_on_nodes(operations):
+    """Preemption skips its walk over every node's pods when no pod has a lower priority:
+    the snapshot's answer must follow every add, removal and node removal."""
+    snap = Snapshot()
+    for i in range(3):
+        snap.set_node(node(f"n{i}"))
+    for op, k, n, priority in operations:
+        if op == "add":
+            p = pod(f"p{k}")
+            p.spec.priority = priority
+            snap.add_pod(PodInfo(p), f"n{n}")
+        elif op == "remove":
+            snap.remove_pod(f"default/p{k}")
+        else:
+            snap.remove_node(f"n{n}")
+            snap.set_node(node(f"n{n}"))
+        counted = [info.priority for pods in snap.pods for info in pods.values()]
+        assert snap.lowest_priority() == (min(counted) if counted else None)

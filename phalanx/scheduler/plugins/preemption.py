@@ -319,6 +319,9 @@ class DefaultPreemption(Plugin):
         self, snap: Snapshot, rows: np.ndarray, priority: int, own: set[str]
     ) -> list[Unit]:
         units: dict[str, Unit] = {}
+        lowest = snap.lowest_priority()
+        if lowest is None or lowest >= priority:
+            return []  # no pod anywhere that this one may preempt: no walk over every node
         cache = self.runtime.cache
         for row in rows.tolist():
             for key, info in snap.pods_on(row).items():
