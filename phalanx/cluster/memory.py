@@ -491,3 +491,11 @@ class MemoryCluster(GarbageCollector):
         if namespace is None:
             return len(store.objects)
         return len(store.by_namespace.get(namespace, ()))
+
+    def dump(self, kind: type[Resource]) -> list[dict[str, Any]]:
+        """Every stored object of `kind` as kubectl shows it (`to_dict`), by key: read off
+        the store, with no private copy of each object first (for a whole-cluster export)."""
+        store = self._stores.get(kind.gvk())
+        if store is None:
+            return []
+        return [o.to_dict() for o in sorted(store.objects.values(), key=lambda o: o.key)]

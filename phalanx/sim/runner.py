@@ -377,9 +377,8 @@ async def _dump_objects(client: MemoryCluster) -> dict[str, list[dict[str, Any]]
     kinds = [k for k in client.kinds() if k not in (Event, Lease)]
     served = history_kinds()  # labels as in the run's history, whatever this run stored
     for kind in kinds:
-        items = (await client.list(kind)).items
+        items = client.dump(kind)
         if items:
             # Several schedulers call their kind "PodGroup": qualify those by API group.
-            out[kind_label(kind, served)] = [o.to_dict()
-                                             for o in sorted(items, key=lambda o: o.key)]
+            out[kind_label(kind, served)] = items
     return out

@@ -409,3 +409,20 @@ def test_one_class_per_kind():
         with pytest.raises(TypeError, match="one class per kind"):
             await c.get(OtherWidget, "a")
     run_virtual(main)
+
+
+def test_dump_is_the_listed_objects_as_kubectl_shows_them_in_key_order():
+    async def main() -> None:
+        api = MemoryCluster()
+        for ns, name in (("b", "w2"), ("a", "w1"), ("b", "w1")):
+            await api.create(widget(name, ns))
+        listed = sorted((await api.list(Widget)).items, key=lambda o: o.key)
+        dumped = api.dump(Widget)
+        assert dumped == [o.to_dict() for o in listed]
+        assert [d["metadata"]["namespace"] + "/" + d["metadata"]["name"] for d in dumped] == [
+            "a/w1", "b/w1", "b/w2"]
+        dumped[0]["metadata"]["labels"] = {"changed": "here"}  # a fresh dict: the store is not
+        assert api.dump(Widget)[0] == listed[0].to_dict()
+        assert api.dump(Service) == []  # a kind never stored
+
+    run_virtual(main())
