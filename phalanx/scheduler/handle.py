@@ -100,6 +100,11 @@ class SchedulerHandle:
     def nominate(self, pod: PodInfo, node: str | None, group: str | None = None) -> None:
         self._s.nominate(pod, node, group)
 
+    def nominated_reserved(self, priority: int, exclude: set[str]) -> np.ndarray | None:
+        """Per snapshot row, the room held for nominated pods of priority >= `priority`
+        (nominator.py `reserved`)."""
+        return self._s.nominator.reserved(self._s.cache.snapshot, priority, exclude)
+
     def diagnosis(self, pod_key: str) -> Diagnosis | None:
         return self._s.diagnosis(pod_key)
 

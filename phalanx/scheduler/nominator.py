@@ -79,6 +79,24 @@ class Nominator:
             if not peers:
                 self._by_node.pop(entry[1], None)
 
+    def reserved(self, snap: Snapshot, priority: int, exclude: set[str]) -> np.ndarray | None:
+        """Per snapshot row and resource, what pods nominated there with priority >= `priority`
+        (and not in `exclude`) ask for: room a preemptor must not count as free (kube's
+        addNominatedPods when it selects victims). None when nothing is reserved."""
+        out: np.ndarray | None = None
+        for node, pods in self._by_node.items():
+            row = snap.index.get(node)
+            if row is None:
+                continue
+            for other in pods.values():
+                if other.key in exclude or other.priority < priority:
+                    continue
+                if out is None:
+                    out = np.zeros(snap.allocatable.shape)
+                cols, vals = snap.request_vector(other)
+                out[row, cols] += vals
+        return out
+
     def filter_rows(self, pod: PodInfo, snap: Snapshot, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """`rows` minus those where the pod no longer fits next to nominated pods of equal or
         higher priority. Returns (kept rows, removed rows)."""

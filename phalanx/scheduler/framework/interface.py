@@ -305,6 +305,10 @@ class Handle(Protocol):
         kept for it, lower-priority pods do not take them while the victims terminate. Pods
         nominated with one `group` (a gang's members) keep or lose that room together."""
 
+    def nominated_reserved(self, priority: int, exclude: set[str]) -> np.ndarray | None:
+        """Per snapshot row and resource, the room held for nominated pods of priority >=
+        `priority` (bar the keys in `exclude`); None when none is held."""
+
     def diagnosis(self, pod_key: str) -> Diagnosis | None:
         """The last failure diagnosis of a pod, or None."""
 

@@ -181,6 +181,7 @@ class DefaultPreemption(Plugin):
         # filters are re-run for each candidate set; without it the masks above hold for all.
         affine = bool(snap.with_affinity) or any(i.pod_terms is not NO_TERMS for i in infos)
         scoped = [self._scope_of(gang, info) for info in infos]
+        reserved = self._promised(snap, pod.priority, own)
         for dsel in self._domains(gang, snap, rows, candidate):
             drows = rows[dsel]
             dset = set(drows.tolist())
@@ -207,6 +208,7 @@ class DefaultPreemption(Plugin):
                 [sc.name if sc is not None else None for sc in scoped],
                 cols,
                 dunits,
+                reserved,
             )
             if isinstance(plan, str):
                 shortfall = shortfall or plan
@@ -319,6 +321,9 @@ class DefaultPreemption(Plugin):
         self, snap: Snapshot, rows: np.ndarray, priority: int, own: set[str]
     ) -> list[Unit]:
         units: dict[str, Unit] = {}
+        # Already evicted and still terminating: their room is counted as being freed
+        # (`_promised`), so they are not victims a second time.
+        own = own | self._releasing()
         lowest = snap.lowest_priority()
         if lowest is None or lowest >= priority:
             return []  # no pod anywhere that this one may preempt: no walk over every node
@@ -402,6 +407,7 @@ class DefaultPreemption(Plugin):
         scopes: list[str | None],
         cols: dict[str, np.ndarray],
         units: list[Unit],
+        reserved: np.ndarray | None = None,
     ) -> tuple[list[Unit], list[list[int]]] | str:
         """The victims to evict and the rows planned for each shape's pods (the failed pod's
         first), or why it cannot work.
@@ -411,6 +417,8 @@ class DefaultPreemption(Plugin):
         per-group pack scope of shape i (its pods must share one domain of `cols[scope]`)."""
         pos = {int(r): i for i, r in enumerate(rows.tolist())}
         base = snap.free(rows)
+        if reserved is not None:  # held for nominated pods of at least this priority
+            base = base - reserved[rows]
 
         def freed(chosen: Sequence[Unit]) -> np.ndarray:
             out = base.copy()
@@ -461,6 +469,26 @@ class DefaultPreemption(Plugin):
         if refused is not None:
             return refused
         return chosen, [[int(rows[i]) for i in at] for at in placed]
+
+    def _promised(self, snap: Snapshot, priority: int, own: set[str]) -> np.ndarray | None:
+        """Per row, room this preemptor must not count as free: what is nominated to pods of
+        at least its priority (kube's addNominatedPods; two gangs must not plan on one
+        victim's room), less what the victims already evicted are still freeing (kube would
+        take them as victims again at no cost, KAI counts releasing room as future idle)."""
+        out = self.handle.nominated_reserved(priority, own)
+        if out is None:
+            return None
+        for key in self._releasing():
+            row = snap.pod_row(key)
+            info = snap.pods_on(row).get(key) if row is not None else None
+            if info is not None:
+                cols, vals = snap.request_vector(info)
+                out[row, cols] -= vals
+        return out
+
+    def _releasing(self) -> set[str]:
+        """The victims this plugin evicted that are still terminating."""
+        return {k for victims, _at in self._pending.values() for k in victims}
 
     # --- eviction --------------------------------------------------------------------------
 

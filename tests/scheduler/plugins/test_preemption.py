@@ -264,3 +264,30 @@ def test_a_victim_gang_with_a_member_above_the_preemptor_is_not_evicted_in_part(
     assert evictions == 0
     assert nodes == {"w-0": "n1", "w-1": "n1", "urgent": None}
     assert diag is not None and "no lower-priority pods to preempt" in diag.message()
+
+
+def test_two_preemptors_of_equal_priority_do_not_plan_on_the_same_victims_room() -> None:
+    """kube's DefaultPreemption adds the nominated pods of at least the preemptor's priority
+    to a node before it selects victims there (addNominatedPods): the room one gang's
+    preemption freed is not free for the next gang, which evicts a victim of its own. Before,
+    both planned on one victim's room, one bound there and the other waited for good
+    ("fits without preemption; retrying")."""
+    async def body(client: MemoryCluster, sched: Scheduler):
+        for g in ("low-a", "low-b", "low-c"):  # three gangs of 2 fill the 6 GPUs
+            await client.create(podgang(g, {g: 2}))
+            for p in members(g, g, 2, gpu=1, cpu="100m", priority=0):
+                await client.create(p)
+        assert await sched.wait_idle(timeout=60)
+        for g in ("high-a", "high-b"):  # both arrive before either preemption is done
+            await client.create(podgang(g, {g: 2}))
+            for p in members(g, g, 2, gpu=1, cpu="100m", priority=100):
+                await client.create(p)
+        assert await sched.wait_idle(timeout=120)
+        return await bound_by_gang(client), _preemption(sched).evictions
+
+    after, evictions = run_scheduler(
+        body, nodes=[node("n1", gpu=2), node("n2", gpu=2), node("n3", gpu=2)])
+    assert all(after["high-a"]) and all(after["high-b"])
+    assert evictions == 4  # two whole low gangs, one per preemptor
+    assert sum(1 for g in ("low-a", "low-b", "low-c") if g in after) == 1
+    assert_no_partial_gang(after, {g: 2 for g in ("high-a", "high-b", "low-a", "low-b", "low-c")})
