@@ -2,10 +2,11 @@
 
 `phalanx run` checks the size up front, says what a large run will cost, and refuses an
 absurd one (over `--max-pods`) with the numbers, before reading or simulating for minutes.
-The costs are rough, measured on the full stack (operator, scheduler, kubelet, recorder with
-the object history) of the embedded cluster on a busy 2-core machine: about 10 ms and 120 KB
-per pod (4,000 pods: 36 s, 494 MB), and reading YAML at about 1.5 MB/s (122,000 small
-PodCliqueSets, 48 MB: about 35 s of CPU).
+The costs are rough, measured with `phalanx run` itself (operator, scheduler, kubelet,
+recorder, the saved run) on 2 cores: about 3 ms per pod (4,000 one-GPU pods in gangs of 8:
+12.5 s with the object history; 16,000: 41.9 s without it, above 10,000 pods) and 120 KB
+(691 MB and 1.3 GB: the history costs memory, the larger run keeps none), and reading YAML at
+about 1.5 MB/s (122,000 small PodCliqueSets, 48 MB: about 35 s of CPU).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from phalanx.api.grove import PodCliqueSet
 
 from .workload import Workload
 
-SECONDS_PER_POD = 0.01
+SECONDS_PER_POD = 0.003
 BYTES_PER_POD = 120_000
 YAML_BYTES_PER_SECOND = 1.5e6
 GPU = "nvidia.com/gpu"

@@ -25,7 +25,7 @@ def test_pods_objects_and_gpus_of_a_workload(tmp_path: Path) -> None:
     assert size.gpus == 64_000 and size.cluster_gpus == 512
     assert size.describe() == ("2 PodCliqueSet(s) with 1,000 replicas make 8,000 pods "
                                "(10,002 objects) asking for 64,000 GPUs; the cluster has 512")
-    assert size.cost() == "simulating them takes about 1.3 min and 960.0 MB of memory"
+    assert size.cost() == "simulating them takes about 24 s and 960.0 MB of memory"
 
 
 def test_a_scaling_group_multiplies_its_cliques(tmp_path: Path) -> None:
