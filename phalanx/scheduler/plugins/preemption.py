@@ -487,7 +487,13 @@ class DefaultPreemption(Plugin):
         return out
 
     def _releasing(self) -> set[str]:
-        """The victims this plugin evicted that are still terminating."""
+        """The victims this plugin evicted that may still be terminating. Evictions older
+        than the victims' grace are forgotten here too (as `_still_terminating` does for its
+        own preemptor), so a preemptor scheduled long ago leaves nothing behind."""
+        now = self.handle.clock.now()
+        for unit, (_victims, at) in list(self._pending.items()):
+            if now - at > self.args.victim_grace_seconds:
+                del self._pending[unit]
         return {k for victims, _at in self._pending.values() for k in victims}
 
     # --- eviction --------------------------------------------------------------------------

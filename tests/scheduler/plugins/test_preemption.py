@@ -291,3 +291,18 @@ def test_two_preemptors_of_equal_priority_do_not_plan_on_the_same_victims_room()
     assert evictions == 4  # two whole low gangs, one per preemptor
     assert sum(1 for g in ("low-a", "low-b", "low-c") if g in after) == 1
     assert_no_partial_gang(after, {g: 2 for g in ("high-a", "high-b", "low-a", "low-b", "low-c")})
+
+
+def test_evicted_victims_count_as_releasing_only_within_their_grace() -> None:
+    """The room of victims still terminating is counted as being freed, but an eviction older
+    than `victimGraceSeconds` is forgotten, whoever it was for (no entry outlives it)."""
+    async def body(client: MemoryCluster, sched: Scheduler):
+        p = _preemption(sched)
+        now = p.handle.clock.now()
+        p._pending["podgang:default/long-ago"] = ({"default/old-victim"}, now - 61.0)
+        p._pending["podgang:default/just-now"] = ({"default/new-victim"}, now - 1.0)
+        return p._releasing(), set(p._pending)
+
+    releasing, left = run_scheduler(body, nodes=[node("n1", gpu=2)])
+    assert releasing == {"default/new-victim"}
+    assert left == {"podgang:default/just-now"}
