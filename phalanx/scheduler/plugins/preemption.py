@@ -164,7 +164,10 @@ class DefaultPreemption(Plugin):
         if not shapes:
             return None, Status.unschedulable("nothing to place")
         rows = snap.valid_rows()
-        units = self._victim_units(snap, rows, pod.priority, own)
+        # Victims already evicted and still terminating: their room is counted as being
+        # freed (`_promised`), so they are not victims a second time.
+        releasing = self._releasing()
+        units = self._victim_units(snap, rows, pod.priority, own | releasing)
         what = f"{gang.spec.display} ({sum(n for _, n in shapes)} members)" if gang is not None and gang.spec else pod.key
         if not units:
             return None, Status.unschedulable(self.NO_VICTIMS.format(what=what))
@@ -181,7 +184,7 @@ class DefaultPreemption(Plugin):
         # filters are re-run for each candidate set; without it the masks above hold for all.
         affine = bool(snap.with_affinity) or any(i.pod_terms is not NO_TERMS for i in infos)
         scoped = [self._scope_of(gang, info) for info in infos]
-        reserved = self._promised(snap, pod.priority, own)
+        reserved = self._promised(snap, pod.priority, own, releasing)
         for dsel in self._domains(gang, snap, rows, candidate):
             drows = rows[dsel]
             dset = set(drows.tolist())
@@ -321,9 +324,6 @@ class DefaultPreemption(Plugin):
         self, snap: Snapshot, rows: np.ndarray, priority: int, own: set[str]
     ) -> list[Unit]:
         units: dict[str, Unit] = {}
-        # Already evicted and still terminating: their room is counted as being freed
-        # (`_promised`), so they are not victims a second time.
-        own = own | self._releasing()
         lowest = snap.lowest_priority()
         if lowest is None or lowest >= priority:
             return []  # no pod anywhere that this one may preempt: no walk over every node
@@ -470,7 +470,8 @@ class DefaultPreemption(Plugin):
             return refused
         return chosen, [[int(rows[i]) for i in at] for at in placed]
 
-    def _promised(self, snap: Snapshot, priority: int, own: set[str]) -> np.ndarray | None:
+    def _promised(self, snap: Snapshot, priority: int, own: set[str],
+                  releasing: set[str]) -> np.ndarray | None:
         """Per row, room this preemptor must not count as free: what is nominated to pods of
         at least its priority (kube's addNominatedPods; two gangs must not plan on one
         victim's room), less what the victims already evicted are still freeing (kube would
@@ -478,7 +479,7 @@ class DefaultPreemption(Plugin):
         out = self.handle.nominated_reserved(priority, own)
         if out is None:
             return None
-        for key in self._releasing():
+        for key in releasing:
             row = snap.pod_row(key)
             info = snap.pods_on(row).get(key) if row is not None else None
             if info is not None:
