@@ -95,10 +95,12 @@ def scheduler(
     cfg = BenchConfig(nodes=nodes, pods=pods, gang_min=gang_min, gang_max=gang_max, seed=seed,
                       events=events, profile=profile, gc_freeze=gc_freeze or service_gc, dra=dra,
                       spread_fraction=spread, gc_thresholds=SERVICE_THRESHOLDS if service_gc else None)
+    # Result names: none for the product's collector settings, else which ones.
+    gc_tag = "" if service_gc else "-gcfreeze" if gc_freeze else "-defaultgc"
     if pairs:
         from phalanx.scheduler.bench_compare import run_spread_pairs
 
-        tag = f"spread{round(spread * 100)}" + ("" if service_gc else "-gcfreeze" if gc_freeze else "-defaultgc")
+        tag = f"spread{round(spread * 100)}" + gc_tag
         comparison, path = run_spread_pairs(cfg, pairs, out, tag, progress=typer.echo)
         ratio = comparison["pods_per_second_ratio"]
         typer.echo(f"  pods/s spread/plain: median {ratio['median']:.3f} ({ratio['min']} to {ratio['max']}); "
@@ -107,7 +109,7 @@ def scheduler(
     result = run_scheduler_bench(cfg)
     profile_text = result.pop("profile", "")
     path = write_result(result, out, f"scheduler-{nodes}n-{pods}p"
-                        + ("" if service_gc else "-gcfreeze" if gc_freeze else "-defaultgc")
+                        + gc_tag
                         + ("-dra" if dra else "") + (f"-spread{round(spread * 100)}" if spread else ""))
     tts = result["gang_time_to_schedule_seconds"]
     e2e = result["gang_end_to_end_seconds"]
@@ -131,7 +133,7 @@ def scheduler(
             t = row["gang_time_to_schedule_seconds"]
             typer.echo(f"  {row['nodes']:>6} nodes: {row['pods_per_second']:>7.0f} pods/s, "
                        f"{row['us_per_pod']:>6.0f} us/pod ({row['cpu_us_per_pod']:.0f} CPU), gang p50 {t['p50'] * 1000:.1f} ms, p99 {t['p99'] * 1000:.1f} ms")
-        name = f"scheduler-scaling-{scaling_pods}p" + ("" if service_gc else "-gcfreeze" if gc_freeze else "-defaultgc")
+        name = f"scheduler-scaling-{scaling_pods}p" + gc_tag
         typer.echo(f"  wrote {write_result(sc, out, name)}")
 
 
