@@ -152,6 +152,11 @@ def _place(work: np.ndarray, needs: Sequence[Need], placed: list[list[int]] | No
 
 def max_placeable(free: np.ndarray, needs: Sequence[Need]) -> int:
     """How many of the pods fit at most (placing shapes in order)."""
+    if len(needs) == 1:
+        # One shape: each row takes what it can independently, so the greedy placement
+        # below places min(count, total capacity); no sort, no copy.
+        need = needs[0]
+        return min(need.count, int(capacity(free, need).sum()))
     work = free.copy()
     placed = 0
     for need in needs:

@@ -1,4 +1,5 @@
-"""gang/fit.py: where the planned pods land (`placed`), as preemption nominates them."""
+"""gang/fit.py: where the planned pods land (`placed`), as preemption nominates them, and
+how many pods of a gang fit at most (`max_placeable`)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from phalanx.scheduler.gang.fit import Need, fits_scoped
+from phalanx.scheduler.gang.fit import Need, capacity, fits_scoped, max_placeable
 
 GPU = np.array([0])
 
@@ -60,3 +61,41 @@ def test_placed_never_overfills_a_node(free: list[int], needs: list[tuple[int, i
             used[r] += gpus
     assert (used <= np.array(free)).all()
     assert placed[0][0] == first
+
+
+def _greedy_placeable(free: np.ndarray, need: Need) -> int:
+    """The row-by-row greedy placement (most room first) that max_placeable models."""
+    work = free.copy()
+    left = need.count
+    cap = capacity(work, need)
+    for row in np.argsort(-cap, kind="stable").tolist():
+        take = min(int(cap[row]), left)
+        if take <= 0:
+            break
+        work[row, need.cols] -= take * need.vals
+        left -= take
+    return need.count - left
+
+
+@settings(max_examples=300, deadline=None)
+@given(free=st.lists(st.tuples(st.integers(0, 16), st.integers(0, 64)), min_size=1, max_size=10),
+       gpus=st.sampled_from([0, 1, 2, 4, 8]), cpu=st.integers(0, 32), count=st.integers(1, 40),
+       mask=st.none() | st.lists(st.booleans(), min_size=10, max_size=10),
+       spread=st.none() | st.lists(st.integers(0, 3), min_size=10, max_size=10))
+def test_max_placeable_one_shape_matches_the_greedy_placement(
+        free: list[tuple[int, int]], gpus: int, cpu: int, count: int,
+        mask: list[bool] | None, spread: list[int] | None) -> None:
+    room = np.array([[float(g), float(c)] for g, c in free])
+    n = room.shape[0]
+    need = Need(np.array([0, 1]), np.array([float(gpus), float(cpu)]), count,
+                None if mask is None else np.array(mask[:n]),
+                None if spread is None else np.array(spread[:n]))
+    assert max_placeable(room, [need]) == _greedy_placeable(room, need)
+
+
+def test_max_placeable_several_shapes_place_in_order() -> None:
+    """The first shape takes the big rows, so the second finds less room than on its own."""
+    free = np.array([[8.0], [4.0]])
+    assert max_placeable(free, [_need(8, 1), _need(4, 2)]) == 2
+    assert max_placeable(free, [_need(4, 2)]) == 2
+    assert max_placeable(free, [_need(4, 3), _need(8, 1)]) == 3
