@@ -56,6 +56,9 @@ class Snapshot:
         self.valid = np.zeros(self._cap, dtype=bool)
         self.unschedulable = np.zeros(self._cap, dtype=bool)
         self.row_version = np.zeros(self._cap, dtype=np.int64)
+        # The version at which each row's node object last changed (set, removed); pod adds
+        # and removals bump `row_version` only (NODE_ONLY plugins' results survive them).
+        self.node_version = np.zeros(self._cap, dtype=np.int64)
         self.version = 0
         # The row of every bump since version `bump_log_base` (version v's row is
         # bump_log[v - bump_log_base - 1]): who changed since version x, without scanning
@@ -261,6 +264,7 @@ class Snapshot:
         self.valid = grow(self.valid)
         self.unschedulable = grow(self.unschedulable)
         self.row_version = grow(self.row_version)
+        self.node_version = grow(self.node_version)
         self.taint_set_ids = grow(self.taint_set_ids)
         self._label_cols = {k: grow(v) for k, v in self._label_cols.items()}
         self._numeric_cols = {k: grow(v, np.nan) for k, v in self._numeric_cols.items()}
@@ -310,6 +314,7 @@ class Snapshot:
             self._taint_set_index[taints] = tid
         self.taint_set_ids[row] = tid
         self._bump(row)
+        self.node_version[row] = self.version
         return row
 
     def remove_node(self, name: str) -> list[PodInfo]:
@@ -339,6 +344,7 @@ class Snapshot:
         heapq.heappush(self._free, row)
         self._node_set_version_bump()
         self._bump(row)
+        self.node_version[row] = self.version
         return pods
 
     def label_index(self) -> PodLabelIndex:

@@ -124,6 +124,41 @@ def test_cached_filtering_equals_uncached(operations):
             assert (np.flatnonzero(fit.node_codes[: snap.n] == 0)).tolist() == fresh.tolist()
 
 
+def test_node_only_plugins_are_not_rerun_where_only_pods_changed():
+    """A peer assumed on a node re-runs the usage plugins there, not the NODE_ONLY ones; a
+    change to the node object re-runs both."""
+    sched = Scheduler(MemoryCluster())
+    fw = sched.frameworks["phalanx-scheduler"]
+    cache, snap = sched.cache, sched.cache.snapshot
+    for i in range(4):
+        cache.add_node(node(f"n{i}", cpu=8, gpu=2))
+    seen: dict[str, list[int]] = {}
+    for p in fw.node_local_filters:
+        original = p.filter
+
+        def counting(state, pod, snap, idx, original=original, name=p.NAME):
+            seen.setdefault(name, []).extend(idx.tolist())
+            return original(state, pod, snap, idx)
+
+        p.filter = counting
+    template = TEMPLATES[3]
+    assert fw.feasible_rows(CycleState(), PodInfo(template), snap, None).tolist() == [0, 1, 2, 3]
+    node_only = {p.NAME for p in fw.node_only_filters}
+    usage = {p.NAME for p in fw.usage_filters}
+    assert node_only and usage
+    seen.clear()
+    peer = template.model_copy(deep=True)
+    peer.metadata.name = "peer"
+    cache.assume(PodInfo(peer), "n1")
+    assert fw.feasible_rows(CycleState(), PodInfo(template), snap, None).tolist() == [0, 2, 3]
+    assert {name: rows for name, rows in seen.items() if name in node_only} == {}
+    assert all(seen[name] == [1] for name in usage)
+    seen.clear()
+    cache.add_node(node("n2", cpu=8, gpu=2, taints=[("dedicated", "x", "NoSchedule")]))
+    assert fw.feasible_rows(CycleState(), PodInfo(template), snap, None).tolist() == [0, 3]
+    assert seen["TaintToleration"] == [2]
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 2)), min_size=20, max_size=120))
 def test_dirty_rows_from_the_bump_log_equal_a_full_version_compare(changes):

@@ -72,6 +72,10 @@ class Plugin:
     # snapshot row and the pod's signature (see module docstring). Node-local Score plugins
     # are evaluated with the filters, before PreScore, and must not read PreScore state.
     NODE_LOCAL: ClassVar[bool] = False
+    # Set True as well when they depend on the node object alone (labels, taints, spec),
+    # not on the pods counted on it: such results outlive pod adds and removals, so a gang's
+    # next member re-evaluates only the plugins that read the node's usage.
+    NODE_ONLY: ClassVar[bool] = False
     # Optional pydantic model validating `pluginConfig[].args`.
     Args: ClassVar[type | None] = None
 

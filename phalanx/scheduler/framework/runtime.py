@@ -64,6 +64,9 @@ class Framework:
         self.pre_filter_plugins = at("preFilter")
         self.filter_plugins = at("filter")
         self.node_local_filters = [p for p in self.filter_plugins if getattr(p, "NODE_LOCAL", False)]
+        # Node-local filters split by what they read: the node object alone, or its usage too.
+        self.node_only_filters = [p for p in self.node_local_filters if getattr(p, "NODE_ONLY", False)]
+        self.usage_filters = [p for p in self.node_local_filters if not getattr(p, "NODE_ONLY", False)]
         self.other_filters = [p for p in self.filter_plugins if not getattr(p, "NODE_LOCAL", False)]
         self.before_post_filter_plugins = at("beforePostFilter")
         self.post_filter_plugins = at("postFilter")
@@ -80,6 +83,8 @@ class Framework:
         self.node_local_scores = [
             (p, w) for p, w in zip(self.score_plugins, self.score_weights, strict=True) if getattr(p, "NODE_LOCAL", False)
         ]
+        self.node_only_scores = [p for p, _ in self.node_local_scores if getattr(p, "NODE_ONLY", False)]
+        self.usage_scores = [p for p, _ in self.node_local_scores if not getattr(p, "NODE_ONLY", False)]
         self.filter_cache = SignatureCache()
         self.percentage_of_nodes_to_score = profile.percentage_of_nodes_to_score
 
@@ -170,27 +175,12 @@ class Framework:
         """Rows passing every Filter (no diagnosis). Node-local filters (and raw node-local
         scores, for run_score) come from the signature cache, refreshed on changed rows."""
         skip = state.skip_filter_plugins
-        local = [p for p in self.node_local_filters if p.NAME not in skip]
-        if local or self.node_local_scores:
+        if self.node_local_filters or self.node_local_scores:
             key = (pod.signature, tuple(p.NAME for p in self.node_local_filters if p.NAME in skip))
             entry = self.filter_cache.get(key, snap)
             dirty = entry.dirty_rows(snap)
             if dirty.size:
-                feasible = entry.feasible
-                feasible[dirty] = False
-                live = dirty[snap.valid[dirty]]  # removed nodes stay infeasible
-                ok = live
-                for p in local:
-                    if ok.size == 0:
-                        break
-                    ok = ok[p.filter(state, pod, snap, ok).feasible]
-                feasible[ok] = True
-                if live.size:
-                    for p, _ in self.node_local_scores:
-                        raw = entry.scores.get(p.NAME)
-                        if raw is None:
-                            raw = entry.scores[p.NAME] = np.zeros(entry.feasible.shape[0])
-                        raw[live] = p.score(state, pod, snap, live)
+                self._refresh(entry, state, pod, snap, dirty)
             state.write(_SIGNATURE_ENTRY, entry)
             rows = np.flatnonzero(entry.feasible[: snap.n])
         else:
@@ -204,6 +194,39 @@ class Framework:
                 continue
             rows = rows[p.filter(state, pod, snap, rows).feasible]
         return rows
+
+    def _refresh(self, entry: SignatureEntry, state: CycleState, pod: PodInfo, snap: Snapshot,
+                 dirty: np.ndarray) -> None:
+        """Re-evaluate the node-local plugins on the rows changed since the entry last saw
+        them: the NODE_ONLY ones only where the node object changed, the rest everywhere."""
+        skip = state.skip_filter_plugins
+        live = dirty[snap.valid[dirty]]  # removed nodes stay infeasible
+        moved = entry.node_dirty(snap, live)
+        if moved.size:
+            ok = moved
+            for p in self.node_only_filters:
+                if ok.size == 0:
+                    break
+                if p.NAME not in skip:
+                    ok = ok[p.filter(state, pod, snap, ok).feasible]
+            entry.node_ok[moved] = False
+            entry.node_ok[ok] = True
+        ok = live[entry.node_ok[live]]
+        for p in self.usage_filters:
+            if ok.size == 0:
+                break
+            if p.NAME not in skip:
+                ok = ok[p.filter(state, pod, snap, ok).feasible]
+        entry.feasible[dirty] = False
+        entry.feasible[ok] = True
+        for plugins, rows in ((self.node_only_scores, moved), (self.usage_scores, live)):
+            if not rows.size:
+                continue
+            for p in plugins:
+                raw = entry.scores.get(p.NAME)
+                if raw is None:
+                    raw = entry.scores[p.NAME] = np.zeros(entry.feasible.shape[0])
+                raw[rows] = p.score(state, pod, snap, rows)
 
     def diagnose(self, state: CycleState, pod: PodInfo, snap: Snapshot, allowed: np.ndarray | None, why: str) -> FitError:
         """Re-run every filter over all rows, counting per reason and plugin (failure path)."""
@@ -283,9 +306,10 @@ class Framework:
     def run_score(self, state: CycleState, pod: PodInfo, snap: Snapshot, idx: np.ndarray) -> np.ndarray:
         """Weighted total per row of `idx`. Node-local plugins' raw scores are read from the
         signature entry feasible_rows left in the cycle state (same cycle, same snapshot)."""
-        total = np.zeros(idx.size, dtype=np.float64)
         skip = state.skip_score_plugins
         entry: SignatureEntry | None = state.read(_SIGNATURE_ENTRY)
+        rows: list[np.ndarray] = []
+        weights: list[float] = []
         for p, w in zip(self.score_plugins, self.score_weights, strict=True):
             if p.NAME in skip or w == 0:
                 continue
@@ -294,9 +318,18 @@ class Framework:
             norm = getattr(p, "normalize_score", None)
             if norm is not None:
                 s = norm(state, pod, s)
-            # Clamp into [0, MAX_NODE_SCORE] (np.clip is several times slower on small arrays).
-            total += w * np.minimum(np.maximum(s, 0.0), MAX_NODE_SCORE)
-        return total
+            rows.append(s)
+            weights.append(w)
+        if not rows:
+            return np.zeros(idx.size, dtype=np.float64)
+        # Clamp each plugin's scores into [0, MAX_NODE_SCORE], weigh and add them up, all
+        # plugins at once: a sum over axis 0 adds the rows in plugin order, so the totals
+        # are exactly those of adding one plugin after the other.
+        scores = np.array(rows, dtype=np.float64)
+        np.maximum(scores, 0.0, out=scores)
+        np.minimum(scores, MAX_NODE_SCORE, out=scores)
+        scores *= np.array(weights)[:, None]
+        return scores.sum(axis=0)
 
     def run_reserve(self, state: CycleState, pod: PodInfo, node: str) -> Status:
         for p in self.reserve_plugins:

@@ -6,7 +6,9 @@ snapshot row, the feasibility under the node-local filters and each node-local s
 raw score, plus the row versions they were computed at. The next pod with that signature
 re-evaluates only the rows whose version moved (typically the one or two nodes its assumed
 peers landed on): a few rows instead of thousands, which is what makes a 64-pod gang cost
-about as much as one pod in the hot path.
+about as much as one pod in the hot path. Of those plugins, the NODE_ONLY ones (node object
+alone) are kept apart and re-evaluated only where the node itself changed
+(`Snapshot.node_version`), not where a peer was merely added.
 """
 
 from __future__ import annotations
@@ -26,11 +28,14 @@ _NO_ROWS.setflags(write=False)
 
 
 class SignatureEntry:
-    __slots__ = ("feasible", "versions", "scores", "seen")
+    __slots__ = ("feasible", "versions", "node_ok", "node_versions", "scores", "seen")
 
     def __init__(self, n: int) -> None:
         self.feasible = np.zeros(n, dtype=bool)
         self.versions = np.full(n, -1, dtype=np.int64)  # -1: never evaluated
+        # The NODE_ONLY filters' answer per row, and the node version it was taken at.
+        self.node_ok = np.zeros(n, dtype=bool)
+        self.node_versions = np.full(n, -1, dtype=np.int64)
         self.scores: dict[str, np.ndarray] = {}  # plugin -> raw score per row
         self.seen = -1  # snapshot version every row was evaluated at or after (-1: none)
 
@@ -40,7 +45,17 @@ class SignatureEntry:
             return
         self.feasible = np.concatenate([self.feasible, np.zeros(extra, dtype=bool)])
         self.versions = np.concatenate([self.versions, np.full(extra, -1, dtype=np.int64)])
+        self.node_ok = np.concatenate([self.node_ok, np.zeros(extra, dtype=bool)])
+        self.node_versions = np.concatenate([self.node_versions, np.full(extra, -1, dtype=np.int64)])
         self.scores = {k: np.concatenate([v, np.zeros(extra)]) for k, v in self.scores.items()}
+
+    def node_dirty(self, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
+        """Of `rows` (dirty, live), those whose node object changed since the NODE_ONLY
+        plugins last saw them; marks them seen at the current node version."""
+        now = snap.node_version[rows]
+        changed = rows[self.node_versions[rows] != now]
+        self.node_versions[rows] = now
+        return changed
 
     def dirty_rows(self, snap: Snapshot) -> np.ndarray:
         """Rows changed since last evaluated; marks them evaluated at the current version."""

@@ -146,6 +146,7 @@ def _parse_pod(pod: PodInfo) -> _PodAffinity:
 class NodeAffinity(Plugin):
     NAME = NODE_AFFINITY
     NODE_LOCAL = True
+    NODE_ONLY = True
     Args = NodeAffinityArgs
 
     def __init__(self, handle: Any, args: NodeAffinityArgs | None = None) -> None:

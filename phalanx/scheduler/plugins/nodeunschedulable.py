@@ -35,6 +35,7 @@ _TAINT = (TAINT_UNSCHEDULABLE, "", "NoSchedule")
 class NodeUnschedulable(Plugin):
     NAME = NODE_UNSCHEDULABLE
     NODE_LOCAL = True
+    NODE_ONLY = True
 
     def filter(
         self, state: CycleState, pod: PodInfo, snap: Snapshot, idx: np.ndarray

@@ -86,6 +86,7 @@ class _Table:
 class TaintToleration(Plugin):
     NAME = TAINT_TOLERATION
     NODE_LOCAL = True
+    NODE_ONLY = True
 
     def __init__(self, handle: Any, args: Any = None) -> None:
         super().__init__(handle, args)
