@@ -88,7 +88,7 @@ class SchedulerCache:
         assumed = self.assumed.pop(key, None)
         # A pod that starts terminating is re-counted (its row bumped): spread counts skip it.
         terminating = pod.metadata.deletion_timestamp is not None
-        if assumed is not None and assumed.node == node and assumed.info.requests == pod_requests(pod) \
+        if assumed is not None and assumed.node == node and _same_requests(assumed.info, pod) \
                 and assumed.info.labels == pod.metadata.labels and not terminating:
             # The bind we assumed, confirmed: the snapshot already counts it there. Keep the
             # row untouched (its version too, so cached filter results stay valid).
@@ -151,3 +151,13 @@ class SchedulerCache:
     def pod_info(self, key: str) -> PodInfo | None:
         a = self.assumed.get(key)
         return a.info if a is not None else self.bound.get(key)
+
+
+def _same_requests(info: PodInfo, pod: Pod) -> bool:
+    """`pod` asks for what `info` was counted with. A copy of the same spec (the embedded
+    API server's bind shares it) carries the same cached `total_requests` dict: no need to
+    add the requests up again."""
+    cached = pod.spec.__dict__.get("total_requests")
+    if cached is not None and cached is info.pod.spec.__dict__.get("total_requests"):
+        return True
+    return info.requests == pod_requests(pod)

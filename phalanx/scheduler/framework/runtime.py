@@ -182,7 +182,7 @@ class Framework:
             if dirty.size:
                 self._refresh(entry, state, pod, snap, dirty)
             state.write(_SIGNATURE_ENTRY, entry)
-            rows = np.flatnonzero(entry.feasible[: snap.n])
+            rows = entry.feasible_rows(snap.n)
         else:
             rows = snap.valid_rows()
         if allowed is not None:
@@ -217,8 +217,7 @@ class Framework:
                 break
             if p.NAME not in skip:
                 ok = ok[p.filter(state, pod, snap, ok).feasible]
-        entry.feasible[dirty] = False
-        entry.feasible[ok] = True
+        entry.set_feasible(dirty, ok)
         for plugins, rows in ((self.node_only_scores, moved), (self.usage_scores, live)):
             if not rows.size:
                 continue

@@ -28,10 +28,11 @@ _NO_ROWS.setflags(write=False)
 
 
 class SignatureEntry:
-    __slots__ = ("feasible", "versions", "node_ok", "node_versions", "scores", "seen")
+    __slots__ = ("feasible", "versions", "node_ok", "node_versions", "scores", "seen", "_rows")
 
     def __init__(self, n: int) -> None:
         self.feasible = np.zeros(n, dtype=bool)
+        self._rows: np.ndarray | None = None  # flatnonzero(feasible), until a row flips
         self.versions = np.full(n, -1, dtype=np.int64)  # -1: never evaluated
         # The NODE_ONLY filters' answer per row, and the node version it was taken at.
         self.node_ok = np.zeros(n, dtype=bool)
@@ -44,10 +45,28 @@ class SignatureEntry:
         if extra <= 0:
             return
         self.feasible = np.concatenate([self.feasible, np.zeros(extra, dtype=bool)])
+        self._rows = None
         self.versions = np.concatenate([self.versions, np.full(extra, -1, dtype=np.int64)])
         self.node_ok = np.concatenate([self.node_ok, np.zeros(extra, dtype=bool)])
         self.node_versions = np.concatenate([self.node_versions, np.full(extra, -1, dtype=np.int64)])
         self.scores = {k: np.concatenate([v, np.zeros(extra)]) for k, v in self.scores.items()}
+
+    def set_feasible(self, dirty: np.ndarray, ok: np.ndarray) -> None:
+        """Rows `dirty` re-evaluated: those in `ok` feasible, the others not."""
+        before = self.feasible[dirty]
+        self.feasible[dirty] = False
+        self.feasible[ok] = True
+        if self._rows is not None and not np.array_equal(before, self.feasible[dirty]):
+            self._rows = None
+
+    def feasible_rows(self, n: int) -> np.ndarray:
+        """The feasible rows among the first `n`, ascending (kept until a row flips; callers
+        must not modify the array)."""
+        rows = self._rows
+        if rows is None or (rows.size and rows[-1] >= n):
+            rows = self._rows = np.flatnonzero(self.feasible[:n])
+            rows.setflags(write=False)
+        return rows
 
     def node_dirty(self, snap: Snapshot, rows: np.ndarray) -> np.ndarray:
         """Of `rows` (dirty, live), those whose node object changed since the NODE_ONLY
