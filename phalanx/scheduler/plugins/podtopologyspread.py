@@ -303,12 +303,11 @@ class PodTopologySpread(Plugin, SpreadHints):
         # without a zone label still gets hostname spreading; "no zone" is then a domain).
         require_all = pod.spread.own or not self.system_defaulted
         ignored = np.zeros(snap.n, dtype=bool)
-        scored, counted = idx, snap.valid_rows()
+        scored = idx
         if require_all:
             has = has_all_keys(snap, idx, constraints)
             ignored[idx[~has]] = True
             scored = idx[has]
-            counted = counted[has_all_keys(snap, counted, constraints)]
         ss = ScoreState(constraints, ignored)
         per_selector = _PerSelector(self._counter, snap, pod.namespace)
         for c in constraints:
@@ -323,11 +322,17 @@ class PodTopologySpread(Plugin, SpreadHints):
             size = int(dom_scored.max()) + 1 if dom_scored.size else 1
             present = np.zeros(size, dtype=bool)
             present[dom_scored] = True
-            rows = self._included(pod, c, snap, counted)
+            # Only nodes with matching pods add to a domain's count: kube walks every node,
+            # the counts come out the same from the few that hold such pods.
+            per = per_selector(c)
+            rows = np.flatnonzero(per)
+            if require_all:
+                rows = rows[has_all_keys(snap, rows, constraints)]
+            rows = self._included(pod, c, snap, rows)
             dom = col[rows]
             keep = dom < size
             keep[keep] = present[dom[keep]]
-            counts = np.bincount(dom[keep], weights=per_selector(c)[rows[keep]], minlength=size)
+            counts = np.bincount(dom[keep], weights=per[rows[keep]], minlength=size)
             ss.counts.append(counts.astype(np.int64))
             ss.present.append(present)
             ss.per_row.append(None)
