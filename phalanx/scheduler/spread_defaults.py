@@ -185,6 +185,9 @@ class DefaultSelectors:
         says which Services select a pod; `matching` wins when both are given."""
         self.controllers = controllers
         self.matching = matching if matching is not None else _scan(services)
+        # The matching selectors' contents -> their merge: pods behind the same Services
+        # (a PodCliqueSet replica's) share one LabelSelector.
+        self._merged: dict[tuple[tuple[tuple[str, str], ...], ...], LabelSelector] = {}
 
     @classmethod
     def from_informers(cls, informers: Any) -> DefaultSelectors:
@@ -214,12 +217,19 @@ class DefaultSelectors:
 
     def for_pod(self, pod: Any) -> LabelSelector:
         """The selector of the pod's Services and controller (empty: nothing selects it)."""
-        merged: dict[str, str] = {}
-        for sel in self.matching(pod.namespace, pod.labels):
-            merged.update(sel)
+        matched = list(self.matching(pod.namespace, pod.labels))
         owner = next((r for r in pod.pod.metadata.owner_references if r.controller), None)
         if owner is None or (owner.api_version, owner.kind) not in CONTROLLER_KINDS:
-            return LabelSelector(_equalities(merged)) if merged else EVERYTHING
+            key = tuple(tuple(sel.items()) for sel in matched)
+            found = self._merged.get(key)
+            if found is None:
+                if len(self._merged) >= 4096:
+                    self._merged.clear()
+                found = self._merged[key] = _merged(matched)
+            return found
+        merged: dict[str, str] = {}
+        for sel in matched:
+            merged.update(sel)
         reqs = _equalities(merged)
         found, selector = self.controllers(owner.api_version, owner.kind, pod.namespace, owner.name)
         if not found:
@@ -234,6 +244,14 @@ class DefaultSelectors:
         except SelectorError:
             return LabelSelector(reqs)
         return LabelSelector(reqs + parsed.requirements)
+
+
+def _merged(selectors: Iterable[Mapping[str, str]]) -> LabelSelector:
+    """The Services' selectors merged into one (EVERYTHING when there are none)."""
+    merged: dict[str, str] = {}
+    for sel in selectors:
+        merged.update(sel)
+    return LabelSelector(_equalities(merged)) if merged else EVERYTHING
 
 
 def _equalities(labels: Mapping[str, str]) -> tuple[Requirement, ...]:

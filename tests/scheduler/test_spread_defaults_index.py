@@ -1,6 +1,7 @@
 """ServiceSelectorIndex (phalanx/scheduler/spread_defaults.py) finds exactly the Services a
 linear walk of the namespace finds (kube's helper.DefaultSelector walks them all), through any
-sequence of adds, selector changes and deletes."""
+sequence of adds, selector changes and deletes; and DefaultSelectors, which remembers the
+merged selector of pods behind the same Services, answers what a fresh merge answers."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from types import SimpleNamespace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from phalanx.scheduler.spread_defaults import ServiceSelectorIndex, _scan
+from phalanx.scheduler.spread_defaults import DefaultSelectors, ServiceSelectorIndex, _scan
 
 KEYS = ("app", "part-of", "replica", "tier")
 VALUES = ("a", "b", "c")
@@ -60,3 +61,38 @@ def test_a_label_every_service_shares_is_not_where_a_selector_is_filed():
         {"managed-by": "grove", "part-of": "pcs-7"}]
     # Filed under the rare pair, so the shared one holds at most the first selector.
     assert len(index._anchored["ns"].get(("managed-by", "grove"), {})) <= 1
+
+
+def _pod(ns: str, labels: dict[str, str]) -> SimpleNamespace:
+    return SimpleNamespace(namespace=ns, labels=labels,
+                           pod=SimpleNamespace(metadata=SimpleNamespace(owner_references=[])))
+
+
+@settings(max_examples=200, deadline=None)
+@given(steps=st.lists(st.one_of(op_st, st.tuples(st.just("ask"), st.sampled_from(("ns1", "ns2")),
+                                                 labels_st)), max_size=40))
+def test_remembered_default_selectors_follow_every_service_change(steps):
+    """Pods asked about between Service adds, selector changes and deletes get the selector a
+    walk of every Service merges at that moment, never one remembered from before."""
+    index = ServiceSelectorIndex()
+    remembered = DefaultSelectors(matching=index.matching)
+    live: dict[tuple[str, str], SimpleNamespace] = {}
+    for step in steps:
+        if step[0] == "ask":
+            _, ns, labels = step
+            fresh = DefaultSelectors(services=lambda ns: [
+                s.spec.selector for (n, _), s in live.items() if n == ns])
+            assert remembered.for_pod(_pod(ns, labels)) == fresh.for_pod(_pod(ns, labels))
+            continue
+        op, ns, name, selector = step
+        old = live.get((ns, name))
+        if op == "delete":
+            if old is not None:
+                index.delete(live.pop((ns, name)))
+            continue
+        new = _svc(ns, name, selector)
+        live[(ns, name)] = new
+        if old is None:
+            index.add(new)
+        else:
+            index.update(old, new)

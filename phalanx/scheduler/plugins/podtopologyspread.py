@@ -135,6 +135,7 @@ class PodTopologySpread(Plugin, SpreadHints):
         self._affinity: dict[Hashable, RequiredAffinity] = {}
         self._taints: dict[Hashable, np.ndarray] = {}
         self._counter = MatchCounter()
+        self._with_defaults: dict[tuple[bool, Any], tuple[Constraint, ...]] = {}
 
     # --- constraints -------------------------------------------------------------------
 
@@ -142,7 +143,16 @@ class PodTopologySpread(Plugin, SpreadHints):
         if not base:
             return ()
         selector = self.default_selectors.for_pod(pod)
-        return with_selector(base, selector) if not selector.empty else ()
+        if selector.empty:
+            return ()
+        # Pods behind the same Services share their default constraints.
+        key = (base is self._default_hard, selector)
+        found = self._with_defaults.get(key)
+        if found is None:
+            if len(self._with_defaults) >= 4096:
+                self._with_defaults.clear()
+            found = self._with_defaults[key] = with_selector(base, selector)
+        return found
 
     def hard_constraints(self, pod: PodInfo) -> tuple[Constraint, ...]:
         """The pod's DoNotSchedule constraints, its own or the defaults (kube's getConstraints).
