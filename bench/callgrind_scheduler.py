@@ -17,12 +17,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
-import subprocess
-import sys
-import tempfile
-import time
 from pathlib import Path
+
+from callgrind_window import count_window
 
 
 def inner(nodes: int, pods: int, marks: Path) -> None:
@@ -43,13 +40,6 @@ def inner(nodes: int, pods: int, marks: Path) -> None:
     print(json.dumps({"pods_bound": r["pods_bound"], "attempts": r["attempts"]}))
 
 
-def _wait_for(path: Path, proc: subprocess.Popen[str]) -> None:
-    while not path.exists():
-        if proc.poll() is not None:
-            sys.exit(f"the benchmark ended before {path.name}: {proc.stderr.read() if proc.stderr else ''}")
-        time.sleep(0.2)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--nodes", type=int, default=5000)
@@ -59,23 +49,8 @@ def main() -> None:
     if a.inner:
         inner(a.nodes, a.pods, Path(a.inner))
         return
-    with tempfile.TemporaryDirectory() as tmp:
-        marks, out = Path(tmp), Path(tmp) / "callgrind.out"
-        cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}",
-               sys.executable, __file__, "--nodes", str(a.nodes), "--pods", str(a.pods), "--inner", tmp]
-        env = os.environ | {"PYTHONHASHSEED": "0"}
-        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        _wait_for(marks / "start", proc)
-        pid = (marks / "start").read_text()
-        subprocess.run(["callgrind_control", "-i", "on", pid], check=True, capture_output=True)
-        _wait_for(marks / "stop", proc)
-        subprocess.run(["callgrind_control", "-i", "off", pid], check=True, capture_output=True)
-        stdout, _ = proc.communicate()
-        totals = re.search(r"^totals:\s*(\d+)", out.read_text(), re.M)
-        if proc.returncode or totals is None:
-            sys.exit(f"callgrind run failed (exit {proc.returncode})")
-        print(json.dumps({"nodes": a.nodes, "pods": a.pods, "instructions": int(totals.group(1)),
-                          **json.loads(stdout.strip().splitlines()[-1])}))
+    instructions, result = count_window(__file__, ["--nodes", str(a.nodes), "--pods", str(a.pods)])
+    print(json.dumps({"nodes": a.nodes, "pods": a.pods, "instructions": instructions, **result}))
 
 
 if __name__ == "__main__":
