@@ -25,6 +25,27 @@ def _svc(ns: str, name: str, selector: dict[str, str] | None) -> SimpleNamespace
                            spec=SimpleNamespace(selector=selector))
 
 
+def _apply(index: ServiceSelectorIndex, live: dict[tuple[str, str], SimpleNamespace],
+           op: str, ns: str, name: str, selector: dict[str, str] | None) -> None:
+    """Put (add or update) or delete a Service, in the index and in `live`."""
+    old = live.get((ns, name))
+    if op == "delete":
+        if old is not None:
+            index.delete(live.pop((ns, name)))
+        return
+    new = _svc(ns, name, selector)
+    live[(ns, name)] = new
+    if old is None:
+        index.add(new)
+    else:
+        index.update(old, new)
+
+
+def _selectors_in(live: dict[tuple[str, str], SimpleNamespace]):
+    """A ServiceLookup walking every live Service of a namespace."""
+    return lambda ns: [s.spec.selector for (n, _), s in live.items() if n == ns]
+
+
 def _canon(selectors) -> list[tuple[tuple[str, str], ...]]:
     return sorted(tuple(sorted(s.items())) for s in selectors)
 
@@ -34,19 +55,9 @@ def _canon(selectors) -> list[tuple[tuple[str, str], ...]]:
 def test_the_index_matches_what_a_walk_of_every_service_matches(ops, pods):
     index = ServiceSelectorIndex()
     live: dict[tuple[str, str], SimpleNamespace] = {}
-    for op, ns, name, selector in ops:
-        old = live.get((ns, name))
-        if op == "delete":
-            if old is not None:
-                index.delete(live.pop((ns, name)))
-            continue
-        new = _svc(ns, name, selector)
-        live[(ns, name)] = new
-        if old is None:
-            index.add(new)
-        else:
-            index.update(old, new)
-    walk = _scan(lambda ns: [s.spec.selector for (n, _), s in live.items() if n == ns])
+    for op in ops:
+        _apply(index, live, *op)
+    walk = _scan(_selectors_in(live))
     for labels in pods:
         for ns in ("ns1", "ns2", "ns3"):
             assert _canon(index.matching(ns, labels)) == _canon(walk(ns, labels))
@@ -80,19 +91,7 @@ def test_remembered_default_selectors_follow_every_service_change(steps):
     for step in steps:
         if step[0] == "ask":
             _, ns, labels = step
-            fresh = DefaultSelectors(services=lambda ns: [
-                s.spec.selector for (n, _), s in live.items() if n == ns])
+            fresh = DefaultSelectors(services=_selectors_in(live))
             assert remembered.for_pod(_pod(ns, labels)) == fresh.for_pod(_pod(ns, labels))
-            continue
-        op, ns, name, selector = step
-        old = live.get((ns, name))
-        if op == "delete":
-            if old is not None:
-                index.delete(live.pop((ns, name)))
-            continue
-        new = _svc(ns, name, selector)
-        live[(ns, name)] = new
-        if old is None:
-            index.add(new)
         else:
-            index.update(old, new)
+            _apply(index, live, *step)
