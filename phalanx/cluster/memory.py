@@ -32,7 +32,7 @@ from typing import Any, Literal, TypeVar, overload
 from phalanx.api.base import ObjectMeta, Resource, copy_data
 
 from . import pods, rules
-from .admission import AdmissionChain, AdmissionHook
+from .admission import OPERATIONS, AdmissionChain, AdmissionHook, Operation
 from .client import (
     ApiError,
     Conflict,
@@ -47,6 +47,7 @@ from .clock import Clock, RealClock
 from .faults import FaultInjector
 from .gc import GarbageCollector
 from .objects import clone, clone_part, from_dict, merge_patch, object_key
+from .model_patch import patched
 from .scale import Scale, replicas_patch, scale_of, scale_paths
 from .selectors import SelectorError, parse_field_selector, parse_label_selector
 from .stats import ClusterStats
@@ -131,9 +132,10 @@ class MemoryCluster(GarbageCollector):
 
     def register_admission(
         self, kind: type[Resource], mutate: AdmissionHook | None = None,
-        validate: AdmissionHook | None = None,
+        validate: AdmissionHook | None = None, *,
+        operations: tuple[Operation, ...] = OPERATIONS,
     ) -> None:
-        self.admission.register(kind, mutate=mutate, validate=validate)
+        self.admission.register(kind, mutate=mutate, validate=validate, operations=operations)
 
     def register_status_validation(self, kind: type[Resource], check: Any) -> None:
         """Validate status writes of `kind` (`check(new, old)` raises Invalid), as the API
@@ -353,12 +355,21 @@ class MemoryCluster(GarbageCollector):
         if not isinstance(patch, Mapping):
             raise Invalid(f"{kind.KIND} {key}: a merge patch must be an object",
                           kind=kind.KIND, name=name)
-        current = old.model_dump(by_alias=True, exclude_none=True, mode="json")
-        patched = merge_patch(current, patch)
-        meta = patched.setdefault("metadata", {})
         wanted_rv = (patch.get("metadata") or {}).get("resourceVersion")
-        meta["resourceVersion"] = wanted_rv or old.metadata.resource_version
-        new = from_dict(kind, patched, name)
+        # Only what the patch names is re-validated, the rest shared with the stored object,
+        # unless an admission hook may change the object on updates (it would change the
+        # shared parts in place).
+        new = None if self.admission.mutates_updates(kind) else patched(old, patch)
+        if new is not None:
+            if new.metadata is old.metadata:  # the server sets its resourceVersion
+                new.metadata = old.metadata.model_copy()
+            new.metadata.resource_version = wanted_rv or old.metadata.resource_version
+        else:
+            current = old.model_dump(by_alias=True, exclude_none=True, mode="json")
+            data = merge_patch(current, patch)
+            data.setdefault("metadata", {})["resourceVersion"] = (
+                wanted_rv or old.metadata.resource_version)
+            new = from_dict(kind, data, name)
         if subresource == "status":
             return self._apply_status(  # type: ignore[return-value]
                 store, key, old, getattr(new, "status", None), new.metadata, "patch", returning)

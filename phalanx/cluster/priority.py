@@ -28,9 +28,7 @@ def install_priority_admission(cluster: MemoryCluster) -> None:
     def classes() -> dict[str, PriorityClass]:
         return cluster._store(PriorityClass).objects  # type: ignore[return-value]
 
-    def resolve(pod: Pod, old: Pod | None) -> None:
-        if old is not None:
-            return  # priority is set once, at creation
+    def resolve(pod: Pod, _old: Pod | None) -> None:
         spec = pod.spec
         name = spec.priority_class_name
         if name in SYSTEM_CLASSES:
@@ -53,4 +51,5 @@ def install_priority_admission(cluster: MemoryCluster) -> None:
         if pc.preemption_policy and spec.preemption_policy is None:
             spec.preemption_policy = pc.preemption_policy
 
-    cluster.register_admission(Pod, mutate=resolve)
+    # Priority is set once, at creation.
+    cluster.register_admission(Pod, mutate=resolve, operations=("CREATE",))

@@ -184,20 +184,17 @@ def install_runtimeclass_admission(cluster: MemoryCluster) -> None:
             raise _forbidden(pod, f'pod rejected: RuntimeClass "{name}" not found')
         return rc  # type: ignore[return-value]
 
-    def admit(pod: Pod, old: Pod | None) -> None:
-        if old is not None:
-            return
+    def admit(pod: Pod, _old: Pod | None) -> None:
         rc = lookup(pod)
         set_overhead(pod, rc)
         set_scheduling(pod, rc)
 
-    def validate(pod: Pod, old: Pod | None) -> None:
-        if old is None:
-            validate_overhead(pod, lookup(pod))
+    def validate(pod: Pod, _old: Pod | None) -> None:
+        validate_overhead(pod, lookup(pod))
 
     def check(rc: RuntimeClass, old: RuntimeClass | None) -> None:
         raise_errors(rc, validate_runtime_class(rc) if old is None
                      else validate_runtime_class_update(old, rc))
 
     cluster.register_admission(RuntimeClass, validate=check)
-    cluster.register_admission(Pod, mutate=admit, validate=validate)
+    cluster.register_admission(Pod, mutate=admit, validate=validate, operations=("CREATE",))

@@ -49,6 +49,28 @@ def test_mutating_and_validating_admission_on_create_and_update():
     assert ("validate", "a", True) in calls
 
 
+def test_operations_limit_a_hook_to_creates_or_updates():
+    calls = []
+
+    async def main():
+        c = MemoryCluster()
+        c.register_admission(Widget, mutate=lambda o, old: calls.append(("m", old is None)),
+                             validate=lambda o, old: calls.append(("v", old is None)),
+                             operations=("CREATE",))
+        c.register_admission(Widget, validate=lambda o, old: calls.append(("v-up", old is None)),
+                             operations=("UPDATE",))
+        assert not c.admission.mutates_updates(Widget)
+        await c.create(widget("a"))
+        await c.patch(Widget, "a", {"spec": {"replicas": 2}})
+        with pytest.raises(ValueError, match="DELETE"):
+            c.register_admission(Widget, validate=lambda o, old: None,
+                                 operations=("DELETE",))  # type: ignore[arg-type]
+        c.register_admission(Widget, mutate=lambda o, old: None)
+        assert c.admission.mutates_updates(Widget)
+    run_virtual(main)
+    assert calls == [("m", True), ("v", True), ("v-up", False)]
+
+
 def test_async_hooks_and_value_errors():
     async def mutate(obj, old):
         await asyncio.sleep(1)  # e.g. a webhook round trip
