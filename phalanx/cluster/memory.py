@@ -46,8 +46,8 @@ from .client import (
 from .clock import Clock, RealClock
 from .faults import FaultInjector
 from .gc import GarbageCollector
-from .objects import clone, clone_part, from_dict, merge_patch, object_key
 from .model_patch import patched
+from .objects import clone, clone_part, from_dict, merge_patch, object_key
 from .scale import Scale, replicas_patch, scale_of, scale_paths
 from .selectors import SelectorError, parse_field_selector, parse_label_selector
 from .stats import ClusterStats

@@ -87,7 +87,7 @@ def _patch_model(model: M, patch: Mapping[str, Any]) -> M:
 class _Field:
     """What `_patch_model` needs of one field, worked out once per class."""
 
-    __slots__ = ("name", "nested", "_default", "_factory")
+    __slots__ = ("_default", "_factory", "name", "nested")
 
     def __init__(self, name: str, info: FieldInfo) -> None:
         self.name, self.nested = name, _single_model(info.annotation)
