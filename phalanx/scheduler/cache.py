@@ -12,7 +12,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from phalanx.scheduler.framework.types import ActionType, PodInfo
+from phalanx.scheduler.framework.types import ActionType, PodInfo, same_request_parts
 from phalanx.scheduler.resources import pod_requests
 from phalanx.scheduler.snapshot import Snapshot
 
@@ -97,7 +97,7 @@ class SchedulerCache:
             return assumed.info
         old = self.bound.get(key)
         if old is not None and self.snapshot.pod_row(key) is not None and old.pod.spec.node_name == node \
-                and old.requests == pod_requests(pod) and old.labels == pod.metadata.labels \
+                and _same_requests(old, pod) and old.labels == pod.metadata.labels \
                 and (old.pod.metadata.deletion_timestamp is not None) == terminating:
             old.pod = pod  # a status update (Running, Ready...): nothing the snapshot counts
             return old
@@ -154,9 +154,12 @@ class SchedulerCache:
 
 
 def _same_requests(info: PodInfo, pod: Pod) -> bool:
-    """`pod` asks for what `info` was counted with. A copy of the same spec (the embedded
-    API server's bind shares it) carries the same cached `total_requests` dict: no need to
-    add the requests up again."""
+    """`pod` asks for what `info` was counted with. A later version that shares the parts
+    requests come from (the embedded API server shares what a bind, a gate lift or a status
+    write leaves alone), or that carries the same cached `total_requests` dict, asks for the
+    same: no need to add the requests up again."""
+    if same_request_parts(info.pod.spec, pod.spec):
+        return True
     cached = pod.spec.__dict__.get("total_requests")
     if cached is not None and cached is info.pod.spec.__dict__.get("total_requests"):
         return True

@@ -321,9 +321,12 @@ class Scheduler(SchedulingCycle):
         if self.cache.is_assumed(key):
             return  # in its binding cycle; the bind result will tell
         if old.spec != new.spec or old.metadata.labels != new.metadata.labels or old.metadata.annotations != new.metadata.annotations:
-            info = PodInfo(new)
+            queued = self.queue.get(key)
+            before = queued.info if queued is not None and queued.info.pod is old else None
+            info = PodInfo(new, like=before)
             self.queue.update(info)
-            self.queue.on_event(ClusterEvent(POD, pending_pod_change(old, new, info)), old, new)
+            self.queue.on_event(ClusterEvent(POD, pending_pod_change(old, new, info, before)),
+                                old, new)
 
     def _on_pod_delete(self, pod: Pod) -> None:
         key = pod.key
@@ -376,10 +379,11 @@ class Scheduler(SchedulingCycle):
             await asyncio.sleep(0)
 
 
-def pending_pod_change(old: Pod, new: Pod, info: PodInfo) -> ActionType:
+def pending_pod_change(old: Pod, new: Pod, info: PodInfo,
+                       old_info: PodInfo | None = None) -> ActionType:
     """What changed on an unscheduled pod, as registrations name it (kube's
     PodSchedulingPropertiesChange; several at once): gates lifted, labels, tolerations,
-    smaller requests; UPDATE_OTHER for anything else."""
+    smaller requests; UPDATE_OTHER for anything else. `old_info`: `old`'s info, if known."""
     action = ActionType(0)
     if old.spec.scheduling_gates and not new.spec.scheduling_gates:
         action |= ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED
@@ -388,8 +392,8 @@ def pending_pod_change(old: Pod, new: Pod, info: PodInfo) -> ActionType:
     if old.spec.tolerations != new.spec.tolerations:
         action |= ActionType.UPDATE_POD_TOLERATION
     if old.spec != new.spec:
-        before = pod_requests(old)
-        if any(info.requests.get(r, 0.0) < v for r, v in before.items()):
+        before = old_info.requests if old_info is not None else pod_requests(old)
+        if before is not info.requests and any(info.requests.get(r, 0.0) < v for r, v in before.items()):
             action |= ActionType.UPDATE_POD_SCALE_DOWN
     return action or ActionType.UPDATE_OTHER
 

@@ -295,6 +295,27 @@ def test_a_bound_pod_change_is_named_by_what_placement_depends_on():
     assert change("1", "y") == ActionType.UPDATE_POD_LABEL | ActionType.UPDATE_POD_SCALE_DOWN
 
 
+def test_a_pod_info_keeps_its_requests_only_across_versions_that_share_their_sources():
+    from phalanx.cluster.model_patch import patched
+    from phalanx.scheduler.framework import ActionType, PodInfo
+    from phalanx.scheduler.scheduler import pending_pod_change
+
+    gated = pod("a", cpu="2", gates=["g"])
+    before = PodInfo(gated)
+    ungated = patched(gated, {"spec": {"schedulingGates": None}})  # shares the containers
+    info = PodInfo(ungated, like=before)
+    assert info.requests is before.requests and info.score_requests is before.score_requests
+    assert pending_pod_change(gated, ungated, info, before) == (
+        ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED)
+    smaller = patched(gated, {"spec": {"containers": [
+        {"name": "c", "image": "i", "resources": {"requests": {"cpu": "1"}}}]}})
+    info = PodInfo(smaller, like=before)
+    assert info.requests is not before.requests and info.requests["cpu"] < before.requests["cpu"]
+    assert pending_pod_change(gated, smaller, info, before) == (
+        pending_pod_change(gated, smaller, PodInfo(smaller)))
+    assert PodInfo(pod("a", cpu="3"), like=before).requests != before.requests  # equal-looking, not shared
+
+
 def test_an_unscheduled_pod_change_names_every_property_that_changed():
     from phalanx.api.core import Toleration
     from phalanx.scheduler.framework import ActionType, PodInfo

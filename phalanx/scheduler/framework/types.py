@@ -64,7 +64,10 @@ class PodInfo:
         "_attachable",  # NodeVolumeLimits (lazy)
     )
 
-    def __init__(self, pod: Pod) -> None:
+    def __init__(self, pod: Pod, like: PodInfo | None = None) -> None:
+        """`like`: the info of an earlier version of the pod; its requests are kept when the
+        parts they come from are the very same objects (the embedded API server shares what
+        a write leaves alone, e.g. the containers when a gate is lifted)."""
         meta = pod.metadata
         self.pod = pod
         self.name: str = meta.name or ""
@@ -74,10 +77,13 @@ class PodInfo:
         self.priority: int = int(pod.spec.priority or 0)
         ts = meta.creation_timestamp
         self.created: float = ts.timestamp() if ts is not None else 0.0
-        # Canonical units (see phalanx.scheduler.resources); `pods` not included.
-        self.requests: dict[str, float] = pod_requests(pod)
-        # Requests as scoring sees them (cpu/memory defaults for best-effort pods).
-        self.score_requests: dict[str, float] = non_zero_requests(self.requests, pod)
+        if like is not None and same_request_parts(like.pod.spec, pod.spec):
+            self.requests, self.score_requests = like.requests, like.score_requests
+        else:
+            # Canonical units (see phalanx.scheduler.resources); `pods` not included.
+            self.requests = pod_requests(pod)
+            # Requests as scoring sees them (cpu/memory defaults for best-effort pods).
+            self.score_requests = non_zero_requests(self.requests, pod)
         self._signature: Hashable | None = None
         # Snapshot-owned cache: (resource-layout version, request vector).
         self._vector_cache: tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
@@ -423,3 +429,10 @@ class FitError:
 
     def message(self) -> str:
         return self.diagnosis.message()
+
+
+def same_request_parts(a: Any, b: Any) -> bool:
+    """The two specs' request inputs are the same objects (not merely equal: cheap, and
+    sure)."""
+    return a is b or (a.containers is b.containers and a.init_containers is b.init_containers
+                      and a.overhead is b.overhead and a.resources is b.resources)
