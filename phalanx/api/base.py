@@ -172,6 +172,8 @@ class Resource(KubeModel):
     # Objects whose status is written only through the status subresource.
     HAS_STATUS: ClassVar[bool] = False
     SHORT_NAMES: ClassVar[tuple[str, ...]] = ()
+    # Names that need only be a URL path segment (RBAC kinds), not an RFC 1123 subdomain.
+    PATH_SEGMENT_NAME: ClassVar[bool] = False
 
     api_version: str = ""
     kind: str = ""

@@ -294,9 +294,9 @@ class EventRecorder:
 
     def _ensure_writer(self) -> None:
         wanted = min(self.concurrency, len(self._pending))
-        # A writer that has returned stays in _tasks until its done-callback runs: it
-        # writes nothing more, so it must not count (else a new Event waits for no writer).
-        self._tasks.difference_update([t for t in self._tasks if t.done()])
+        # A writer leaves _tasks as it returns (`_write_all`), not when its done-callback
+        # runs later: one that writes nothing more must not count (else a new Event waits
+        # for no writer). The callback still takes out a writer cancelled before it ran.
         while len(self._tasks) < wanted:
             task = asyncio.get_running_loop().create_task(
                 self._write_all(), name=f"event recorder {self.component}")
@@ -304,6 +304,12 @@ class EventRecorder:
             task.add_done_callback(self._tasks.discard)
 
     async def _write_all(self) -> None:
+        try:
+            await self._write_pending()
+        finally:
+            self._tasks.discard(asyncio.current_task())  # type: ignore[arg-type]
+
+    async def _write_pending(self) -> None:
         while self._pending:
             key, rec = self._pending.popitem(last=False)
             if key in self._writing:  # another writer has it: it writes it again after

@@ -37,7 +37,7 @@ def validate_meta(obj: Resource) -> None:
     """Name, namespace, labels and annotations' total size as the API server validates them."""
     m, kind = obj.metadata, obj.KIND
     name = m.name or ""
-    if getattr(type(obj), "PATH_SEGMENT_NAME", False):
+    if obj.PATH_SEGMENT_NAME:
         # RBAC kinds: any name usable as a URL path segment (ValidateRBACName), e.g.
         # `grove.io:pcs:<name>`.
         if not name or name in (".", "..") or "/" in name or "%" in name:
