@@ -183,12 +183,11 @@ class FencedClient:
         return await _as_server(lambda: self.inner.get(kind, name, namespace))
 
     async def list(self, kind: type[T], namespace: str | None = None, *,
-                   label_selector: Selector = None, field_selector: Selector = None,
-                   read_only: bool = False) -> ObjectList[T]:
+                   label_selector: Selector = None,
+                   field_selector: Selector = None) -> ObjectList[T]:
         self._check()
         return await _as_server(lambda: self.inner.list(
-            kind, namespace, label_selector=label_selector, field_selector=field_selector,
-            read_only=read_only))
+            kind, namespace, label_selector=label_selector, field_selector=field_selector))
 
     async def create(self, obj: T, *,  # type: ignore[override]
                      returning: bool | Literal["metadata"] = True) -> T | ObjectMeta | None:

@@ -125,12 +125,9 @@ class Client(Protocol):
         *,
         label_selector: Selector = None,
         field_selector: Selector = None,
-        read_only: bool = False,
     ) -> ObjectList[T]:
         """Label selectors: "a=b,c!=d,e in (x,y),!f,g" or a dict of equalities.
-        Field selectors: "metadata.name=x,spec.nodeName=" or a dict.
-        `read_only`: the caller never changes the items (an informer's cache), so an
-        in-process server may hand out its stored objects, as it does to watchers."""
+        Field selectors: "metadata.name=x,spec.nodeName=" or a dict."""
         ...
 
     @overload

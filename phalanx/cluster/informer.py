@@ -246,8 +246,7 @@ class Informer(Generic[T]):
 
     async def _relist(self) -> str:
         """List, replace the cache, and deliver the difference as events."""
-        result = await self.client.list(self.kind, self.namespace, read_only=True,
-                                        **self._selectors())
+        result = await self.client.list(self.kind, self.namespace, **self._selectors())
         self.relists += 1
         fresh = {obj.key: obj for obj in result.items}
         cache = self._cache

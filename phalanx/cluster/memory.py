@@ -195,19 +195,16 @@ class MemoryCluster(GarbageCollector):
         *,
         label_selector: Selector = None,
         field_selector: Selector = None,
-        read_only: bool = False,
     ) -> ObjectList[T]:
         store = self._store(kind)
         if self.faults.active:
             self.faults.check("list", store.kind, namespace or "")
-        # Stored objects are never changed: a reader that changes nothing may share them.
-        give = _shared if read_only else clone
         self.stats.reads[("list", store.kind)] += 1
         try:
             labels = parse_label_selector(label_selector)
             fields = parse_field_selector(field_selector)
             items = [
-                give(obj) for obj in store.scan(namespace if kind.NAMESPACED else None)
+                clone(obj) for obj in store.scan(namespace if kind.NAMESPACED else None)
                 if labels.matches(obj.metadata.labels) and fields.matches(obj)
             ]
         except SelectorError as err:
@@ -513,7 +510,3 @@ class MemoryCluster(GarbageCollector):
         if store is None:
             return []
         return [o.to_dict() for o in sorted(store.objects.values(), key=lambda o: o.key)]
-
-
-def _shared(obj: T) -> T:
-    return obj

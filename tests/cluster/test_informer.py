@@ -206,22 +206,3 @@ def test_namespaced_and_selected_informers():
         assert sorted(gpus.keys()) == ["b/cpu", "b/gpu"]
         await factory.stop()
     run_virtual(main)
-
-
-def test_an_informer_syncs_from_the_embedded_servers_own_objects_without_copying_them():
-    async def main():
-        c = MemoryCluster()
-        for i in range(3):
-            await c.create(widget(f"w{i}"))
-        stored = c._store(Widget).objects
-        copies = (await c.list(Widget)).items
-        assert all(o is not stored[o.key] and o == stored[o.key] for o in copies)
-        shared = (await c.list(Widget, read_only=True)).items
-        assert all(o is stored[o.key] for o in shared)
-        factory = InformerFactory(c)
-        inf = factory.informer(Widget)
-        factory.start()
-        assert await factory.wait_for_cache_sync(timeout=10)
-        assert all(inf.get(k) is obj for k, obj in stored.items())  # as watchers get them
-        await factory.stop()
-    run_virtual(main)

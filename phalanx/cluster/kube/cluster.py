@@ -170,10 +170,8 @@ class KubeCluster:
         *,
         label_selector: Selector = None,
         field_selector: Selector = None,
-        read_only: bool = False,
     ) -> ObjectList[T]:
-        """All pages of a consistent list (one resourceVersion for the whole snapshot).
-        `read_only` changes nothing here: every item is decoded afresh."""
+        """All pages of a consistent list (one resourceVersion for the whole snapshot)."""
         path = collection_path(kind, namespace)
         base = selector_queries(kind, label_selector, field_selector)
         items: list[T] = []
