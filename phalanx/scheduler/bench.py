@@ -65,8 +65,9 @@ class BenchConfig:
     # gc.freeze() once the informers have synced, as a long-running service may do after
     # warm-up: full collections then skip the (large, long-lived) loaded objects.
     gc_freeze: bool = False
-    # With gc_freeze: also these collection thresholds from then on (the service's are
-    # phalanx/services/gctune.py SERVICE_THRESHOLDS); None keeps CPython's (700, 10, 10).
+    # These collection thresholds from the scheduler's start, as `phalanx scheduler` sets
+    # them before its informers sync (phalanx/services/gctune.py SERVICE_THRESHOLDS,
+    # collect_rarely); None keeps CPython's (700, 10, 10).
     gc_thresholds: tuple[int, int, int] | None = None
     # GPUs as DRA devices (a ResourceSlice of 8 per node) and one ResourceClaim per GPU pod,
     # instead of nvidia.com/gpu (phalanx/bench/dra.py).
@@ -261,15 +262,16 @@ def run_scheduler_bench(cfg: BenchConfig) -> dict[str, Any]:
 
         sched.schedule_one = timed_schedule_one  # type: ignore[method-assign]
         gc.collect()
+        if cfg.gc_thresholds is not None:
+            gc.set_threshold(*cfg.gc_thresholds)
         _ACTIVE = rec
         t0 = time.perf_counter()
         gc_at_start = gc_time[0]
         await sched.start()
         if cfg.gc_freeze:
-            gc.collect()
+            # As the service's freeze_after_warmup: the young generation, then freeze.
+            gc.collect(0)
             gc.freeze()
-            if cfg.gc_thresholds is not None:
-                gc.set_threshold(*cfg.gc_thresholds)
         t_synced = time.perf_counter()
         gc_at_sync = gc_time[0]
         gc_cpu_at_sync = gc_time[3]
@@ -316,7 +318,7 @@ def run_scheduler_bench(cfg: BenchConfig) -> dict[str, Any]:
         gc.callbacks.remove(on_gc)
         if cfg.gc_freeze:
             gc.unfreeze()
-            gc.set_threshold(*thresholds_before)
+        gc.set_threshold(*thresholds_before)
 
     t0 = stats.pop("t0")
     t_end = stats.pop("t_end")

@@ -146,6 +146,29 @@ def test_cli_runs_with_the_services_gc_by_default_and_restores_it(tmp_path):
     assert data["config"]["gc_freeze"] is False and data["config"]["gc_thresholds"] is None
 
 
+def test_the_services_gc_thresholds_hold_while_the_informers_sync(monkeypatch):
+    """As `phalanx scheduler` sets them (collect_rarely) before its informers list."""
+    import gc
+
+    from phalanx.scheduler import Scheduler
+    from phalanx.services.gctune import SERVICE_THRESHOLDS
+
+    seen = []
+    start = Scheduler.start
+
+    async def recording_start(self, *args, **kwargs):
+        seen.append(gc.get_threshold())
+        return await start(self, *args, **kwargs)
+
+    monkeypatch.setattr(Scheduler, "start", recording_start)
+    before = gc.get_threshold()
+    cfg = BenchConfig(nodes=20, pods=40, gang_min=4, gang_max=8, gc_freeze=True,
+                      gc_thresholds=SERVICE_THRESHOLDS)
+    assert run_scheduler_bench(cfg)["pods_bound"] == 40
+    assert seen == [SERVICE_THRESHOLDS]
+    assert gc.get_threshold() == before
+
+
 def test_cpu_profile_script_samples_the_scheduling_window(tmp_path):
     import subprocess
     import sys
