@@ -156,11 +156,5 @@ class SchedulerCache:
 def _same_requests(info: PodInfo, pod: Pod) -> bool:
     """`pod` asks for what `info` was counted with. A later version that shares the parts
     requests come from (the embedded API server shares what a bind, a gate lift or a status
-    write leaves alone), or that carries the same cached `total_requests` dict, asks for the
-    same: no need to add the requests up again."""
-    if same_request_parts(info.pod.spec, pod.spec):
-        return True
-    cached = pod.spec.__dict__.get("total_requests")
-    if cached is not None and cached is info.pod.spec.__dict__.get("total_requests"):
-        return True
-    return info.requests == pod_requests(pod)
+    write leaves alone) asks for the same: no need to add the requests up again."""
+    return same_request_parts(info.pod.spec, pod.spec) or info.requests == pod_requests(pod)
