@@ -20,7 +20,8 @@ def _is_empty(value: Any) -> bool:
     return not value
 
 
-def _micro_time(value: datetime) -> str:
+def micro_time(value: datetime) -> str:
+    """metav1.MicroTime's wire form: UTC, exactly six fractional digits."""
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
     return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
@@ -29,7 +30,7 @@ def _micro_time(value: datetime) -> str:
 # metav1.MicroTime (Event eventTime, EventSeries lastObservedTime, Lease acquire/renewTime):
 # the API server parses these with exactly six fractional digits and rejects
 # "2025-01-01T00:00:00Z", which is how a datetime without microseconds dumps by default.
-MicroTime = Annotated[datetime, PlainSerializer(_micro_time, return_type=str, when_used="json")]
+MicroTime = Annotated[datetime, PlainSerializer(micro_time, return_type=str, when_used="json")]
 
 
 class KubeModel(BaseModel):

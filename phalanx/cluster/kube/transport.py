@@ -15,7 +15,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import aiohttp
-
+from pydantic_core import from_json, to_json
 
 from .config import ConnectionConfig
 from .errors import connection_error, error_from_status
@@ -29,30 +29,33 @@ _MAX_ATTEMPTS = 4
 
 class TokenBucket:
     """Client-side rate limit (client-go's QPS/burst), so a busy controller cannot flood
-    the API server. Waits are on the event loop's clock."""
+    the API server. Waits are on the event loop's clock.
+
+    Each caller reserves its token at once, as Go's `rate.Limiter.Wait` does: the bucket may
+    go negative, and a caller that took a token not yet refilled sleeps until it is. Callers
+    are served in the order they asked, with no lock (the event loop runs one at a time);
+    a cancelled wait gives its token back."""
 
     def __init__(self, qps: float, burst: int) -> None:
         self.qps = qps
         self.burst = max(1, burst)
         self._tokens = float(self.burst)
         self._last: float | None = None
-        self._lock = asyncio.Lock()
 
     async def acquire(self) -> None:
         if self.qps <= 0:
             return
-        async with self._lock:
-            loop = asyncio.get_running_loop()
-            now = loop.time()
-            if self._last is not None:
-                self._tokens = min(self.burst, self._tokens + (now - self._last) * self.qps)
-            self._last = now
-            if self._tokens < 1:
-                wait = (1 - self._tokens) / self.qps
-                await asyncio.sleep(wait)
-                self._last = loop.time()
-                self._tokens = 1.0
-            self._tokens -= 1
+        now = asyncio.get_running_loop().time()
+        if self._last is not None:
+            self._tokens = min(self.burst, self._tokens + (now - self._last) * self.qps)
+        self._last = now
+        self._tokens -= 1
+        if self._tokens < 0:
+            try:
+                await asyncio.sleep(-self._tokens / self.qps)
+            except asyncio.CancelledError:
+                self._tokens += 1
+                raise
 
 
 def _ssl_context(conn: ConnectionConfig) -> ssl.SSLContext | bool:
@@ -83,6 +86,7 @@ class Transport:
         self.limiter = TokenBucket(qps, burst)
         self.request_timeout = request_timeout
         self._user_agent = user_agent
+        self._timeout = aiohttp.ClientTimeout(total=request_timeout)
         connector = aiohttp.TCPConnector(limit=100, ssl=_ssl_context(conn))
         # Large watch events (1.5 MiB objects) must fit aiohttp's line buffer.
         self._session = aiohttp.ClientSession(connector=connector, read_bufsize=2**21)
@@ -127,7 +131,7 @@ class Transport:
         """One API call; returns the decoded JSON body or raises an ApiError."""
         raw = await self.request_bytes(method, path, query=query, body=body,
                                        content_type=content_type, kind=kind, name=name)
-        return json.loads(raw) if raw else {}
+        return from_json(raw) if raw else {}  # type: ignore[no-any-return]
 
     async def request_bytes(
         self,
@@ -141,7 +145,7 @@ class Transport:
         name: str = "",
     ) -> bytes:
         """As `request`, returning the raw body (for callers that parse it themselves)."""
-        data = json.dumps(body, separators=(",", ":")).encode() if body is not None else None
+        data = to_json(body) if body is not None else None
         url = self.server + path
         delay = 0.2
         for attempt in range(1, _MAX_ATTEMPTS + 1):
@@ -154,7 +158,7 @@ class Transport:
                     params=list(query),
                     data=data,
                     headers=await self._headers(content_type if data is not None else None),
-                    timeout=aiohttp.ClientTimeout(total=self.request_timeout),
+                    timeout=self._timeout,
                     **self._request_kwargs(),
                 ) as resp:
                     raw = await resp.read()

@@ -4,15 +4,19 @@ the core/v1 Event store with kube-apiserver's rules: tests/cluster/kube/events_a
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from phalanx.api.core import Event, Node
+from phalanx.api.core import Event, EventSeries, Node
+from phalanx.api.events import EventsV1Event, from_core
 from phalanx.cluster.client import Invalid
 from phalanx.cluster.events import COMBINED_PREFIX, EventRecorder
 from phalanx.cluster.kube import KubeCluster
+from phalanx.cluster.kube.events import NAME_LIMIT, NOTE_LIMIT, _cut, for_create
 from phalanx.cluster.memory import MemoryCluster
 from phalanx.scheduler.events import new_event_recorder
 
@@ -184,3 +188,60 @@ def test_an_event_created_without_its_answer_is_remembered_under_its_name() -> N
         assert notes[("team", names["Pulled"])] == "pulled"
 
     run(body)
+
+
+_TIMES = st.none() | st.datetimes(min_value=datetime(2020, 1, 1), max_value=datetime(2030, 1, 1),
+                                   timezones=st.sampled_from([UTC, timezone(timedelta(hours=2))]))
+_TEXT = st.none() | st.text(max_size=30) | st.just("é" * 600)
+
+
+@st.composite
+def _core_events(draw: st.DrawFn) -> Event:
+    return Event.model_validate({
+        "metadata": {"name": draw(st.none() | st.just("p.1")),
+                     "generateName": draw(st.none() | st.just("p.")), "namespace": "team"},
+        "involvedObject": {"kind": "Pod", "name": "p", "namespace": "team",
+                           "uid": draw(st.none() | st.just("u-1"))},
+        "related": draw(st.none() | st.just({"kind": "Node", "name": "n1"})),
+        "reason": draw(_TEXT), "message": draw(_TEXT), "type": draw(st.none() | st.just("Normal")),
+        "count": draw(st.none() | st.integers(0, 5)),
+        "firstTimestamp": draw(_TIMES), "lastTimestamp": draw(_TIMES), "eventTime": draw(_TIMES),
+        "series": draw(st.none() | st.builds(lambda n, t: {"count": n, "lastObservedTime": t},
+                                             st.integers(2, 9), _TIMES)),
+        "source": draw(st.none() | st.builds(lambda c, h: {"component": c, "host": h},
+                                             _TEXT, _TEXT)),
+        "reportingComponent": draw(_TEXT), "reportingInstance": draw(_TEXT),
+        "action": draw(_TEXT)})
+
+
+def _through_the_v1_model(event: Event, now: datetime) -> dict[str, Any]:
+    """The body as the events.k8s.io/v1 model gives it: the core Event converted
+    (`from_core`), then the create rules of the module doc applied to the model."""
+    out = from_core(event)
+    source = event.source
+    controller = out.reporting_controller or (source.component if source else None) or "mgr"
+    out.reporting_controller = controller
+    instance = event.reporting_instance or (source.host if source else None) or f"{controller}-h"
+    out.reporting_instance = _cut(instance, NAME_LIMIT)
+    out.action = _cut(event.action or event.reason or "", NAME_LIMIT)
+    out.event_time = event.event_time or event.first_timestamp or now
+    count = event.count or 1
+    if out.series is None and count >= 2:
+        out.series = EventSeries(count=count,
+                                 last_observed_time=event.last_timestamp or out.event_time)
+    if out.note is not None:
+        out.note = _cut(out.note, NOTE_LIMIT)
+    out.deprecated_source = out.deprecated_count = None
+    out.deprecated_first_timestamp = out.deprecated_last_timestamp = None
+    return out.to_dict()
+
+
+@settings(max_examples=300, deadline=None)
+@given(_core_events())
+def test_the_create_body_is_the_v1_models_for_any_core_event(event: Event) -> None:
+    """`for_create` writes the body from the core Event's fields without the v1 model; it
+    must be exactly what that model gives, and valid for it."""
+    now = datetime(2026, 1, 2, 3, 4, 5, 6, tzinfo=UTC)
+    body = for_create(event, default_controller="mgr", host="h", now=now)
+    assert body == _through_the_v1_model(event, now)
+    assert EventsV1Event.model_validate(body).to_dict() == body
