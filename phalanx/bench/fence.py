@@ -206,7 +206,8 @@ class FencedClient:
                     namespace: str | None = None, *,
                     subresource: Literal["status"] | None = None,
                     returning: bool = True) -> T | None:
-        return await self._write(("patch", kind.KIND), lambda: self.inner.patch(
+        verb = "patch_status" if subresource == "status" else "patch"
+        return await self._write((verb, kind.KIND), lambda: self.inner.patch(
             kind, name, patch, namespace, subresource=subresource, returning=returning))
 
     async def delete(self, kind: type[T], name: str, namespace: str | None = None, *,

@@ -372,7 +372,7 @@ class MemoryCluster(GarbageCollector):
             new = from_dict(kind, data, name)
         if subresource == "status":
             return self._apply_status(  # type: ignore[return-value]
-                store, key, old, getattr(new, "status", None), new.metadata, "patch", returning)
+                store, key, old, getattr(new, "status", None), new.metadata, "patch_status", returning)
         if subresource is not None:
             raise NotFound(f"{kind.KIND} has no subresource {subresource!r}", kind=kind.KIND)
         return await self._apply_update(  # type: ignore[return-value]

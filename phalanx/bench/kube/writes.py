@@ -81,20 +81,26 @@ def writes_since(path: Path | None, offset: int, user: str) -> list[Write]:
 
 
 def summarize_writes(writes: list[Write], t0: float, last_bind: float) -> dict[str, Any]:
-    """Times relative to t0 (all wall clock): the last write's end, and what came after the
-    last bind (the writes that trail the binds: Events, gang status)."""
+    """Times relative to t0 (all wall clock): the last write's end (overall and by call),
+    and what came after the last bind (the writes that trail the binds: Events, gang
+    status)."""
     last = max((w.done for w in writes), default=t0)
     after = [w for w in writes if w.received > last_bind]
     trailing: dict[str, int] = {}
     for w in after:
         trailing[w.call] = trailing.get(w.call, 0) + 1
     calls: dict[str, int] = {}
+    ends: dict[str, float] = {}
     for w in writes:
         calls[w.call] = calls.get(w.call, 0) + 1
+        ends[w.call] = max(ends.get(w.call, w.done), w.done)
     return {
         "writes": len(writes),
         "writes_by_call": dict(sorted(calls.items(), key=lambda kv: (-kv[1], kv[0]))),
         "last_write_seconds": round(last - t0, 3),
+        # Which kind of write ends the run (Events, binds, gang status).
+        "last_write_seconds_by_call": {call: round(end - t0, 3) for call, end in
+                                       sorted(ends.items(), key=lambda kv: -kv[1])},
         "writes_after_last_bind": len(after),
         "writes_after_last_bind_by_call": dict(sorted(trailing.items(),
                                                       key=lambda kv: (-kv[1], kv[0]))),

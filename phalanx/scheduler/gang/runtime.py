@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from phalanx.scheduler.framework.interface import Handle
     from phalanx.scheduler.framework.types import PodInfo
 
+    from .model import ObjectRef
     from .state import Member
 
 log = logging.getLogger(__name__)
@@ -108,6 +109,15 @@ class GangRuntime:
         if self.status is None:
             return []
         return [e for gid in self.find(namespace, name) if (e := self.status.explain(gid)) is not None]
+
+    def cached_object(self, ref: ObjectRef) -> Any:
+        """The gang object `ref` names as the scheduler's informer holds it (shared,
+        read-only), or None where no informer reads that kind."""
+        for src, inf in self._object_informers:
+            kind = src.kind
+            if kind.KIND == ref.kind and kind.API_VERSION == ref.api_version:
+                return inf.get(ref.name, ref.namespace)
+        return None
 
     def set_activator(self, fn: Callable[[list[str]], None]) -> None:
         self._activate = fn

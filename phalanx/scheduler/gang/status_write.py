@@ -15,6 +15,11 @@ The gang objects are the peers' kinds, whose CRDs decide what may be written
 
 What cannot be written is said once per kind (at warning level), never retried in a loop and
 never counted as written.
+
+A write starts from the object as the scheduler's informer holds it, where the caller has
+it: one merge patch of the condition list with that copy's resourceVersion as a
+precondition, and no read. A stale copy gets a 409 Conflict and the write goes the long
+way: read the object, set the condition, write (up to five tries on conflicts).
 """
 
 from __future__ import annotations
@@ -53,12 +58,32 @@ def keeps_generation(kind: type[Resource]) -> bool:
     return field is not None and not field.exclude
 
 
+def _through_status(client: Any, kind: type[Resource]) -> bool:
+    return kind.HAS_STATUS or hasattr(client, "status_subresource")
+
+
 async def write_status(client: Any, obj: Resource) -> Resource:
     """The object's status, through the status subresource where there is one, else with
     the object (see the module docs)."""
-    if type(obj).HAS_STATUS or hasattr(client, "status_subresource"):
+    if _through_status(client, type(obj)):
         return await client.update_status(obj)  # type: ignore[no-any-return]
     return await client.update(obj)  # type: ignore[no-any-return]
+
+
+async def patch_conditions(client: Any, obj: Resource) -> None:
+    """A merge patch of `obj`'s condition list (and the phase its schema requires), on
+    `obj`'s resourceVersion: Conflict if the object changed since. The list is replaced
+    whole, as a merge patch replaces lists."""
+    status = obj.status  # type: ignore[attr-defined]
+    patch: dict[str, Any] = {"conditions": [c.to_dict(warnings=False)
+                                            for c in status.conditions]}
+    if getattr(status, "INITIAL_PHASE", None) is not None:
+        patch["phase"] = status.phase
+    body = {"metadata": {"resourceVersion": obj.metadata.resource_version}, "status": patch}
+    kind = type(obj)
+    sub = "status" if _through_status(client, kind) else None
+    await client.patch(kind, obj.name, body, obj.metadata.namespace, subresource=sub,
+                       returning=False)
 
 
 class OnceLog:
@@ -84,10 +109,11 @@ class ConditionWriter:
         self.once = OnceLog()
 
     async def write(self, client: Any, ref: Any, type_: str, status: bool | str, reason: str,
-                    message: str) -> bool:
+                    message: str, cached: Resource | None = None) -> bool:
         """Set the condition on the object `ref` names. False when the API failed
         transiently and it should be tried again; a refusal (4xx) is said once per kind and
-        field and not retried (the same write would fail again)."""
+        field and not retried (the same write would fail again). `cached`: the object as an
+        informer holds it (shared, not changed here), to write without reading first."""
         from phalanx.api import registry
         from phalanx.api.base import set_status_condition
         from phalanx.cluster.client import ApiError, Conflict, NotFound
@@ -102,9 +128,14 @@ class ConditionWriter:
             self.once.warn(f"{ref.api_version} {ref.kind} has no status.conditions in its "
                            "schema: verdicts of its gangs go to their pods only")
             return True
-        for _ in range(5):
+        for attempt in range(5):
             try:
-                obj = await client.get(kind, ref.name, ref.namespace)
+                if attempt == 0 and type(cached) is kind and cached.metadata.resource_version:
+                    obj = cached.copy_deep()
+                    fresh = False
+                else:
+                    obj = await client.get(kind, ref.name, ref.namespace)
+                    fresh = True
             except NotFound:
                 return True
             except ApiError as exc:
@@ -113,12 +144,17 @@ class ConditionWriter:
             generation = obj.metadata.generation if keeps_generation(kind) else None
             if not set_status_condition(obj, type_, status, reason, message,
                                         client.clock.now_dt(), generation):
-                return True
+                if fresh:
+                    return True
+                continue  # the cached copy already says so: the server's may not
             initial = getattr(obj.status, "INITIAL_PHASE", None)
             if initial is not None and obj.status.phase is None:  # required by the schema
                 obj.status.phase = initial
             try:
-                await write_status(client, obj)
+                if fresh:
+                    await write_status(client, obj)
+                else:
+                    await patch_conditions(client, obj)
             except Conflict:
                 continue
             except NotFound:

@@ -56,6 +56,8 @@ def test_last_write_and_what_trails_the_last_bind(tmp_path):
     assert s["writes_after_last_bind"] == 2
     assert s["writes_after_last_bind_by_call"] == {"create events": 1, "patch events": 1}
     assert s["writes_trail_last_bind_seconds"] == 4.45
+    assert s["last_write_seconds_by_call"] == {"patch events": 7.5, "create events": 3.6,
+                                               "create pods/binding": 3.02}
     assert s["writes_by_call"] == {"create events": 2, "create pods/binding": 2,
                                    "patch events": 1}
 

@@ -24,7 +24,8 @@ def test_a_failed_condition_write_is_retried() -> None:
         refused = []
 
         def fail_first_podgang_status(verb: str, kind: str, key: str) -> ServerError | None:
-            if verb == "update_status" and kind == "PodGang" and not refused:
+            # The condition goes as a patch of the informer's copy (else read and updated).
+            if verb in ("patch", "update_status") and kind == "PodGang" and not refused:
                 refused.append(key)
                 return ServerError("injected", kind=kind, name=key)
             return None

@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from phalanx.api.base import set_status_condition
+from phalanx.api.podgang import PodGang
 from phalanx.api.scheduling import CoschedulingPodGroup, KaiPodGroup, VolcanoPodGroup
 from phalanx.cluster.client import Invalid, ServerError
 from phalanx.cluster.clock import run_virtual
@@ -141,3 +143,81 @@ def test_a_podgang_without_a_phase_gets_pending_with_the_condition() -> None:
         assert [c.type for c in live.status.conditions] == [TYPE]
 
     run_virtual(main)
+
+
+class _Reads:
+    """A client that counts its reads (and says `status_subresource`, as KubeCluster does)."""
+
+    def __init__(self, inner: MemoryCluster) -> None:
+        self.inner = inner
+        self.gets = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def get(self, *args: Any, **kwargs: Any) -> Any:
+        self.gets += 1
+        return await self.inner.get(*args, **kwargs)
+
+
+@pytest.mark.parametrize("kind", [PodGang, KaiPodGroup, VolcanoPodGroup])
+def test_the_informers_copy_is_written_without_a_read(kind: type) -> None:
+    async def main() -> None:
+        mem = await _cluster(kind) if kind is not PodGang else await _podgang_cluster()
+        client = _Reads(mem)
+        cached = await mem.get(kind, "g", "default")
+        writer = ConditionWriter()
+        assert await writer.write(client, _ref(kind), TYPE, True, "Scheduled", "placed",
+                                  cached=cached)
+        assert (client.gets, writer.writes) == (0, 1)
+        assert cached.status is None or not cached.status.conditions  # the copy is untouched
+        live = await mem.get(kind, "g", "default")
+        assert [(c.type, c.status, c.reason) for c in live.status.conditions] == [
+            (TYPE, "True", "Scheduled")]
+
+    run_virtual(main)
+
+
+def test_a_stale_copy_conflicts_and_the_write_reads_the_object_and_keeps_its_change() -> None:
+    async def main() -> None:
+        mem = await _podgang_cluster()
+        client = _Reads(mem)
+        stale = await mem.get(PodGang, "g", "default")
+        live = await mem.get(PodGang, "g", "default")
+        set_status_condition(live, "Initialized", True, "Ready", "all pods created")
+        await mem.update_status(live)  # someone else's condition, after the informer's copy
+        writer = ConditionWriter()
+        assert await writer.write(client, _ref(PodGang), TYPE, True, "Scheduled", "placed",
+                                  cached=stale)
+        assert (client.gets, writer.writes) == (1, 1)
+        got = await mem.get(PodGang, "g", "default")
+        assert sorted(c.type for c in got.status.conditions) == [TYPE, "Initialized"]
+
+    run_virtual(main)
+
+
+def test_a_copy_that_already_says_so_is_not_trusted() -> None:
+    """The informer's copy may show the condition the server no longer has: read it."""
+    async def main() -> None:
+        mem = await _podgang_cluster()
+        client = _Reads(mem)
+        cached = await mem.get(PodGang, "g", "default")
+        set_status_condition(cached, TYPE, True, "Scheduled", "placed", None,
+                             cached.metadata.generation)
+        writer = ConditionWriter()
+        assert await writer.write(client, _ref(PodGang), TYPE, True, "Scheduled", "placed",
+                                  cached=cached)
+        assert (client.gets, writer.writes) == (1, 1)
+        got = await mem.get(PodGang, "g", "default")
+        assert [c.type for c in got.status.conditions] == [TYPE]
+
+    run_virtual(main)
+
+
+async def _podgang_cluster() -> MemoryCluster:
+    client = MemoryCluster()
+    await client.create(PodGang.model_validate({
+        "metadata": {"name": "g", "namespace": "default"},
+        "spec": {"podgroups": [{"name": "a", "minReplicas": 1,
+                                "podReferences": [{"namespace": "default", "name": "p"}]}]}}))
+    return client
