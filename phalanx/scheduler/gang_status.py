@@ -73,6 +73,7 @@ log = logging.getLogger(__name__)
 
 WRITES_IN_FLIGHT = 16  # gang condition writes at once
 
+
 class GangStatusController:
     def __init__(
         self,
