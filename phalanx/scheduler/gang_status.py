@@ -203,34 +203,57 @@ class GangStatusController:
             self._running = False
 
     async def _drain(self) -> None:
-        while self._dirty:
-            now = self._now()
-            ready = self._pop_ready(now)
-            if not ready:
-                nxt = self._next_due()
-                if nxt is None:
-                    break
-                self._wake.clear()
-                self._sleeping_until = nxt
-                try:
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self._wake.wait(), max(nxt - now, 1e-3))
-                finally:
-                    self._sleeping_until = float("-inf")
-                continue
-            # Gangs are written WRITES_IN_FLIGHT at a time (each write is a round trip; one
-            # at a time they fell behind the binds of a large burst), their Events within
-            # one shared budget per second.
-            self._budget = max(1, int(self.max_events_per_second))
-            for i in range(0, len(ready), WRITES_IN_FLIGHT):
-                chunk = ready[i:i + WRITES_IN_FLIGHT]
-                if len(chunk) == 1:
-                    await self._sync_guarded(chunk[0])
-                else:
-                    await asyncio.gather(*(self._sync_guarded(gid) for gid in chunk))
-                if self._budget <= 0:
-                    await asyncio.sleep(1.0)
-                    self._budget = max(1, int(self.max_events_per_second))
+        # Up to WRITES_IN_FLIGHT gangs are written at once, each as soon as a slot is free:
+        # each write is a round trip, and one at a time (or in groups that wait for their
+        # slowest) they fell behind the binds of a large burst. A gang that changes while
+        # its write is in flight is looked at again once that write ends. The Events of one
+        # pass over the due gangs share one budget per second.
+        slots = asyncio.Semaphore(WRITES_IN_FLIGHT)
+        writing: dict[GangId, asyncio.Task[None]] = {}
+        again: set[GangId] = set()
+
+        async def write(gid: GangId) -> None:
+            try:
+                await self._sync_guarded(gid)
+            finally:
+                slots.release()
+                writing.pop(gid, None)
+                if gid in again:
+                    again.discard(gid)
+                    self._queue(gid, self._now())
+                self._wake.set()
+
+        try:
+            while self._dirty or writing:
+                now = self._now()
+                ready = self._pop_ready(now)
+                if not ready:
+                    nxt = self._next_due()
+                    if nxt is None and not writing:
+                        break
+                    self._wake.clear()
+                    self._sleeping_until = float("inf") if nxt is None else nxt
+                    try:
+                        with contextlib.suppress(TimeoutError):
+                            await asyncio.wait_for(
+                                self._wake.wait(), None if nxt is None else max(nxt - now, 1e-3))
+                    finally:
+                        self._sleeping_until = float("-inf")
+                    continue
+                self._budget = max(1, int(self.max_events_per_second))
+                for gid in ready:
+                    if gid in writing:
+                        again.add(gid)
+                        continue
+                    if self._budget <= 0:
+                        await asyncio.sleep(1.0)
+                        self._budget = max(1, int(self.max_events_per_second))
+                    await slots.acquire()
+                    writing[gid] = asyncio.get_running_loop().create_task(
+                        write(gid), name=f"gang-status-{gid}")
+        finally:
+            for task in list(writing.values()):
+                task.cancel()
 
     async def flush_now(self) -> None:
         """Write every dirty gang immediately (tests, shutdown)."""

@@ -336,4 +336,21 @@ def summarize(cfg: KubeBenchConfig, scheduler: str, workload: str, pods: list[An
         out["gang_sizes"] = {"min": min(len(g.pods) for g in members),
                              "max": max(len(g.pods) for g in members)}
         out["gang_time_to_bound_seconds"] = percentiles(ttb, 3)
+        out.update(_gang_status_lag(members, observer, w))
     return out
+
+
+def _gang_status_lag(members: list[GangObjects], observer: BindObserver,
+                     w: Window) -> dict[str, Any]:
+    """How long after a gang's last bind its object's status was last written (kube-scheduler:
+    the PodGroup's; phalanx: the PodGang's GangScheduled condition). Negative: written before
+    the binds ended."""
+    status = writes.last_status_write(w.writes)
+    lags = []
+    for g in members:
+        stamps = [observer.bound[p.name] for p in g.pods if p.name in observer.bound]
+        ends = [status[o.name] for o in g.objects if o.name in status]
+        if stamps and ends:
+            lags.append(max(ends) - w.wall(max(stamps)))
+    return {"gangs_with_status_written": len(lags),
+            "gang_status_after_last_bind_seconds": percentiles(lags, 3)}

@@ -29,6 +29,7 @@ class Write:
     code: int
     received: float  # wall-clock seconds (epoch)
     done: float  # when the response was complete (stageTimestamp)
+    name: str = ""  # the object's (objectRef.name)
 
 
 def log_size(path: Path | None) -> int:
@@ -75,9 +76,20 @@ def code_of(raw: dict[str, Any]) -> int:
 def writes_since(path: Path | None, offset: int, user: str) -> list[Write]:
     """The completed writes `user` made, recorded after byte `offset` of the log."""
     return [Write(raw.get("verb", ""), f"{raw.get('verb', '')} {resource_of(raw.get('objectRef') or {})}",
-                  code_of(raw), epoch(raw["requestReceivedTimestamp"]), done_of(raw))
+                  code_of(raw), epoch(raw["requestReceivedTimestamp"]), done_of(raw),
+                  (raw.get("objectRef") or {}).get("name", ""))
             for raw in completed_records(path, offset)
             if (raw.get("user") or {}).get("username") == user]
+
+
+def last_status_write(writes: list[Write]) -> dict[str, float]:
+    """Per object name, when its last status write (a `.../status` call) ended: for a gang
+    object, when the scheduler last told its users where the gang stands."""
+    out: dict[str, float] = {}
+    for w in writes:
+        if w.call.endswith("/status") and 200 <= w.code < 300 and w.name:
+            out[w.name] = max(out.get(w.name, w.done), w.done)
+    return out
 
 
 def summarize_writes(writes: list[Write], t0: float, last_bind: float) -> dict[str, Any]:

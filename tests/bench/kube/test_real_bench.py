@@ -66,6 +66,8 @@ def test_bench_kube_binds_everything_with_both_schedulers_and_stops_all(tmp_path
         if workload == "gangs":
             assert r["gangs_bound"] == r["gangs"] == 3
             assert 0 < r["gang_time_to_bound_seconds"]["p50"] <= r["all_bound_seconds"]
+            if scheduler == "phalanx-scheduler":  # GangScheduled on each PodGang
+                assert r["gangs_with_status_written"] == 3
     assert runs["kube-scheduler", "plain"]["configz_client_connection"]["qps"] == 5000
     assert set(result["ratio_phalanx_over_kube"]) == {"plain", "gangs"}
     assert result["ratio_phalanx_over_kube"]["plain"]["pods_per_second_to_done"]["median"] > 0

@@ -13,7 +13,7 @@ from phalanx.bench.kube.workload import gangs
 CFG = KubeBenchConfig(nodes=4, gang_pods=16, gang_min=8, gang_max=8)
 
 
-def _run(scheduler, bind_times, t0=100.0, writes_end=None):
+def _run(scheduler, bind_times, t0=100.0, writes_end=None, status=()):
     built = gangs(CFG, scheduler, "ns", "run")
     pods = [p for g in built for p in g.pods]
     observer = SimpleNamespace(
@@ -28,6 +28,7 @@ def _run(scheduler, bind_times, t0=100.0, writes_end=None):
     if writes_end is not None:  # one Event write ending `writes_end` s after t0
         at = w.t0_wall + writes_end
         w.writes = [Write("create", "create events", 201, at - 0.01, at)]
+    w.writes = [*w.writes, *status]
     return summarize(CFG, scheduler, "gangs", pods, built, observer, w, background_rps=0.5)
 
 
@@ -99,3 +100,24 @@ def test_ratios_per_pair_summarized_as_median_and_range():
     (row,) = report.rows(result)
     assert row[:3] == ["gangs", "ratio phalanx/kube", "median"]
     assert row[5] == "3.00x (2.00-6.00)"
+
+
+def test_gang_status_lag_is_its_last_status_write_after_its_last_bind():
+    # Gang 0 bound by t0+2, gang 1 by t0+5 (both kinds of gang object: PodGang, PodGroup).
+    times = [101 + i / 7 for i in range(8)] + [103 + 2 * i / 7 for i in range(8)]
+    for scheduler, call in (("phalanx-scheduler", "patch scheduler.grove.io/podgangs/status"),
+                            ("kube-scheduler", "patch scheduling.k8s.io/podgroups/status")):
+        built = gangs(CFG, scheduler, "ns", "run")
+        names = [o.name for o in built[0].objects][-1], [o.name for o in built[1].objects][-1]
+        r = _run(scheduler, times)
+        assert r["gangs_with_status_written"] == 0  # no status writes: no lag measured
+        t0_wall = 1_000.0
+        status = [Write("patch", call, 200, t0_wall + 2.1, t0_wall + 2.25, names[0]),
+                  Write("patch", call, 200, t0_wall + 4.0, t0_wall + 4.5, names[1]),  # early
+                  Write("patch", call, 200, t0_wall + 5.5, t0_wall + 6.0, names[1]),
+                  Write("patch", call, 409, t0_wall + 9.0, t0_wall + 9.5, names[1]),  # refused
+                  Write("create", "create events", 201, t0_wall + 9, t0_wall + 9.9, names[0])]
+        r = _run(scheduler, times, status=status)
+        assert r["gangs_with_status_written"] == 2
+        assert r["gang_status_after_last_bind_seconds"]["max"] == 1.0  # gang 1: 6.0 - 5.0
+        assert r["gang_status_after_last_bind_seconds"]["p50"] == 0.25  # gang 0: 2.25 - 2.0
