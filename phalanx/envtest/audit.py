@@ -29,12 +29,19 @@ POLICY: dict[str, Any] = {
 }
 
 
+AUDIT_LOG_MAX_MB = 1_000_000  # 1 TB: never reached
+
+
 def audit_args(workdir: Path) -> tuple[list[str], Path]:
     """kube-apiserver flags for the policy above, and the log they write."""
     policy, log = workdir / "audit-policy.yaml", workdir / "audit.log"
     policy.write_text(yaml.safe_dump(POLICY, sort_keys=False))
+    # Never rotated: readers keep a byte offset into this file. With --audit-log-maxsize
+    # left at 0 the file was replaced once it passed 100 MB (the rotating writer's own
+    # default): the 8th of a 5,000-pod `bench kube`'s 12 runs then read no writes at all.
     return [f"--audit-policy-file={policy}", f"--audit-log-path={log}",
-            "--audit-log-format=json", "--audit-log-maxbackup=0"], log
+            "--audit-log-format=json", "--audit-log-maxbackup=0",
+            f"--audit-log-maxsize={AUDIT_LOG_MAX_MB}"], log
 
 
 @dataclass(frozen=True)
@@ -58,6 +65,10 @@ def completed_records(path: Path | None, offset: int = 0) -> list[dict[str, Any]
         return []
     try:
         with path.open("rb") as f:
+            size = f.seek(0, 2)
+            if size < offset:
+                raise RuntimeError(f"{path} is shorter ({size} bytes) than the offset read "
+                                   f"from ({offset}): the log was rotated or truncated")
             f.seek(offset)
             data = f.read()
     except FileNotFoundError:
