@@ -21,6 +21,18 @@ from phalanx.scheduler.gang.runtime import SHARED_KEY
 from phalanx.scheduler.gang_status import WRITES_IN_FLIGHT
 
 
+async def _fill(cluster: MemoryCluster, *, nodes: int, pods: int) -> list[tuple[Any, Any]]:
+    """Nodes, then gangs of 2 pods (each gang before its pods)."""
+    for node in make_nodes(nodes):
+        await cluster.create(node)
+    gangs = make_gangs(pods, 2, 2, seed=3)
+    for gang, members in gangs:
+        await cluster.create(gang)
+        for pod in members:
+            await cluster.create(pod)
+    return gangs
+
+
 class SlowStatusWrites(MemoryCluster):
     """Each PodGang status write takes 50 ms (a loaded API server); counts the overlap."""
 
@@ -44,13 +56,7 @@ class SlowStatusWrites(MemoryCluster):
 def test_the_conditions_of_many_gangs_are_written_side_by_side_and_bounded() -> None:
     async def main() -> tuple[int, int, list[str]]:
         cluster = SlowStatusWrites()
-        for node in make_nodes(16):
-            await cluster.create(node)
-        gangs = make_gangs(80, 2, 2, seed=3)  # 40 gangs, all placed in one burst
-        for gang, pods in gangs:
-            await cluster.create(gang)
-            for pod in pods:
-                await cluster.create(pod)
+        gangs = await _fill(cluster, nodes=16, pods=80)  # 40 gangs, placed in one burst
         sched = Scheduler(cluster)
         await sched.start()
         assert await sched.wait_idle(timeout=60)
@@ -90,12 +96,7 @@ class OneSlowStatusWrite(MemoryCluster):
 def test_a_slow_condition_write_does_not_hold_back_the_other_gangs() -> None:
     async def main() -> tuple[str | None, dict[str, float]]:
         cluster = OneSlowStatusWrite()
-        for node in make_nodes(16):
-            await cluster.create(node)
-        for gang, pods in make_gangs(80, 2, 2, seed=3):
-            await cluster.create(gang)
-            for pod in pods:
-                await cluster.create(pod)
+        await _fill(cluster, nodes=16, pods=80)
         sched = Scheduler(cluster)
         await sched.start()
         assert await sched.wait_idle(timeout=60)
@@ -113,12 +114,7 @@ def test_a_gang_that_changes_while_its_write_is_in_flight_is_looked_at_again_aft
     """Never two writes of one gang at once; the change is not lost either."""
     async def main() -> tuple[int, int, str]:
         cluster = OneSlowStatusWrite()
-        for node in make_nodes(2):
-            await cluster.create(node)
-        [(gang, pods)] = make_gangs(2, 2, 2, seed=3)
-        await cluster.create(gang)
-        for pod in pods:
-            await cluster.create(pod)
+        [(gang, _)] = await _fill(cluster, nodes=2, pods=2)
         sched = Scheduler(cluster)
         await sched.start()
         runtime = sched.shared(SHARED_KEY, lambda: None)
