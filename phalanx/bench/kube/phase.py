@@ -326,29 +326,27 @@ def summarize(cfg: KubeBenchConfig, scheduler: str, workload: str, pods: list[An
         **_cpu_shares(w, window, n),
     }
     if members:
-        ttb = []
-        for g in members:
-            stamps = [observer.bound[p.name] for p in g.pods if p.name in observer.bound]
-            if len(stamps) == len(g.pods):
-                ttb.append(max(stamps) - w.t0)
+        bound_at = [[observer.bound[p.name] for p in g.pods if p.name in observer.bound]
+                    for g in members]
+        ttb = [max(stamps) - w.t0 for g, stamps in zip(members, bound_at, strict=True)
+               if len(stamps) == len(g.pods)]
         out["gangs"] = len(members)
         out["gangs_bound"] = len(ttb)
         out["gang_sizes"] = {"min": min(len(g.pods) for g in members),
                              "max": max(len(g.pods) for g in members)}
         out["gang_time_to_bound_seconds"] = percentiles(ttb, 3)
-        out.update(_gang_status_lag(members, observer, w))
+        out.update(_gang_status_lag(members, bound_at, w))
     return out
 
 
-def _gang_status_lag(members: list[GangObjects], observer: BindObserver,
+def _gang_status_lag(members: list[GangObjects], bound_at: list[list[float]],
                      w: Window) -> dict[str, Any]:
-    """How long after a gang's last bind its object's status was last written (kube-scheduler:
-    the PodGroup's; phalanx: the PodGang's GangScheduled condition). Negative: written before
-    the binds ended."""
+    """How long after a gang's last bind (`bound_at`: its members' bind times, as `members`)
+    its object's status was last written (kube-scheduler: the PodGroup's; phalanx: the
+    PodGang's GangScheduled condition). Negative: written before the binds ended."""
     status = writes.last_status_write(w.writes)
     lags = []
-    for g in members:
-        stamps = [observer.bound[p.name] for p in g.pods if p.name in observer.bound]
+    for g, stamps in zip(members, bound_at, strict=True):
         ends = [status[o.name] for o in g.objects if o.name in status]
         if stamps and ends:
             lags.append(max(ends) - w.wall(max(stamps)))
