@@ -119,7 +119,11 @@ def _cpu_snapshot(plane: ControlPlane) -> dict[str, float]:
 
 
 def _cpu_shares(w: Window, window: float, pods: int) -> dict[str, Any]:
-    """What the machine's CPUs did over t0..quiet (see Window.cpu_around)."""
+    """What the machine's CPUs did over t0..quiet (see Window.cpu_around).
+
+    `run_cpu_ms_per_pod` is the whole run's work: the scheduler's CPU plus kube-apiserver's
+    and etcd's. When the machine is the limit (busy near 100%), a run's time to done
+    follows it, whichever scheduler made the work."""
     if len(w.cpu_around) != 2:
         return {}
     start, end = w.cpu_around
@@ -127,9 +131,12 @@ def _cpu_shares(w: Window, window: float, pods: int) -> dict[str, Any]:
     used = {k: round(end[k] - start[k], 3) for k in start if k in end}
     busy = used.pop("machine", 0.0)
     server = used.get("kube-apiserver")
+    plane = [used[k] for k in ("kube-apiserver", "etcd") if k in used]
     return {
         "apiserver_cpu_ms_per_pod": (round(1000 * server / pods, 3)
                                      if server is not None and pods else None),
+        "run_cpu_ms_per_pod": (round(1000 * (w.cpu_at_quiet + sum(plane)) / pods, 3)
+                               if plane and pods else None),
         "control_plane_cpu_seconds": {k: used[k] for k in ("kube-apiserver", "etcd")
                                       if k in used},
         "bench_process_cpu_seconds": used.get("bench", 0.0),

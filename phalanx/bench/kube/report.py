@@ -20,6 +20,7 @@ COLUMNS = (  # (header, run field, format)
     ("CPU ms/pod", "cpu_ms_per_pod", "{:.2f}"),
     ("API req/pod", "api_requests_per_pod", "{:.2f}"),
     ("apiserver CPU ms/pod", "apiserver_cpu_ms_per_pod", "{:.2f}"),
+    ("run CPU ms/pod", "run_cpu_ms_per_pod", "{:.2f}"),
     ("machine busy", "machine_busy_fraction", "{:.0%}"),
     ("nodes used", "nodes_used", "{}"),
     ("gang p50 s", "gang_p50", "{:.2f}"),
@@ -30,6 +31,7 @@ RATIO_KEYS = {"pods_per_second_to_done": "pods/s to done", "pods_per_second": "p
               "pods_per_second_from_start": "pods/s (to last bind)",
               "cpu_ms_per_pod": "CPU ms/pod", "api_requests_per_pod": "API req/pod",
               "apiserver_cpu_ms_per_pod": "apiserver CPU ms/pod",
+              "run_cpu_ms_per_pod": "run CPU ms/pod",
               "gang_p50": "gang p50 s", "gang_p99": "gang p99 s"}
 
 

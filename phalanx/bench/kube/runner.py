@@ -36,7 +36,8 @@ from .schedulers import binary_version, precompile_phalanx
 # The headline first: pods/s from t0 until every pod is bound and the scheduler's writes are
 # finished; then binds only (first to last bind), from t0 to the last bind, and the costs.
 RATIO_FIELDS = ("pods_per_second_to_done", "pods_per_second", "pods_per_second_from_start",
-                "cpu_ms_per_pod", "api_requests_per_pod", "apiserver_cpu_ms_per_pod")
+                "cpu_ms_per_pod", "api_requests_per_pod", "apiserver_cpu_ms_per_pod",
+                "run_cpu_ms_per_pod")
 
 
 def _memory_gb() -> float:

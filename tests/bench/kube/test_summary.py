@@ -13,7 +13,7 @@ from phalanx.bench.kube.workload import gangs
 CFG = KubeBenchConfig(nodes=4, gang_pods=16, gang_min=8, gang_max=8)
 
 
-def _run(scheduler, bind_times, t0=100.0, writes_end=None, status=()):
+def _run(scheduler, bind_times, t0=100.0, writes_end=None, status=(), cpu_around=()):
     built = gangs(CFG, scheduler, "ns", "run")
     pods = [p for g in built for p in g.pods]
     observer = SimpleNamespace(
@@ -25,6 +25,7 @@ def _run(scheduler, bind_times, t0=100.0, writes_end=None, status=()):
                    RequestKey("POST", "events.k8s.io", "events", "", "201"): 16,
                    RequestKey("POST", "", "pods", "binding", "409"): 2})
     w.t0_wall = 1_000.0
+    w.cpu_around = list(cpu_around)
     if writes_end is not None:  # one Event write ending `writes_end` s after t0
         at = w.t0_wall + writes_end
         w.writes = [Write("create", "create events", 201, at - 0.01, at)]
@@ -79,6 +80,20 @@ def test_the_headline_waits_for_the_writes_that_trail_the_binds():
     assert r["own_writes"]["writes_after_last_bind"] == 1
     early = _run("phalanx-scheduler", times, writes_end=4.0)  # writes done before the binds
     assert early["done_seconds"] == 5.0
+
+
+def test_the_run_cpu_is_the_scheduler_plus_the_control_plane():
+    # CPU seconds at t0 and at quiet; the scheduler's own is cpu_at_quiet (1.6 s).
+    around = [{"machine": 50.0, "bench": 1.0, "kube-apiserver": 10.0, "etcd": 2.0},
+              {"machine": 58.0, "bench": 1.2, "kube-apiserver": 13.2, "etcd": 2.8}]
+    r = _run("kube-scheduler", [101 + i / 15 * 4 for i in range(16)], cpu_around=around)
+    assert r["apiserver_cpu_ms_per_pod"] == 200.0  # 3.2 s over 16 pods
+    assert r["run_cpu_ms_per_pod"] == 350.0  # (1.6 + 3.2 + 0.8) s over 16 pods
+    assert r["control_plane_cpu_seconds"] == {"kube-apiserver": 3.2, "etcd": 0.8}
+    ours = _run("phalanx-scheduler", [101 + i / 15 * 2 for i in range(16)], cpu_around=around)
+    assert ratios([r, ours])["gangs"]["run_cpu_ms_per_pod"] == 1.0
+    assert "run CPU ms/pod" in report.headers()
+    assert "run_cpu_ms_per_pod" not in _run("kube-scheduler", [101 + i for i in range(16)])
 
 
 def test_placement_spread_counts_nodes_by_their_pods():
