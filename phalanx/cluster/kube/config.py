@@ -2,7 +2,11 @@
 
 kubernetes_asyncio does the hard part (contexts, client certificates, bearer tokens, exec
 credential plugins, OIDC refresh, the rotating in-cluster service-account token); we keep
-only its `Configuration` and talk HTTP ourselves (see transport.py).
+only its `Configuration` and talk HTTP ourselves (see transport.py). Two kubeconfig fields it
+does not read are read here, as client-go reads them: the user's impersonation
+(`as`, `as-uid`, `as-groups`, `as-user-extra`; impersonation.py) and the cluster's
+`disable-compression` (no gzip-compressed responses: on a near API server, compressing a
+large list costs its CPU more than the bytes cost the network).
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from kubernetes_asyncio import config as kube_config
 from kubernetes_asyncio.client import Configuration
 from kubernetes_asyncio.config.config_exception import ConfigException
 
+from .impersonation import Impersonation, impersonation_from
+
 IN_CLUSTER_NAMESPACE_FILE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
 
@@ -32,6 +38,8 @@ class ConnectionConfig:
     configuration: Configuration
     source: str  # "kubeconfig PATH (context X)" or "in-cluster", for log lines
     namespace: str = "default"  # the context's or the pod's namespace
+    impersonation: Impersonation | None = None  # the user's `as`, ... (impersonation.py)
+    compression: bool = True  # False: the cluster's `disable-compression: true`
     _loader: Any = None
     _refresh: asyncio.Task[None] | None = field(default=None, repr=False)
 
@@ -65,6 +73,8 @@ def connection_for(
     ca_file: str | None = None,
     insecure: bool = False,
     namespace: str = "default",
+    impersonation: Impersonation | None = None,
+    compression: bool = True,
 ) -> ConnectionConfig:
     """A connection to a server URL without a kubeconfig (tests, envtest, proxies)."""
     cfg = Configuration(host=server.rstrip("/"))
@@ -73,7 +83,8 @@ def connection_for(
         cfg.api_key_prefix = {"BearerToken": "Bearer"}
     cfg.ssl_ca_cert = ca_file
     cfg.verify_ssl = not insecure
-    return ConnectionConfig(cfg, source=f"server {server}", namespace=namespace)
+    return ConnectionConfig(cfg, source=f"server {server}", namespace=namespace,
+                            impersonation=impersonation, compression=compression)
 
 
 def _in_cluster() -> bool:
@@ -127,4 +138,28 @@ async def load_connection(
     ctx_body = ctx.get("context", {}) if hasattr(ctx, "get") else {}
     namespace = (ctx_body.get("namespace") if hasattr(ctx_body, "get") else None) or "default"
     source = f"kubeconfig {path}" + (f" (context {ctx_name})" if ctx_name else "")
-    return ConnectionConfig(cfg, source=source, namespace=str(namespace), _loader=loader)
+    user = _node_value(getattr(loader, "_user", None))
+    cluster = _node_value(getattr(loader, "_cluster", None))
+    try:
+        user_name = str(ctx_body.get("user") or "") if hasattr(ctx_body, "get") else ""
+        impersonation = impersonation_from(user, user_name)
+        compression = not _flag(cluster.get("disable-compression"), "disable-compression")
+    except ValueError as e:
+        raise KubeConfigError(f"kubeconfig {path}: {e}") from None
+    return ConnectionConfig(cfg, source=source, namespace=str(namespace),
+                            impersonation=impersonation, compression=compression,
+                            _loader=loader)
+
+
+def _node_value(node: Any) -> dict[str, Any]:
+    """The plain mapping of one of kubernetes_asyncio's ConfigNodes (or {})."""
+    value = getattr(node, "value", node)
+    return value if isinstance(value, dict) else {}
+
+
+def _flag(value: Any, name: str) -> bool:
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise ValueError(f"cluster: {name} must be true or false, not {value!r}")
+    return value

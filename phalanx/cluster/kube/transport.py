@@ -86,6 +86,7 @@ class Transport:
         self.limiter = TokenBucket(qps, burst)
         self.request_timeout = request_timeout
         self._user_agent = user_agent
+        self._fixed = self._fixed_headers()
         self._timeout = aiohttp.ClientTimeout(total=request_timeout)
         connector = aiohttp.TCPConnector(limit=100, ssl=_ssl_context(conn))
         # Large watch events (1.5 MiB objects) must fit aiohttp's line buffer.
@@ -95,17 +96,28 @@ class Transport:
     async def close(self) -> None:
         await self._session.close()
 
-    async def _headers(self, content_type: str | None) -> dict[str, str]:
-        headers = {"Accept": "application/json", "User-Agent": self._user_agent}
+    def _fixed_headers(self) -> list[tuple[str, str]]:
+        """The headers every request carries (a list: impersonation repeats some)."""
+        conn = self.conn
+        headers = [("Accept", "application/json"), ("User-Agent", self._user_agent)]
+        if not conn.compression:  # aiohttp would otherwise ask for gzip or deflate
+            headers.append(("Accept-Encoding", "identity"))
+        if conn.impersonation is not None:
+            headers += conn.impersonation.headers()
+        return headers
+
+    async def _headers(self, content_type: str | None) -> list[tuple[str, str]]:
+        headers = list(self._fixed)
         if content_type:
-            headers["Content-Type"] = content_type
+            headers.append(("Content-Type", content_type))
         cfg = self.conn.configuration
         # get_api_key_with_prefix runs the refresh hook (rotating in-cluster token).
         token = await cfg.get_api_key_with_prefix("BearerToken")
         if token:
-            headers["Authorization"] = token
+            headers.append(("Authorization", token))
         elif cfg.username and cfg.password:
-            headers["Authorization"] = aiohttp.BasicAuth(cfg.username, cfg.password).encode()
+            headers.append(
+                ("Authorization", aiohttp.BasicAuth(cfg.username, cfg.password).encode()))
         return headers
 
     def _request_kwargs(self) -> dict[str, Any]:
