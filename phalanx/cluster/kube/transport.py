@@ -1,5 +1,8 @@
 """HTTP to the API server: one pooled aiohttp session, auth, rate limiting, retries.
 
+Requests in the urgent lane (phalanx/cluster/lanes.py) have a small pool of their own and
+take their rate-limit token at once, so a backlog of binds and Events does not hold them.
+
 Retries cover only what is safe to repeat: requests the server refused before acting on
 them (429 Too Many Requests, 503 with Retry-After, a refused connection) and reads.
 Everything else surfaces as a `cluster.client` error for the caller to handle.
@@ -17,6 +20,8 @@ from typing import Any
 import aiohttp
 from pydantic_core import from_json, to_json
 
+from phalanx.cluster.lanes import is_urgent
+
 from .config import ConnectionConfig
 from .errors import connection_error, error_from_status
 
@@ -25,6 +30,7 @@ Query = Sequence[tuple[str, str]]
 
 _RETRIABLE_CODES = (429, 503)
 _MAX_ATTEMPTS = 4
+URGENT_CONNECTIONS = 16  # the urgent lane's pool (as many as gang condition writes at once)
 
 
 class TokenBucket:
@@ -42,7 +48,9 @@ class TokenBucket:
         self._tokens = float(self.burst)
         self._last: float | None = None
 
-    async def acquire(self) -> None:
+    async def acquire(self, *, urgent: bool = False) -> None:
+        """Take a token, waiting for it unless `urgent`: an urgent caller takes it at once
+        (the bucket goes further below zero), and the callers after it wait for it."""
         if self.qps <= 0:
             return
         now = asyncio.get_running_loop().time()
@@ -50,7 +58,7 @@ class TokenBucket:
             self._tokens = min(self.burst, self._tokens + (now - self._last) * self.qps)
         self._last = now
         self._tokens -= 1
-        if self._tokens < 0:
+        if self._tokens < 0 and not urgent:
             try:
                 await asyncio.sleep(-self._tokens / self.qps)
             except asyncio.CancelledError:
@@ -80,6 +88,8 @@ class Transport:
         burst: int = 100,
         user_agent: str = USER_AGENT,
         request_timeout: float = 30.0,
+        connections: int = 100,
+        urgent_connections: int = URGENT_CONNECTIONS,
     ) -> None:
         self.conn = conn
         self.server = conn.server.rstrip("/")
@@ -88,13 +98,29 @@ class Transport:
         self._user_agent = user_agent
         self._fixed = self._fixed_headers()
         self._timeout = aiohttp.ClientTimeout(total=request_timeout)
-        connector = aiohttp.TCPConnector(limit=100, ssl=_ssl_context(conn))
-        # Large watch events (1.5 MiB objects) must fit aiohttp's line buffer.
-        self._session = aiohttp.ClientSession(connector=connector, read_bufsize=2**21)
+        self._ssl = _ssl_context(conn)
+        self._session = self._new_session(connections)
+        self._urgent_connections = urgent_connections
+        self._urgent_session: aiohttp.ClientSession | None = None  # made on first use
         self.requests_total = 0
+
+    def _new_session(self, connections: int) -> aiohttp.ClientSession:
+        connector = aiohttp.TCPConnector(limit=connections, ssl=self._ssl)
+        # Large watch events (1.5 MiB objects) must fit aiohttp's line buffer.
+        return aiohttp.ClientSession(connector=connector, read_bufsize=2**21)
+
+    def _session_now(self) -> aiohttp.ClientSession:
+        """The session for a request made now: the urgent lane's inside `lanes.urgent()`."""
+        if not is_urgent():
+            return self._session
+        if self._urgent_session is None:
+            self._urgent_session = self._new_session(self._urgent_connections)
+        return self._urgent_session
 
     async def close(self) -> None:
         await self._session.close()
+        if self._urgent_session is not None:
+            await self._urgent_session.close()
 
     def _fixed_headers(self) -> list[tuple[str, str]]:
         """The headers every request carries (a list: impersonation repeats some)."""
@@ -160,11 +186,12 @@ class Transport:
         data = to_json(body) if body is not None else None
         url = self.server + path
         delay = 0.2
+        urgent = is_urgent()
         for attempt in range(1, _MAX_ATTEMPTS + 1):
-            await self.limiter.acquire()
+            await self.limiter.acquire(urgent=urgent)
             self.requests_total += 1
             try:
-                async with self._session.request(
+                async with self._session_now().request(
                     method,
                     url,
                     params=list(query),

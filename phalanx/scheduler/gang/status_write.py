@@ -20,12 +20,17 @@ A write starts from the object as the scheduler's informer holds it, where the c
 it: one merge patch of the condition list with that copy's resourceVersion as a
 precondition, and no read. A stale copy gets a 409 Conflict and the write goes the long
 way: read the object, set the condition, write (up to five tries on conflicts).
+
+These reads and writes take the client's urgent lane (phalanx/cluster/lanes.py): a gang's
+condition is not queued behind the binds and Events of a burst.
 """
 
 from __future__ import annotations
 
 import logging
 from typing import TYPE_CHECKING, Any
+
+from phalanx.cluster.lanes import urgent
 
 if TYPE_CHECKING:
     from phalanx.api.base import Resource
@@ -114,6 +119,11 @@ class ConditionWriter:
         transiently and it should be tried again; a refusal (4xx) is said once per kind and
         field and not retried (the same write would fail again). `cached`: the object as an
         informer holds it (shared, not changed here), to write without reading first."""
+        with urgent():
+            return await self._write(client, ref, type_, status, reason, message, cached)
+
+    async def _write(self, client: Any, ref: Any, type_: str, status: bool | str, reason: str,
+                     message: str, cached: Resource | None) -> bool:
         from phalanx.api import registry
         from phalanx.api.base import set_status_condition
         from phalanx.cluster.client import ApiError, Conflict, NotFound

@@ -1,12 +1,17 @@
-"""The transport's client-side rate limit (client-go's QPS and burst)."""
+"""The transport's client-side rate limit (client-go's QPS and burst), and its urgent lane
+(phalanx/cluster/lanes.py)."""
 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
+from aiohttp import web
 
-from phalanx.cluster.kube.transport import TokenBucket
+from phalanx.cluster.kube import connection_for
+from phalanx.cluster.kube.transport import TokenBucket, Transport
+from phalanx.cluster.lanes import urgent
 
 
 def test_a_burst_passes_at_once_and_the_rest_is_paced_at_qps_in_order() -> None:
@@ -55,5 +60,67 @@ def test_no_limit_when_qps_is_zero() -> None:
         for _ in range(1000):
             await bucket.acquire()
         assert bucket._tokens == 1
+
+    asyncio.run(body())
+
+
+def test_an_urgent_caller_takes_its_token_at_once_and_the_next_one_waits_for_it() -> None:
+    async def body() -> None:
+        bucket = TokenBucket(qps=10, burst=1)
+        await bucket.acquire()  # the burst
+        queued = asyncio.create_task(bucket.acquire())
+        await asyncio.sleep(0)  # reserved the next token; sleeps ~0.1 s for it
+        with pytest.raises(StopIteration):  # never suspends
+            bucket.acquire(urgent=True).send(None)
+        assert bucket._tokens < -1.9  # counted: owed by the callers after it
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        await bucket.acquire()  # waits for the queued caller's token and the urgent one's
+        assert loop.time() - start >= 0.25
+        await queued
+
+    asyncio.run(body())
+
+
+async def _held_server(release: asyncio.Event, arrived: list[str]) -> tuple[Any, int]:
+    """A local HTTP server that answers /held only once `release` is set."""
+    async def handler(request: web.Request) -> web.Response:
+        arrived.append(request.path)
+        if request.path == "/held":
+            await release.wait()
+        return web.json_response({"path": request.path})
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", handler)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    return runner, site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+
+def test_an_urgent_request_is_not_queued_behind_a_full_pool() -> None:
+    async def body() -> None:
+        release, arrived = asyncio.Event(), []
+        runner, port = await _held_server(release, arrived)
+        transport = Transport(connection_for(f"http://127.0.0.1:{port}"), qps=0, burst=1,
+                              connections=2)
+        try:
+            held = [asyncio.create_task(transport.request("GET", "/held")) for _ in range(3)]
+            async with asyncio.timeout(10):
+                while arrived.count("/held") < 2:  # the pool's two connections are busy
+                    await asyncio.sleep(0.01)
+            normal = asyncio.create_task(transport.request("GET", "/normal"))
+            with urgent():
+                answer = await asyncio.wait_for(transport.request("GET", "/urgent"), 10)
+            assert answer == {"path": "/urgent"}
+            assert not normal.done() and "/normal" not in arrived  # still waits for the pool
+            release.set()
+            assert (await asyncio.wait_for(normal, 10)) == {"path": "/normal"}
+            await asyncio.wait_for(asyncio.gather(*held), 10)
+        finally:
+            release.set()
+            await transport.close()
+            await runner.cleanup()
 
     asyncio.run(body())

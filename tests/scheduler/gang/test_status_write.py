@@ -16,6 +16,7 @@ from phalanx.api.podgang import PodGang
 from phalanx.api.scheduling import CoschedulingPodGroup, KaiPodGroup, VolcanoPodGroup
 from phalanx.cluster.client import Invalid, ServerError
 from phalanx.cluster.clock import run_virtual
+from phalanx.cluster.lanes import is_urgent
 from phalanx.cluster.memory import MemoryCluster
 from phalanx.scheduler.gang.model import ObjectRef
 from phalanx.scheduler.gang.status_write import ConditionWriter
@@ -221,3 +222,41 @@ async def _podgang_cluster() -> MemoryCluster:
         "spec": {"podgroups": [{"name": "a", "minReplicas": 1,
                                 "podReferences": [{"namespace": "default", "name": "p"}]}]}}))
     return client
+
+
+class _Lanes:
+    """Records, per call, whether it was made in the urgent lane."""
+
+    def __init__(self, inner: MemoryCluster) -> None:
+        self.inner = inner
+        self.calls: list[tuple[str, bool]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self.inner, name)
+        if name not in ("get", "patch", "update", "update_status"):
+            return attr
+
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            self.calls.append((name, is_urgent()))
+            return await attr(*args, **kwargs)
+
+        return call
+
+
+def test_the_gang_condition_is_read_and_written_in_the_urgent_lane() -> None:
+    """Not queued behind a burst's binds and Events (phalanx/cluster/lanes.py)."""
+    async def main() -> None:
+        mem = await _podgang_cluster()
+        stale = await mem.get(PodGang, "g", "default")
+        live = await mem.get(PodGang, "g", "default")
+        set_status_condition(live, "Initialized", True, "Ready", "all pods created")
+        await mem.update_status(live)
+        client = _Lanes(mem)
+        writer = ConditionWriter()
+        assert await writer.write(client, _ref(PodGang), TYPE, True, "Scheduled", "placed",
+                                  cached=stale)  # patch (409), read, write
+        assert [name for name, _ in client.calls] == ["patch", "get", "update_status"]
+        assert all(lane for _, lane in client.calls)
+        assert not is_urgent()
+
+    run_virtual(main)
