@@ -33,6 +33,12 @@ app = typer.Typer(
 )
 
 
+# `--kubeconfig` of every command that talks to a real API server (cluster/kube/config.py).
+KUBECONFIG_HELP = ("kubeconfig file; without it: $KUBECONFIG (its files merged as kubectl "
+                   "merges them), else the in-cluster service account in a pod, else "
+                   "~/.kube/config")
+
+
 def version_text() -> str:
     from importlib.metadata import PackageNotFoundError, version
 

@@ -7,15 +7,12 @@ import sys
 
 import typer
 
-from phalanx.cli.app import app
+from phalanx.cli.app import KUBECONFIG_HELP, app
 from phalanx.ports import (
     OPERATOR_METRICS_PORT, OPERATOR_PROBE_PORT, SCHEDULER_METRICS_PORT, SCHEDULER_PROBE_PORT,
     WEBHOOK_PORT,
 )
 from phalanx.cli.errors import UserError
-
-KUBECONFIG_HELP = ("kubeconfig file; without it: the in-cluster service account in a pod, "
-                   "else $KUBECONFIG or ~/.kube/config")
 
 
 def _run(coro: object, user_errors: tuple[type[Exception], ...] = ()) -> None:

@@ -8,11 +8,8 @@ import sys
 
 import typer
 
-from phalanx.cli.app import app
+from phalanx.cli.app import KUBECONFIG_HELP, app
 from phalanx.cli.errors import UserError
-
-KUBECONFIG_HELP = ("kubeconfig file; without it: the in-cluster service account in a pod, "
-                   "else $KUBECONFIG or ~/.kube/config")
 
 
 @app.command("startup-wait")

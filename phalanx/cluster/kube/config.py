@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
 from kubernetes_asyncio import config as kube_config
 from kubernetes_asyncio.client import Configuration
 from kubernetes_asyncio.config.config_exception import ConfigException
@@ -91,42 +92,66 @@ def _in_cluster() -> bool:
     return bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
 
 
-def _default_kubeconfig() -> str | None:
-    env = os.environ.get("KUBECONFIG")
-    if env:
-        first = env.split(os.pathsep)[0]
-        return first or None
-    home = Path.home() / ".kube" / "config"
-    return str(home) if home.exists() else None
+def _in_cluster_connection(cfg: Configuration) -> ConnectionConfig:
+    try:
+        kube_config.load_incluster_config(client_configuration=cfg)
+    except ConfigException as e:
+        raise KubeConfigError(f"in-cluster configuration: {e}") from None
+    namespace = "default"
+    with contextlib.suppress(OSError):
+        namespace = IN_CLUSTER_NAMESPACE_FILE.read_text().strip() or "default"
+    return ConnectionConfig(cfg, source="in-cluster", namespace=namespace)
+
+
+def _kubeconfig_env() -> list[str]:
+    """The files $KUBECONFIG lists, in order (empty entries dropped)."""
+    return [p for p in os.environ.get("KUBECONFIG", "").split(os.pathsep) if p]
+
+
+def _first_current_context(paths: list[str]) -> str | None:
+    """kubectl's current context of merged files: the first file's that sets one. (The
+    loader's merge lets the last file win; every other entry it merges as kubectl does, the
+    first file's cluster, user or context of a name winning.)"""
+    for path in paths:
+        try:
+            with open(path) as f:
+                doc = yaml.safe_load(f)
+        except (OSError, yaml.YAMLError):
+            return None  # the loader reports the file
+        if isinstance(doc, dict) and doc.get("current-context"):
+            return str(doc["current-context"])
+    return None
 
 
 async def load_connection(
     kubeconfig: str | os.PathLike[str] | None = None, context: str | None = None
 ) -> ConnectionConfig:
-    """The cluster to talk to.
-
-    An explicit kubeconfig wins; without one, a pod uses its in-cluster service account,
-    and anything else falls back to $KUBECONFIG or ~/.kube/config (as kubectl does).
+    """The cluster to talk to, found as controller-runtime's GetConfig finds it: an explicit
+    kubeconfig; else the files $KUBECONFIG lists, merged as kubectl merges them (a listed file
+    that does not exist is skipped); else, in a pod, its in-cluster service account; else
+    ~/.kube/config.
     """
     cfg = Configuration()
-    if kubeconfig is None and _in_cluster():
-        try:
-            kube_config.load_incluster_config(client_configuration=cfg)
-        except ConfigException as e:
-            raise KubeConfigError(f"in-cluster configuration: {e}") from None
-        namespace = "default"
-        with contextlib.suppress(OSError):
-            namespace = IN_CLUSTER_NAMESPACE_FILE.read_text().strip() or "default"
-        return ConnectionConfig(cfg, source="in-cluster", namespace=namespace)
-
-    path = str(kubeconfig) if kubeconfig is not None else _default_kubeconfig()
-    if path is None:
+    if kubeconfig is not None:
+        listed = [str(kubeconfig)]
+    else:
+        listed = _kubeconfig_env()
+        if not listed and _in_cluster():
+            return _in_cluster_connection(cfg)
+        if not listed:
+            home = Path.home() / ".kube" / "config"
+            listed = [str(home)] if home.exists() else []
+    if not listed:
         raise KubeConfigError(
             "no cluster configuration: pass --kubeconfig PATH, set $KUBECONFIG, "
             "or run inside a pod (in-cluster service account)"
         )
-    if not Path(path).is_file():
-        raise KubeConfigError(f"kubeconfig {path} does not exist")
+    paths = [p for p in listed if Path(p).is_file()]
+    if not paths:
+        raise KubeConfigError(f"kubeconfig {os.pathsep.join(listed)} does not exist")
+    path = os.pathsep.join(paths)
+    if context is None and len(paths) > 1:
+        context = _first_current_context(paths)
     try:
         loader = await kube_config.load_kube_config(
             config_file=path, context=context, client_configuration=cfg, persist_config=False
