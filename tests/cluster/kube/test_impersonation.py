@@ -27,6 +27,8 @@ from phalanx.cluster.kube.impersonation import (
 )
 from phalanx.cluster.kube.transport import Transport
 
+from .local_server import serve
+
 
 @pytest.mark.parametrize(("key", "escaped"), [
     ("scopes", "scopes"),
@@ -117,13 +119,7 @@ async def _sent_headers(**conn_kwargs: Any) -> Any:
         seen.append(request.headers)
         return web.json_response({"kind": "Status"})
 
-    app = web.Application()
-    app.router.add_route("*", "/{tail:.*}", handler)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    runner, port = await serve(handler)
     transport = Transport(connection_for(f"http://127.0.0.1:{port}", token="t", **conn_kwargs),
                           qps=0, burst=1)
     try:

@@ -13,6 +13,8 @@ from phalanx.cluster.kube import connection_for
 from phalanx.cluster.kube.transport import TokenBucket, Transport
 from phalanx.cluster.lanes import urgent
 
+from .local_server import serve
+
 
 def test_a_burst_passes_at_once_and_the_rest_is_paced_at_qps_in_order() -> None:
     async def body() -> None:
@@ -90,13 +92,7 @@ async def _held_server(release: asyncio.Event, arrived: list[str]) -> tuple[Any,
             await release.wait()
         return web.json_response({"path": request.path})
 
-    app = web.Application()
-    app.router.add_route("*", "/{tail:.*}", handler)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    return runner, site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    return await serve(handler)
 
 
 def test_an_urgent_request_is_not_queued_behind_a_full_pool() -> None:
