@@ -85,7 +85,7 @@ def kube(
     from phalanx.envtest import BinariesNotFound
 
     from .phase import Progress as Callbacks
-    from .report import rich_table
+    from .report import rich_tables
     from .runner import run_kube_bench
 
     try:
@@ -129,7 +129,8 @@ def kube(
     table_console = Console()
     if not table_console.is_terminal:  # a log or a pipe: no wrapped, truncated columns
         table_console = Console(width=240)
-    table_console.print(rich_table(result))
+    for table in rich_tables(result):
+        table_console.print(table)
     typer.echo(f"load average {result['load_average_start'][0]:.2f} -> "
                f"{result['load_average_end'][0]:.2f} on {result['machine']['cpus']} CPUs; "
                f"wrote {path}")

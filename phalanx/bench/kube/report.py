@@ -79,13 +79,29 @@ def markdown_table(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def rich_table(result: dict[str, Any]) -> Any:
+# The terminal shows two tables, each with the identifying columns: the times, then the costs.
+TABLE_SPLIT = 9  # COLUMNS[RATIO_FIRST:TABLE_SPLIT] are the times
+
+
+def rich_tables(result: dict[str, Any]) -> list[Any]:
+    """The table for a terminal, as two (times, costs), each narrow enough to read; the
+    scheduler and ratio labels are never cut, whatever the width."""
     from rich.table import Table
 
-    table = Table(title=f"{result['config']['nodes']} nodes, one kube-apiserver "
-                        f"{result.get('versions', {}).get('kube-apiserver', '')}")
-    for i, h in enumerate(headers()):
-        table.add_column(h, justify="left" if i < 2 else "right")
-    for r in rows(result):
-        table.add_row(*r, style="bold" if r[1].startswith("ratio") else None)
-    return table
+    all_rows = rows(result)
+    title = (f"{result['config']['nodes']} nodes, one kube-apiserver "
+             f"{result.get('versions', {}).get('kube-apiserver', '')}")
+    parts = (("times", range(RATIO_FIRST, TABLE_SPLIT)),
+             ("costs", range(TABLE_SPLIT, len(COLUMNS))))
+    tables = []
+    for name, columns in parts:
+        table = Table(title=f"{title}: {name}")
+        keep = [*range(RATIO_FIRST), *columns]
+        for i in keep:
+            table.add_column(COLUMNS[i][0], justify="left" if i < 2 else "right",
+                             no_wrap=i < RATIO_FIRST)
+        for r in all_rows:
+            table.add_row(*(r[i] for i in keep),
+                          style="bold" if r[1].startswith("ratio") else None)
+        tables.append(table)
+    return tables

@@ -1,6 +1,9 @@
 """Numbers of one run (phase.summarize), the ratio (runner.ratios) and the table (report)."""
 
+import io
 from types import SimpleNamespace
+
+import pytest
 
 from phalanx.bench.kube import report
 from phalanx.bench.kube.apimetrics import RequestKey
@@ -94,6 +97,23 @@ def test_the_run_cpu_is_the_scheduler_plus_the_control_plane():
     assert ratios([r, ours])["gangs"]["run_cpu_ms_per_pod"] == 1.0
     assert "run CPU ms/pod" in report.headers()
     assert "run_cpu_ms_per_pod" not in _run("kube-scheduler", [101 + i for i in range(16)])
+
+
+@pytest.mark.parametrize("width", [100, 240])
+def test_the_terminal_gets_two_tables_whose_labels_are_never_cut(width):
+    from rich.console import Console
+
+    kube = _run("kube-scheduler", [101 + i / 15 * 4 for i in range(16)])
+    ours = _run("phalanx-scheduler", [101 + i / 15 * 2 for i in range(16)])
+    result = {"config": {"nodes": 4}, "runs": [kube, ours]}
+    result["ratio_phalanx_over_kube"] = ratio_summary([ratios(result["runs"])])
+    console = Console(width=width, record=True, file=io.StringIO())
+    for table in report.rich_tables(result):
+        console.print(table)
+    text = console.export_text()
+    assert text.count("4 nodes, one kube-apiserver") == 2  # times, costs
+    assert "ratio phalanx/kube" in text and "phalanx-scheduler" in text
+    assert max(len(line) for line in text.splitlines()) <= width
 
 
 def test_placement_spread_counts_nodes_by_their_pods():
