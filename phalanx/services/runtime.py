@@ -65,8 +65,10 @@ async def connect(kubeconfig: str | None, context: str | None, *, field_manager:
     except BaseException:
         await cluster.close()  # else aiohttp warns "Unclosed client session" at exit
         raise
-    log.info("connected to %s (Kubernetes %s) via %s", cluster.server,
-             version.get("gitVersion", "?"), cluster.transport.conn.source)
+    proxy = cluster.transport.proxy
+    log.info("connected to %s (Kubernetes %s) via %s%s", cluster.server,
+             version.get("gitVersion", "?"), cluster.transport.conn.source,
+             f", through proxy {_redacted(proxy)}" if proxy else "")
     return cluster
 
 
@@ -163,3 +165,14 @@ def readiness_checks(probes: Probes, client: KubeCluster) -> None:
 
     probes.readiness["api-server"] = api_server
     probes.liveness["ping"] = lambda: True
+
+
+def _redacted(url: str) -> str:
+    """A proxy URL without the password it may carry (user:password@host)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = f"{parts.username}:***@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+    return parts._replace(netloc=netloc).geturl()

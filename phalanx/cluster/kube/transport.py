@@ -23,6 +23,7 @@ from pydantic_core import from_json, to_json
 from phalanx.cluster.lanes import is_urgent
 
 from .config import ConnectionConfig
+from .proxy import ProxyEnvironment, proxy_for
 from .errors import connection_error, error_from_status
 
 USER_AGENT = "phalanx/0.1"
@@ -98,6 +99,9 @@ class Transport:
         self._user_agent = user_agent
         self._fixed = self._fixed_headers()
         self._timeout = aiohttp.ClientTimeout(total=request_timeout)
+        # The kubeconfig's proxy-url, else the environment's, as client-go (proxy.py).
+        self.proxy: str | None = (conn.configuration.proxy
+                                  or proxy_for(self.server, ProxyEnvironment.from_environ()))
         self._ssl = _ssl_context(conn)
         self._session = self._new_session(connections)
         self._urgent_connections = urgent_connections
@@ -149,8 +153,8 @@ class Transport:
     def _request_kwargs(self) -> dict[str, Any]:
         cfg = self.conn.configuration
         kwargs: dict[str, Any] = {}
-        if cfg.proxy:
-            kwargs["proxy"] = cfg.proxy
+        if self.proxy:
+            kwargs["proxy"] = self.proxy
         if cfg.tls_server_name:
             kwargs["server_hostname"] = cfg.tls_server_name
         return kwargs
