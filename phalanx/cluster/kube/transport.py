@@ -23,8 +23,8 @@ from pydantic_core import from_json, to_json
 from phalanx.cluster.lanes import is_urgent
 
 from .config import ConnectionConfig
-from .proxy import ProxyEnvironment, proxy_for
 from .errors import connection_error, error_from_status
+from .proxy import ProxyEnvironment, proxy_for
 
 USER_AGENT = "phalanx/0.1"
 Query = Sequence[tuple[str, str]]
