@@ -264,31 +264,30 @@ class GangStatusController:
         for gid in gids:
             await self._sync(gid)
 
-    async def _sync_guarded(self, gid: GangId) -> int:
+    async def _sync_guarded(self, gid: GangId) -> None:
         """`_sync`, but a bug in one gang's report must not end the worker for every gang:
         logged with its traceback once per gang, that gang is skipped until it changes."""
         try:
-            return await self._sync(gid)
+            await self._sync(gid)
         except asyncio.CancelledError:
             raise
         except Exception:
             if gid not in self._crashed:
                 self._crashed[gid] = None
                 log.exception("gang status of %s could not be computed; skipping it", gid)
-            return 0
 
-    async def _sync(self, gid: GangId) -> int:
-        """Write one gang's verdict if it changed. Returns the Events recorded (taken from
-        the drain's budget)."""
+    async def _sync(self, gid: GangId) -> None:
+        """Write one gang's verdict if it changed; its Events come out of the drain's
+        budget."""
         st = self.runtime.cache.get(gid)
         if st is None:
             self._forget(gid)
-            return 0
+            return
         v = verdict(st, self.runtime.manager)
         if v is None or self._last.get(gid) == v:
-            return 0
+            return
         if v.reason == REASON_PENDING and gid not in self._last:
-            return 0  # nothing was reported before: the happy path costs no write
+            return  # nothing was reported before: the happy path costs no write
         self._last[gid] = v
         self._last_time[gid] = self._now()
         if st.spec is not None and st.spec.object_ref is not None:
@@ -297,16 +296,16 @@ class GangStatusController:
                 # after min_interval, instead of never (reliability engineer's fix).
                 self._last.pop(gid, None)
                 self._queue(gid, self._earliest(gid))
-                return 0  # its Events come with the retry
+                return  # its Events come with the retry
         if v.status or v.reason == REASON_PENDING:
-            return 0
-        return self._record_events(st, v)
+            return
+        self._record_events(st, v)
 
     def _forget(self, gid: GangId) -> None:
         for d in (self._last, self._last_time, self._first_seen, self._crashed):
             d.pop(gid, None)
 
-    def _record_events(self, st: GangState, v: Verdict) -> int:
+    def _record_events(self, st: GangState, v: Verdict) -> None:
         reason = v.reason if v.reason in EVENT_REASONS else GANG_EVENT_REASON_UNSCHEDULABLE
         name = st.spec.display if st.spec is not None else f"gang {st.id.partition(':')[2]}"
         message = f"{name}: {v.message}"
@@ -327,7 +326,6 @@ class GangStatusController:
             n += 1
             self._budget -= 1
         self.events_recorded += n
-        return n
 
     def _needs_condition(self, pod: Any, key: str, tried: frozenset[str], message: str) -> bool:
         """Whether a pending member gets PodScheduled=False/Unschedulable with the gang's
