@@ -14,6 +14,7 @@ from typing import Any
 from prometheus_client.core import CounterMetricFamily
 
 from phalanx.cluster.kube import KubeCluster
+from phalanx.cluster.kube.proxy import redacted
 
 from .leader import LeaderElector, LeaseTiming
 from .metrics import PhalanxMetrics
@@ -68,7 +69,7 @@ async def connect(kubeconfig: str | None, context: str | None, *, field_manager:
     proxy = cluster.transport.proxy
     log.info("connected to %s (Kubernetes %s) via %s%s", cluster.server,
              version.get("gitVersion", "?"), cluster.transport.conn.source,
-             f", through proxy {_redacted(proxy)}" if proxy else "")
+             f", through proxy {redacted(proxy)}" if proxy else "")
     return cluster
 
 
@@ -166,13 +167,3 @@ def readiness_checks(probes: Probes, client: KubeCluster) -> None:
     probes.readiness["api-server"] = api_server
     probes.liveness["ping"] = lambda: True
 
-
-def _redacted(url: str) -> str:
-    """A proxy URL without the password it may carry (user:password@host)."""
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = f"{parts.username}:***@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
-    return parts._replace(netloc=netloc).geturl()

@@ -88,6 +88,15 @@ def proxy_for(url: str, env: ProxyEnvironment) -> str | None:
     return proxy
 
 
+def redacted(url: str) -> str:
+    """A proxy URL as logs may show it: without the password it may carry."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = f"{parts.username}:***@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+    return parts._replace(netloc=netloc).geturl()
+
+
 def use_proxy(host: str, port: str, no_proxy: str) -> bool:
     """Whether `host`:`port` goes through the proxy under `no_proxy` (Go's useProxy)."""
     host = host.strip().lower().strip("[]")

@@ -16,9 +16,14 @@ import pytest
 from aiohttp import web
 
 from phalanx.cluster.kube import connection_for
-from phalanx.cluster.kube.proxy import ProxyEnvironment, ProxyError, proxy_for, use_proxy
+from phalanx.cluster.kube.proxy import (
+    ProxyEnvironment,
+    ProxyError,
+    proxy_for,
+    redacted,
+    use_proxy,
+)
 from phalanx.cluster.kube.transport import Transport
-from phalanx.services.runtime import _redacted
 
 from .local_server import serve
 
@@ -193,7 +198,7 @@ def test_a_socks_proxy_is_refused_naming_the_variable(monkeypatch: pytest.Monkey
 
 
 def test_the_log_line_hides_a_proxy_password() -> None:
-    assert _redacted("http://user:secret@proxy.corp:3128") == "http://user:***@proxy.corp:3128"
-    assert _redacted("http://proxy.corp:3128") == "http://proxy.corp:3128"
+    assert redacted("http://user:secret@proxy.corp:3128") == "http://user:***@proxy.corp:3128"
+    assert redacted("http://proxy.corp:3128") == "http://proxy.corp:3128"
 
 
