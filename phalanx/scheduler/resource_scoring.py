@@ -124,8 +124,11 @@ class ResourceScorer:
         plan = self._plan(snap, pod)
         cols = plan.cols
         source = snap.score_requested if self.non_zero else snap.requested
-        alloc = [[row[c] for c in cols] for row in snap.allocatable[idx].tolist()]
-        used = [[row[c] for c in cols] for row in source[idx].tolist()]
+        # Element reads (`item`) rather than a fancy-indexed copy of each row: a few rows.
+        alloc_at, used_at = snap.allocatable.item, source.item
+        at = idx.tolist()
+        alloc = [[alloc_at(r, c) for c in cols] for r in at]
+        used = [[used_at(r, c) for c in cols] for r in at]
         return alloc, used, plan.amount_list, plan.weight_list
 
 

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
 _NO_ROWS = np.zeros(0, dtype=np.int64)
 _NO_ROWS.setflags(write=False)
+# Up to this many rows, a refresh updates the entry element by element (NumPy's cost per
+# call outweighs the work).
+_FEW = 8
 
 
 class SignatureEntry:
@@ -52,7 +55,17 @@ class SignatureEntry:
         self.scores = {k: np.concatenate([v, np.zeros(extra)]) for k, v in self.scores.items()}
 
     def set_feasible(self, dirty: np.ndarray, ok: np.ndarray) -> None:
-        """Rows `dirty` re-evaluated: those in `ok` feasible, the others not."""
+        """Rows `dirty` re-evaluated: those in `ok` (a subset) feasible, the others not."""
+        if dirty.size <= _FEW:
+            # The usual refresh of one or a few rows: element by element.
+            feasible = self.feasible
+            now_ok = set(ok.tolist())
+            for r in dirty.tolist():
+                v = r in now_ok
+                if feasible.item(r) != v:
+                    feasible[r] = v
+                    self._rows = None
+            return
         before = self.feasible[dirty]
         self.feasible[dirty] = False
         self.feasible[ok] = True

@@ -135,6 +135,8 @@ class NodeResourcesFit(Plugin):
         self, state: CycleState, pod: PodInfo, snap: Snapshot, idx: np.ndarray
     ) -> FilterResult:
         cols, vals = self._fit_vector(pod, snap)
+        if idx.size <= rows.SMALL and _all_fit(snap, idx, cols, vals):
+            return FilterResult.all_pass(idx.size)
         # Gather rows first, then columns: cheaper than np.ix_ for the few-row refreshes
         # that dominate (the signature cache re-filters only changed nodes).
         alloc = snap.allocatable[idx][:, cols]
@@ -195,6 +197,16 @@ class NodeResourcesFit(Plugin):
                 node_change_hint,
             ),
         ]
+
+
+def _all_fit(snap: Snapshot, idx: np.ndarray, cols: np.ndarray, vals: np.ndarray) -> bool:
+    """Every row of `idx` has room for `vals` in `cols`: the filter's test on the few rows a
+    refresh re-checks (usually one), in Python floats, the same float64 subtraction and
+    comparison as the vectorised test at a fraction of NumPy's cost per call. A rejection
+    is left to the vectorised path, which words it."""
+    alloc, used = snap.allocatable.item, snap.requested.item
+    needs = list(zip(cols.tolist(), vals.tolist(), strict=True))
+    return all(alloc(r, c) - used(r, c) >= v for r in idx.tolist() for c, v in needs)
 
 
 def _if_nominated(old: Any, new: Any) -> list[str] | None:

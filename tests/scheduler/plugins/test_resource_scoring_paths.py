@@ -1,5 +1,6 @@
 """The resource scorers' two paths agree: vectorised over many rows (resource_scoring.py) and
-per row in Python (resource_scoring_rows.py, used for the few rows a cycle re-scores).
+per row in Python (resource_scoring_rows.py, used for the few rows a cycle re-scores). So do
+NodeResourcesFit's filter paths: Python floats for a few rows that all fit, NumPy otherwise.
 
 Seeded random nodes, bound pods and incoming pods, for every scoring strategy and for
 NodeResourcesBalancedAllocation with two and three resources: each node's score from a
@@ -122,3 +123,21 @@ def test_per_row_scores_equal_vectorised_scores(seed, huge):
             vectorised,
             one_by_one,
         )
+
+
+@pytest.mark.parametrize("huge", [False, True], ids=["normal", "huge"])
+@pytest.mark.parametrize("seed", range(40))
+def test_few_row_filter_equals_vectorised_filter(seed, huge):
+    snap, p = _case(seed, huge)
+    rows = snap.valid_rows()
+    plugin = NodeResourcesFit(handle())
+    st = CycleState()
+    vectorised = plugin.filter(st, p, snap, rows).feasible
+    one_by_one = np.asarray([plugin.filter(st, p, snap, rows[i : i + 1]).feasible[0]
+                             for i in range(rows.size)])
+    assert np.array_equal(vectorised, one_by_one), (vectorised, one_by_one)
+    rng = random.Random(seed)
+    for _ in range(8):  # a few rows at once
+        few = np.asarray(sorted(rng.sample(rows.tolist(), rng.randint(1, 4))), dtype=np.int64)
+        res = plugin.filter(st, p, snap, few)
+        assert np.array_equal(res.feasible, vectorised[np.searchsorted(rows, few)])
