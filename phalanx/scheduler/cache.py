@@ -154,7 +154,7 @@ class SchedulerCache:
 
 
 def _same_requests(info: PodInfo, pod: Pod) -> bool:
-    """`pod` asks for what `info` was counted with. A later version that shares the parts
-    requests come from (the embedded API server shares what a bind, a gate lift or a status
-    write leaves alone) asks for the same: no need to add the requests up again."""
+    """`pod` asks for what `info` was counted with. A later version whose request inputs
+    are unchanged (a bind, a gate lift or a status write leaves them alone) asks for the
+    same: no need to add the requests up again."""
     return same_request_parts(info.pod.spec, pod.spec) or info.requests == pod_requests(pod)

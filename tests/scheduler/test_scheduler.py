@@ -295,7 +295,7 @@ def test_a_bound_pod_change_is_named_by_what_placement_depends_on():
     assert change("1", "y") == ActionType.UPDATE_POD_LABEL | ActionType.UPDATE_POD_SCALE_DOWN
 
 
-def test_a_pod_info_keeps_its_requests_only_across_versions_that_share_their_sources():
+def test_a_pod_info_keeps_its_requests_only_across_versions_with_the_same_request_inputs():
     from phalanx.cluster.model_patch import patched
     from phalanx.scheduler.framework import ActionType, PodInfo
     from phalanx.scheduler.scheduler import pending_pod_change
@@ -313,7 +313,18 @@ def test_a_pod_info_keeps_its_requests_only_across_versions_that_share_their_sou
     assert info.requests is not before.requests and info.requests["cpu"] < before.requests["cpu"]
     assert pending_pod_change(gated, smaller, info, before) == (
         pending_pod_change(gated, smaller, PodInfo(smaller)))
-    assert PodInfo(pod("a", cpu="3"), like=before).requests != before.requests  # equal-looking, not shared
+    assert PodInfo(pod("a", cpu="3"), like=before).requests != before.requests
+    # As listed or decoded from the wire: nothing shared, the inputs equal.
+    info = PodInfo(ungated.copy_deep(), like=before)
+    assert info.requests is before.requests and info.score_requests is before.score_requests
+    # The same init container's resources, but now a sidecar (restartPolicy Always): it runs
+    # beside the app containers, so the pod asks for more.
+    init = {"name": "s", "image": "i", "resources": {"requests": {"cpu": "1"}}}
+    with_init = PodInfo(patched(gated, {"spec": {"initContainers": [init]}}))
+    sidecar = patched(gated, {"spec": {"initContainers": [{**init, "restartPolicy": "Always"}]}})
+    info = PodInfo(sidecar, like=with_init)
+    assert info.requests is not with_init.requests
+    assert info.requests == PodInfo(sidecar).requests != with_init.requests
 
 
 def test_an_unscheduled_pod_change_names_every_property_that_changed():

@@ -66,8 +66,8 @@ class PodInfo:
 
     def __init__(self, pod: Pod, like: PodInfo | None = None) -> None:
         """`like`: the info of an earlier version of the pod; its requests are kept when the
-        parts they come from are the very same objects (the embedded API server shares what
-        a write leaves alone, e.g. the containers when a gate is lifted)."""
+        parts they come from are unchanged (`same_request_parts`), e.g. when a gate is
+        lifted."""
         meta = pod.metadata
         self.pod = pod
         self.name: str = meta.name or ""
@@ -432,7 +432,24 @@ class FitError:
 
 
 def same_request_parts(a: Any, b: Any) -> bool:
-    """The two specs' request inputs are the same objects (not merely equal: cheap, and
-    sure)."""
-    return a is b or (a.containers is b.containers and a.init_containers is b.init_containers
-                      and a.overhead is b.overhead and a.resources is b.resources)
+    """The two specs' request inputs are the same objects, or equal ones: what a pod's
+    requests are computed from (PodSpec.total_requests) is then unchanged.
+
+    The same objects: the embedded API server shares what a write leaves alone. Equal ones:
+    a version decoded from the wire, or listed (a private copy), shares nothing with the
+    one before it; comparing the inputs costs a fraction of adding the requests up again."""
+    if a is b or (a.containers is b.containers and a.init_containers is b.init_containers
+                  and a.overhead is b.overhead and a.resources is b.resources):
+        return True
+    ca, cb = a.containers, b.containers
+    ia, ib = a.init_containers or (), b.init_containers or ()
+    return (
+        len(ca) == len(cb)
+        and len(ia) == len(ib)
+        and a.resources == b.resources
+        and a.overhead == b.overhead
+        and all(x.resources == y.resources for x, y in zip(ca, cb, strict=True))
+        # An init container's restartPolicy makes it a sidecar, counted differently.
+        and all(x.resources == y.resources and x.restart_policy == y.restart_policy
+                for x, y in zip(ia, ib, strict=True))
+    )
