@@ -41,7 +41,9 @@ class Status:
 
     @classmethod
     def skip(cls, reason: str = "") -> Status:
-        return cls(Code.SKIP, [reason] if reason else [])
+        # Most PreFilter and PreScore plugins skip most pods: one shared, reasonless Skip
+        # (with_plugin copies it rather than naming a plugin on it).
+        return cls(Code.SKIP, [reason]) if reason else _SKIP
 
     @classmethod
     def wait(cls, reason: str = "") -> Status:
@@ -90,6 +92,8 @@ class Status:
 
     def with_plugin(self, plugin: str) -> Status:
         if not self.plugin:
+            if self is _SKIP:
+                return Status(Code.SKIP, [], plugin)
             self.plugin = plugin
         return self
 
@@ -99,3 +103,5 @@ class Status:
             head += f"({self.plugin})"
         return f"{head}: {self.message}" if self.reasons else head
 
+
+_SKIP = Status(Code.SKIP)
