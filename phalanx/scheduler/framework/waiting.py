@@ -1,34 +1,53 @@
-"""Pods parked at Permit until their plugins allow them (kube-scheduler's waitingPodsMap)."""
+"""Pods parked at Permit until their plugins allow them (kube-scheduler's waitingPodsMap).
+
+Each waiting plugin's timeout rejects the pod when it passes. kube-scheduler arms a timer per
+pod and plugin (time.AfterFunc); here the map keeps the deadlines in one heap under one
+event-loop timer, armed at the earliest. A loop timer per waiting pod cost about 15 us at
+5,000 nodes (a TimerHandle, and a push onto and a purge from the loop's heap, comparing in
+Python), with thousands of gang members waiting at once.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import heapq
+import itertools
+import logging
 from collections.abc import Callable, Iterator
 
 from .status import Code, Status
 from .types import PodInfo
 
+log = logging.getLogger(__name__)
+
 
 class WaitingPodImpl:
-    """One pod waiting at Permit. Resolves exactly once: allowed by all, rejected, or timed out."""
+    """One pod waiting at Permit. Resolves exactly once: allowed by all, rejected, or timed
+    out (its timeouts run once it is added to a WaitingPods map)."""
 
-    __slots__ = ("_info", "_node", "_pending", "_timers", "_future", "_status", "on_reject")
+    __slots__ = (
+        "_future",
+        "_info",
+        "_node",
+        "_on_done",
+        "_pending",
+        "_status",
+        "_timeouts",
+        "on_reject",
+    )
 
     def __init__(self, info: PodInfo, node: str, timeouts: dict[str, float]) -> None:
         self._info = info
         self._node = node
-        self._pending: dict[str, None] = dict.fromkeys(sorted(timeouts))
-        loop = asyncio.get_running_loop()
-        self._future: asyncio.Future[Status] = loop.create_future()
+        self._timeouts = sorted(timeouts.items())
+        self._pending: dict[str, None] = dict.fromkeys(name for name, _ in self._timeouts)
+        self._future: asyncio.Future[Status] = asyncio.get_running_loop().create_future()
         self._status: Status | None = None
+        self._on_done: Callable[[], None] | None = None  # the map's, while it times this pod
         # Set by the scheduler: releases the pod's room in the snapshot the moment it is
         # rejected (before the rejecting code goes on, e.g. to preemption); Unreserve
         # plugins run afterwards in the pod's binding cycle.
         self.on_reject: Callable[[], None] | None = None
-        # One timer per waiting plugin: its own timeout rejects the pod.
-        self._timers = [
-            loop.call_later(t, self._timeout, name, t) for name, t in sorted(timeouts.items())
-        ]
 
     @property
     def info(self) -> PodInfo:
@@ -62,8 +81,9 @@ class WaitingPodImpl:
 
     def _resolve(self, status: Status) -> None:
         self._status = status
-        for t in self._timers:
-            t.cancel()
+        if self._on_done is not None:
+            self._on_done()
+            self._on_done = None
         if not status.is_success and self.on_reject is not None:
             self.on_reject()
         if not self._future.done():
@@ -77,13 +97,66 @@ class WaitingPodImpl:
 
 
 class WaitingPods:
-    """uid -> WaitingPod, shared by all profiles of a scheduler."""
+    """uid -> WaitingPod, shared by all profiles of a scheduler; and their timeouts."""
 
     def __init__(self) -> None:
         self._pods: dict[str, WaitingPodImpl] = {}
+        # (loop time due, seq, pod, plugin, seconds); entries of resolved pods stay until
+        # they come due or the heap is rebuilt without them.
+        self._due: list[tuple[float, int, WaitingPodImpl, str, float]] = []
+        self._seq = itertools.count()
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = float("inf")
+        self._timed = 0  # unresolved pods with entries in the heap
 
     def add(self, wp: WaitingPodImpl) -> None:
+        """Park `wp`; each of its plugins' timeouts counts from now."""
         self._pods[wp.info.uid] = wp
+        if not wp._timeouts or wp.done:
+            return
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        for name, seconds in wp._timeouts:
+            heapq.heappush(self._due, (now + seconds, next(self._seq), wp, name, seconds))
+        self._timed += 1
+        wp._on_done = self._resolved
+        self._arm(loop)
+
+    def _resolved(self) -> None:
+        self._timed -= 1
+        if self._timed == 0:
+            # Nothing left to time out: drop the resolved pods' entries and the timer.
+            self._due.clear()
+            self._disarm()
+        elif len(self._due) > 256 and len(self._due) > 4 * self._timed:
+            self._due = [e for e in self._due if not e[2].done]
+            heapq.heapify(self._due)
+            self._disarm()
+            self._arm(asyncio.get_running_loop())
+
+    def _arm(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self._due and self._due[0][0] < self._timer_at:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer_at = self._due[0][0]
+            self._timer = loop.call_at(self._timer_at, self._fire)
+
+    def _disarm(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer, self._timer_at = None, float("inf")
+
+    def _fire(self) -> None:
+        self._timer, self._timer_at = None, float("inf")
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        while self._due and self._due[0][0] <= now:
+            _, _, wp, name, seconds = heapq.heappop(self._due)
+            try:
+                wp._timeout(name, seconds)
+            except Exception:  # one pod's reject hook must not keep the others waiting
+                log.exception("permit timeout of %s failed", wp.info.key)
+        self._arm(loop)
 
     def remove(self, uid: str) -> None:
         self._pods.pop(uid, None)
