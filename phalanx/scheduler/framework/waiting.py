@@ -2,9 +2,9 @@
 
 Each waiting plugin's timeout rejects the pod when it passes. kube-scheduler arms a timer per
 pod and plugin (time.AfterFunc); here the map keeps the deadlines in one heap under one
-event-loop timer, armed at the earliest. A loop timer per waiting pod cost about 15 us at
-5,000 nodes (a TimerHandle, and a push onto and a purge from the loop's heap, comparing in
-Python), with thousands of gang members waiting at once.
+event-loop timer, armed at the earliest. A loop timer per waiting gang member meant a
+TimerHandle, a push onto the loop's heap (compared in Python) and a cancelled handle left in
+it, with thousands of members waiting at once.
 """
 
 from __future__ import annotations
