@@ -10,7 +10,10 @@ pause is charged to the line that allocated when it started (`gc_cpu_seconds_sch
 the result has the collector's total).
 
     python bench/cpu_profile_scheduler.py --nodes 5000 --pods 50000 [--spread 0.333] \
-        --out bench/results/scheduler-5000n-50000p-cpu-profile.json
+        [--no-service-gc] --out bench/results/scheduler-5000n-50000p-cpu-profile.json
+
+The collector runs as in `phalanx bench scheduler` (the services' settings) unless
+`--no-service-gc`.
 
 The JSON has the bench's own result, the sample count, and per function (file:name) the
 samples where it was running (self) and where it was on the stack (cumulative).
@@ -41,10 +44,14 @@ def main() -> None:
     parser.add_argument("--pods", type=int, default=50_000)
     parser.add_argument("--spread", type=float, default=0.0)
     parser.add_argument("--interval", type=float, default=0.002, help="CPU seconds between samples")
+    parser.add_argument("--service-gc", action=argparse.BooleanOptionalAction, default=True,
+                        help="the collector settings `phalanx bench scheduler` measures with by "
+                             "default (the services'); --no-service-gc: CPython's")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
 
     from phalanx.scheduler import bench
+    from phalanx.services.gctune import SERVICE_THRESHOLDS
 
     own: collections.Counter[str] = collections.Counter()
     cumulative: collections.Counter[str] = collections.Counter()
@@ -75,8 +82,10 @@ def main() -> None:
     signal.signal(signal.SIGPROF, sample)
     signal.setitimer(signal.ITIMER_PROF, args.interval, args.interval)
     try:
-        result = bench.run_scheduler_bench(bench.BenchConfig(nodes=args.nodes, pods=args.pods,
-                                                             spread_fraction=args.spread))
+        result = bench.run_scheduler_bench(bench.BenchConfig(
+            nodes=args.nodes, pods=args.pods, spread_fraction=args.spread,
+            gc_freeze=args.service_gc,
+            gc_thresholds=SERVICE_THRESHOLDS if args.service_gc else None))
     finally:
         signal.setitimer(signal.ITIMER_PROF, 0, 0)
         bench.BenchRecorder.pre_filter = pre_filter  # type: ignore[method-assign]

@@ -180,6 +180,11 @@ def test_cpu_profile_script_samples_the_scheduling_window(tmp_path):
                     "--out", str(out)], check=True, capture_output=True, timeout=300)
     data = json.loads(out.read_text())
     assert data["result"]["pods_bound"] == 400 and data["samples"] > 0
+    # The collector as `phalanx bench scheduler` runs it by default (the services' settings).
+    from phalanx.services.gctune import SERVICE_THRESHOLDS
+
+    config = data["result"]["config"]
+    assert config["gc_freeze"] and tuple(config["gc_thresholds"]) == SERVICE_THRESHOLDS
     cumulative = dict(data["cumulative"])
     # Every sample is charged to the function running and to each one on its stack.
     assert cumulative.get("phalanx/scheduler/cycle.py:schedule_one", 0) > 0
