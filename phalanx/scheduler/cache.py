@@ -12,7 +12,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from phalanx.scheduler.framework.types import ActionType, PodInfo, same_request_parts
+from phalanx.scheduler.framework.types import ActionType, PodInfo, request_inputs_unchanged
 from phalanx.scheduler.resources import pod_requests
 from phalanx.scheduler.snapshot import Snapshot
 
@@ -157,4 +157,4 @@ def _same_requests(info: PodInfo, pod: Pod) -> bool:
     """`pod` asks for what `info` was counted with. A later version whose request inputs
     are unchanged (a bind, a gate lift or a status write leaves them alone) asks for the
     same: no need to add the requests up again."""
-    return same_request_parts(info.pod.spec, pod.spec) or info.requests == pod_requests(pod)
+    return request_inputs_unchanged(info.pod.spec, pod.spec) or info.requests == pod_requests(pod)

@@ -66,7 +66,7 @@ class PodInfo:
 
     def __init__(self, pod: Pod, like: PodInfo | None = None) -> None:
         """`like`: the info of an earlier version of the pod; its requests are kept when the
-        parts they come from are unchanged (`same_request_parts`), e.g. when a gate is
+        parts they come from are unchanged (`request_inputs_unchanged`), e.g. when a gate is
         lifted."""
         meta = pod.metadata
         self.pod = pod
@@ -77,7 +77,7 @@ class PodInfo:
         self.priority: int = int(pod.spec.priority or 0)
         ts = meta.creation_timestamp
         self.created: float = ts.timestamp() if ts is not None else 0.0
-        if like is not None and same_request_parts(like.pod.spec, pod.spec):
+        if like is not None and request_inputs_unchanged(like.pod.spec, pod.spec):
             self.requests, self.score_requests = like.requests, like.score_requests
         else:
             # Canonical units (see phalanx.scheduler.resources); `pods` not included.
@@ -431,7 +431,7 @@ class FitError:
         return self.diagnosis.message()
 
 
-def same_request_parts(a: Any, b: Any) -> bool:
+def request_inputs_unchanged(a: Any, b: Any) -> bool:
     """The two specs' request inputs are the same objects, or equal ones: what a pod's
     requests are computed from (PodSpec.total_requests) is then unchanged.
 
