@@ -166,4 +166,3 @@ def readiness_checks(probes: Probes, client: KubeCluster) -> None:
 
     probes.readiness["api-server"] = api_server
     probes.liveness["ping"] = lambda: True
-
