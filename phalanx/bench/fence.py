@@ -190,9 +190,10 @@ class FencedClient:
             kind, namespace, label_selector=label_selector, field_selector=field_selector))
 
     async def create(self, obj: T, *,  # type: ignore[override]
-                     returning: bool | Literal["metadata"] = True) -> T | ObjectMeta | None:
+                     returning: bool | Literal["metadata"] = True,
+                     hand_over: bool = False) -> T | ObjectMeta | None:
         return await self._write(("create", obj.KIND), lambda: self.inner.create(
-            obj, returning=returning))  # type: ignore[call-overload]
+            obj, returning=returning, hand_over=hand_over))  # type: ignore[call-overload]
 
     async def update(self, obj: T, *, returning: bool = True) -> T | None:
         return await self._write(("update", obj.KIND),

@@ -134,17 +134,22 @@ class Client(Protocol):
     async def create(self, obj: T, *, returning: Literal[True] = True) -> T: ...
 
     @overload
-    async def create(self, obj: T, *, returning: Literal[False]) -> None: ...
+    async def create(self, obj: T, *, returning: Literal[False],
+                     hand_over: bool = False) -> None: ...
 
     @overload
     async def create(self, obj: T, *, returning: Literal["metadata"]) -> ObjectMeta: ...
 
-    async def create(self, obj: T, *,
-                     returning: bool | Literal["metadata"] = True) -> T | ObjectMeta | None:
+    async def create(self, obj: T, *, returning: bool | Literal["metadata"] = True,
+                     hand_over: bool = False) -> T | ObjectMeta | None:
         """Raises AlreadyExists, Invalid (admission). Honours metadata.generateName.
 
         `returning=False`: the caller does not want the created object (an Event writer),
         so none is copied or decoded for it; the write itself is the same.
+        `hand_over=True` (with `returning=False`): the caller built `obj` by validation for
+        this call alone and never touches it again, so an in-process server may store it
+        as it is instead of a private copy (its metadata gets the server's fields). A
+        server reached over the wire sends it as usual.
         `returning="metadata"`: only the created object's metadata (its name, uid and
         resourceVersion), as a controller recording what it created needs."""
         ...

@@ -339,8 +339,10 @@ class EventRecorder:
                         continue
                 else:
                     try:
-                        # The created Event is not read back: no copy is made for it.
-                        await self.client.create(self._build(rec), returning=False)
+                        # Built for this write alone and not read back: the embedded
+                        # server may keep it as it is (no copy is made either way).
+                        await self.client.create(self._build(rec), returning=False,
+                                                 hand_over=True)
                     except AlreadyExists:
                         rec.name = self._name_for(rec.ref[3], rec.last)
                         continue

@@ -250,13 +250,14 @@ class MemoryCluster(GarbageCollector):
     async def create(self, obj: T, *, returning: Literal[True] = True) -> T: ...
 
     @overload
-    async def create(self, obj: T, *, returning: Literal[False]) -> None: ...
+    async def create(self, obj: T, *, returning: Literal[False],
+                     hand_over: bool = False) -> None: ...
 
     @overload
     async def create(self, obj: T, *, returning: Literal["metadata"]) -> ObjectMeta: ...
 
-    async def create(self, obj: T, *,
-                     returning: bool | Literal["metadata"] = True) -> T | ObjectMeta | None:
+    async def create(self, obj: T, *, returning: bool | Literal["metadata"] = True,
+                     hand_over: bool = False) -> T | ObjectMeta | None:
         cls = type(obj)
         store = self._store(cls)
         meta = obj.metadata
@@ -277,19 +278,30 @@ class MemoryCluster(GarbageCollector):
         key = object_key(ns, name)
         if key in store.objects:
             raise rules.already_exists(cls, name)
-        # Server-set fields go into the dump, so the private copy is built (and the caller's
-        # object validated) in one pass.
-        data = copy_data(obj)
-        md = data["metadata"]
-        md["name"], md["namespace"], md["generation"] = name, ns, 1
-        md["uid"] = f"00000000-0000-4000-8000-{self._uid_seq + 1:012x}"
-        md["creation_timestamp"] = self.clock.now_dt()
-        for server_only in ("deletion_timestamp", "deletion_grace_period_seconds"):
-            md.pop(server_only, None)
-        if cls.HAS_STATUS and cls.gvk() not in _STATUS_KEPT_ON_CREATE and \
-                rules.status_resettable(cls):
-            data.pop("status", None)  # status is the subresource's business
-        new = from_dict(cls, data, name)
+        uid = f"00000000-0000-4000-8000-{self._uid_seq + 1:012x}"
+        drop_status = cls.HAS_STATUS and cls.gvk() not in _STATUS_KEPT_ON_CREATE and \
+            rules.status_resettable(cls)
+        if hand_over and not returning and not drop_status:
+            # The caller's object, validated when built and never touched again, is stored
+            # as it is: no private copy to dump and validate (an Event a recorder writes).
+            new = obj
+            m = new.metadata
+            m.name, m.namespace, m.generation, m.uid = name, ns, 1, uid
+            m.creation_timestamp = self.clock.now_dt()
+            m.deletion_timestamp = m.deletion_grace_period_seconds = None
+        else:
+            # Server-set fields go into the dump, so the private copy is built (and the
+            # caller's object validated) in one pass.
+            data = copy_data(obj)
+            md = data["metadata"]
+            md["name"], md["namespace"], md["generation"] = name, ns, 1
+            md["uid"] = uid
+            md["creation_timestamp"] = self.clock.now_dt()
+            for server_only in ("deletion_timestamp", "deletion_grace_period_seconds"):
+                md.pop(server_only, None)
+            if drop_status:
+                data.pop("status", None)  # status is the subresource's business
+            new = from_dict(cls, data, name)
         self._uid_seq += 1
         if self.admission.handles(cls):
             m = new.metadata

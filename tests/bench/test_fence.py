@@ -90,3 +90,17 @@ def test_a_process_counts_the_writes_the_api_accepted_from_it_by_verb_and_kind()
 
     assert run_virtual(main()) == {("create", "ConfigMap"): 1, ("patch", "ConfigMap"): 1,
                                    ("delete", "ConfigMap"): 1}
+
+
+def test_a_process_hands_a_created_object_over_to_the_api() -> None:
+    """`hand_over` reaches the server: the Event recorders' creates are not copied twice."""
+    async def main() -> tuple[bool, bool]:
+        api = MemoryCluster()
+        proc = Process("writer", api)
+        stream = api.watch(ConfigMap, "default")
+        handed, kept = cm("a"), cm("b")
+        await proc.client.create(handed, returning=False, hand_over=True)
+        await proc.client.create(kept, returning=False)
+        return (await anext(stream)).object is handed, (await anext(stream)).object is kept
+
+    assert run_virtual(main()) == (True, False)

@@ -71,6 +71,57 @@ def test_create_without_the_result_writes_the_same_object(client_factory):
     client_factory.run(main)
 
 
+def test_create_handed_over_stores_what_was_written(client_factory):
+    """`hand_over=True` (an Event recorder's create): the server's fields are set, status
+    is still the subresource's business, and a refused create is refused as before."""
+    async def main():
+        c = client_factory()
+        note = Note(metadata=ObjectMeta(name="n", namespace="a", labels={"k": "v"}),
+                    data={"x": "1"})
+        assert await c.create(note, returning=False, hand_over=True) is None
+        got = await c.get(Note, "n", "a")
+        assert (got.data, got.metadata.labels, got.metadata.generation) == ({"x": "1"},
+                                                                             {"k": "v"}, 1)
+        assert got.metadata.uid and got.metadata.resource_version
+        assert_now(client_factory, c, got.metadata.creation_timestamp)
+        with pytest.raises(AlreadyExists):
+            await c.create(Note(metadata=ObjectMeta(name="n", namespace="a")),
+                           returning=False, hand_over=True)
+        mine = widget("w", replicas=3)
+        mine.status.ready = 5
+        await c.create(mine, returning=False, hand_over=True)
+        stored = await c.get(Widget, "w")
+        assert (stored.spec.replicas, stored.status.ready) == (3, 0)
+        named = Widget(metadata=ObjectMeta(generate_name="w-"))
+        await c.create(named, returning=False, hand_over=True)
+        assert len((await c.list(Widget)).items) == 2
+    client_factory.run(main)
+
+
+def test_create_handed_over_is_stored_without_a_copy():
+    """The embedded server keeps the handed-over object itself (what the option saves):
+    watchers get that very object, with the server's metadata; an object whose status the
+    create resets is still copied."""
+    async def main():
+        c = MemoryCluster()
+        stream = c.watch(Note, "a")
+        note = Note(metadata=ObjectMeta(name="n", namespace="a",
+                                        deletion_grace_period_seconds=30))
+        await c.create(note, returning=False, hand_over=True)
+        ev = await anext(stream)
+        assert ev.object is note
+        assert note.metadata.uid and note.metadata.resource_version
+        assert note.metadata.deletion_grace_period_seconds is None
+        widgets = c.watch(Widget)
+        mine = widget("w")
+        await c.create(mine, returning=False, hand_over=True)
+        assert (await anext(widgets)).object is not mine and mine.metadata.uid is None
+        kept = Note(metadata=ObjectMeta(name="m", namespace="a"))
+        await c.create(kept, returning=False)
+        assert (await anext(stream)).object is not kept
+    run_virtual(main)
+
+
 def test_create_returning_metadata(client_factory):
     """`returning="metadata"` (a controller recording the uid it created): the server's
     metadata of the stored object, a private copy; generated names come back filled."""

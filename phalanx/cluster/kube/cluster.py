@@ -232,16 +232,17 @@ class KubeCluster:
     async def create(self, obj: T, *, returning: Literal[True] = True) -> T: ...
 
     @overload
-    async def create(self, obj: T, *, returning: Literal[False]) -> None: ...
+    async def create(self, obj: T, *, returning: Literal[False],
+                     hand_over: bool = False) -> None: ...
 
     @overload
     async def create(self, obj: T, *, returning: Literal["metadata"]) -> ObjectMeta: ...
 
-    async def create(self, obj: T, *,
-                     returning: bool | Literal["metadata"] = True) -> T | ObjectMeta | None:
+    async def create(self, obj: T, *, returning: bool | Literal["metadata"] = True,
+                     hand_over: bool = False) -> T | ObjectMeta | None:
         """Core/v1 Events are created through events.k8s.io/v1 (see events.py).
         `returning=False` skips decoding the server's answer; `"metadata"` decodes only
-        its metadata."""
+        its metadata. `hand_over` changes nothing here: the object is serialised anyway."""
         await self._after_opening_watches()
         kind = type(obj)
         if kind is Event:
