@@ -367,7 +367,10 @@ class EventRecorder:
 
     def _build(self, rec: _Record) -> Resource:
         api_version, kind, ns, name, uid = rec.ref
-        return self.event_kind.model_validate({
+        kind_ = self.event_kind
+        return kind_.model_validate({
+            "apiVersion": kind_.API_VERSION,  # given, not filled in after validation
+            "kind": kind_.KIND,
             "metadata": {"name": rec.name, "namespace": rec.namespace},
             "involvedObject": {"apiVersion": api_version, "kind": kind, "name": name,
                                "namespace": ns or None, "uid": uid or None},

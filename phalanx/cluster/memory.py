@@ -286,9 +286,16 @@ class MemoryCluster(GarbageCollector):
             # as it is: no private copy to dump and validate (an Event a recorder writes).
             new = obj
             m = new.metadata
-            m.name, m.namespace, m.generation, m.uid = name, ns, 1, uid
-            m.creation_timestamp = self.clock.now_dt()
-            m.deletion_timestamp = m.deletion_grace_period_seconds = None
+            # Only what differs is assigned: each assignment goes through pydantic.
+            if m.name != name:
+                m.name = name
+            if m.namespace != ns:
+                m.namespace = ns
+            if m.generation != 1:
+                m.generation = 1
+            m.uid, m.creation_timestamp = uid, self.clock.now_dt()
+            if m.deletion_timestamp is not None or m.deletion_grace_period_seconds is not None:
+                m.deletion_timestamp = m.deletion_grace_period_seconds = None
         else:
             # Server-set fields go into the dump, so the private copy is built (and the
             # caller's object validated) in one pass.
