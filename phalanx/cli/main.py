@@ -12,6 +12,7 @@ import typer
 
 from phalanx.cli.app import app
 from phalanx.cli.errors import run_cli
+from phalanx.services.gctune import skip_collection_at_exit
 
 # Sub-command modules register themselves on `app` when imported.
 from phalanx.cli import manifests as _manifests  # noqa: F401,E402
@@ -25,7 +26,10 @@ from phalanx.cli import startup_wait as _startup_wait  # noqa: F401,E402
 
 
 def main() -> None:
-    run_cli(app, sys.argv[1:])
+    try:
+        run_cli(app, sys.argv[1:])
+    finally:
+        skip_collection_at_exit()
 
 
 if __name__ == "__main__":

@@ -77,3 +77,19 @@ def test_an_unreachable_api_server_leaves_no_unclosed_session(tmp_path) -> None:
     assert r.returncode == 1
     assert "cannot reach the API server at https://127.0.0.1:1" in r.stderr
     assert "Unclosed client session" not in r.stderr and "Traceback" not in r.stderr
+
+
+def test_the_exit_skips_the_last_collection_but_runs_exit_handlers() -> None:
+    """The entry point freezes the collector on its way out (success or error), so that the
+    interpreter does not walk the whole heap before exiting; atexit handlers still run, and
+    the exit code is the command's."""
+    probe = ("import atexit, gc, sys\n"
+             "from phalanx.cli.main import main\n"
+             "atexit.register(lambda: print('frozen at exit:', gc.get_freeze_count() > 0))\n"
+             "sys.argv = ['phalanx', *sys.argv[1:]]\n"
+             "main()\n")
+    ok = subprocess.run([sys.executable, "-c", probe, "--help"], capture_output=True, text=True)
+    assert ok.returncode == 0 and "frozen at exit: True" in ok.stdout
+    bad = subprocess.run([sys.executable, "-c", probe, "no-such-command"], capture_output=True,
+                         text=True)
+    assert bad.returncode == 2 and "frozen at exit: True" in bad.stdout

@@ -1,7 +1,12 @@
 import gc
 import weakref
 
-from phalanx.services.gctune import SERVICE_THRESHOLDS, collect_rarely, freeze_after_warmup
+from phalanx.services.gctune import (
+    SERVICE_THRESHOLDS,
+    collect_rarely,
+    freeze_after_warmup,
+    skip_collection_at_exit,
+)
 
 
 def test_freeze_after_warmup_freezes_what_exists_and_collects_less_often():
@@ -109,3 +114,25 @@ def test_phalanx_run_simulates_with_the_services_collector_settings(monkeypatch)
     assert res.exit_code == 0, res.output
     assert seen == [SERVICE_THRESHOLDS]
     assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+
+
+def test_skip_collection_at_exit_leaves_existing_cycles_alone():
+    """What exists when the process starts to exit is not collected any more (the system
+    frees it); the collector still works for what comes after."""
+    class Node:
+        pass
+
+    freed: list[bool] = []
+    try:
+        gc.collect()
+        cycle = Node()
+        cycle.self = cycle  # only the collector can free it
+        weakref.finalize(cycle, freed.append, True).atexit = False
+        del cycle
+        skip_collection_at_exit()
+        gc.collect()
+        assert freed == []
+    finally:
+        gc.unfreeze()
+    gc.collect()
+    assert freed == [True]
