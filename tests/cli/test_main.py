@@ -88,8 +88,9 @@ def test_the_exit_skips_the_last_collection_but_runs_exit_handlers() -> None:
              "atexit.register(lambda: print('frozen at exit:', gc.get_freeze_count() > 0))\n"
              "sys.argv = ['phalanx', *sys.argv[1:]]\n"
              "main()\n")
-    ok = subprocess.run([sys.executable, "-c", probe, "--help"], capture_output=True, text=True)
+    ok = subprocess.run([sys.executable, "-c", probe, "--help"], capture_output=True, text=True,
+                        check=False)
     assert ok.returncode == 0 and "frozen at exit: True" in ok.stdout
     bad = subprocess.run([sys.executable, "-c", probe, "no-such-command"], capture_output=True,
-                         text=True)
+                         text=True, check=False)
     assert bad.returncode == 2 and "frozen at exit: True" in bad.stdout
