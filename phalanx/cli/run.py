@@ -122,8 +122,9 @@ def run(
     except RunFailed as e:
         raise fail(str(e), ExitCode.REJECTED) from None
     size = preflight.check_size(wl, sim.nodes, max_pods, quiet=quiet)
-    # Every object's history (for `get --at` any time) costs memory and file size per pod.
-    options.history = size.pods <= HISTORY_MAX_PODS
+    # Every object's history (for `get --at` any time) costs memory and file size per pod;
+    # only a saved run (`get --at`) and the HTML report (its plots over time) read it.
+    options.history = size.pods <= HISTORY_MAX_PODS and (not no_save or report is not None)
     if dry_run:
         raise typer.Exit(preflight.dry_run(wl, cfg, sim.nodes, extra))
     # Like kubectl, never wrap or cut table rows: long lines stay long.

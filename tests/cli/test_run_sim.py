@@ -118,3 +118,31 @@ def test_scale_in_zero_replicas_strict_and_get_at(tmp_path: Path) -> None:
     before = phalanx("get", "pods", "--at", "59s", cwd=tmp_path).stdout
     after = phalanx("get", "pods", "--at", "1m30s", cwd=tmp_path).stdout
     assert len(before.splitlines()) == 1 + 4 and len(after.splitlines()) == 1 + 2
+
+
+def test_every_object_history_is_kept_only_where_something_reads_it(tmp_path: Path,
+                                                                    monkeypatch) -> None:
+    """The history of every object serves `get --at` on a saved run and the HTML report's
+    plots over time; `--no-save` without `--report` keeps none (building it was 9% of a
+    large run)."""
+    from typer.testing import CliRunner
+
+    from phalanx.cli.main import app
+    from phalanx.sim import runner
+
+    made: list[bool] = []
+
+    class Counted(runner.ObjectHistory):
+        def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+            made.append(True)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "ObjectHistory", Counted)
+    (tmp_path / "w.yaml").write_text(TRAINING)
+    monkeypatch.chdir(tmp_path)
+    for args, kept in ((["--no-save"], False), (["--save", "run.json"], True),
+                       (["--no-save", "--report", "r.html"], True)):
+        made.clear()
+        out = CliRunner().invoke(app, ["run", "w.yaml", "-q", *args])
+        assert out.exit_code == 0, out.output
+        assert made == ([True] if kept else []), args
