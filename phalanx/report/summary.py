@@ -144,25 +144,36 @@ def gang_wait(g: GangRecord) -> float | None:
     return None if gang_is_pending(g) else g.wait_seconds
 
 
-def live_pods(g: GangRecord, pods_by_name: dict[str, PodRecord]) -> list[PodRecord]:
+PodIndex = dict[tuple[str, str], PodRecord]  # (namespace, name) -> pod
+
+
+def pod_index(record: RunRecord) -> PodIndex:
+    """The run's pods by namespace and name (names repeat across namespaces)."""
+    return {(p.namespace, p.name): p for p in record.pods}
+
+
+def live_pods(g: GangRecord, pods: PodIndex) -> list[PodRecord]:
     """The gang's pods that exist now (scaled-in and replaced ones left out); all of them
     for a deleted gang."""
-    pods = [p for n in g.pods if (p := pods_by_name.get(n)) is not None]
-    return pods if g.deleted is not None else [p for p in pods if p.deleted is None]
+    found = [p for n in g.pods if (p := pods.get((g.namespace, n))) is not None]
+    return found if g.deleted is not None else [p for p in found if p.deleted is None]
 
 
 # Conditions whose healthy state is False (the rest are healthy when True).
 _HEALTHY = {"TopologyLevelsUnavailable": "False", "MinAvailableBreached": "False"}
 
 
-def _pcs_rows(record: RunRecord) -> list[PodCliqueSetRow]:
+def _pcs_rows(record: RunRecord, pod_by_key: PodIndex) -> list[PodCliqueSetRow]:
     rows: list[PodCliqueSetRow] = []
-    pods_by_name = {p.name: p for p in record.pods}
+    gangs_of: dict[tuple[str, str], list[GangRecord]] = {}
+    for g in record.gangs:
+        if gang_is_live(g):
+            gangs_of.setdefault((g.namespace, g.podcliqueset), []).append(g)
     for obj in record.objects.get("PodCliqueSet", []):
         meta, spec, status = obj.get("metadata", {}), obj.get("spec", {}), obj.get("status", {})
         name, ns = meta.get("name", ""), meta.get("namespace", "default")
-        gangs = [g for g in record.gangs if g.podcliqueset == name and gang_is_live(g)]
-        pods = [p for g in gangs for p in live_pods(g, pods_by_name)]
+        gangs = gangs_of.get((ns, name), [])
+        pods = [p for g in gangs for p in live_pods(g, pod_by_key)]
         running = sum(1 for p in pods if p.phase == "Running")
         scheduled = sum(1 for g in gangs if gang_is_placed(g))
         conditions = [
@@ -200,8 +211,8 @@ def _pcs_rows(record: RunRecord) -> list[PodCliqueSetRow]:
     return rows
 
 
-def _gang_row(g: GangRecord, pods_by_name: dict[str, PodRecord]) -> GangRow:
-    pods = live_pods(g, pods_by_name)
+def _gang_row(g: GangRecord, pod_by_key: PodIndex) -> GangRow:
+    pods = live_pods(g, pod_by_key)
     bound = sum(1 for p in pods if p.node and p.deleted is None and p.phase != "Failed")
     return GangRow(
         name=g.name,
@@ -304,11 +315,11 @@ def summarize(record: RunRecord, *, event_limit: int = 20) -> Summary:
         if gang_is_pending(g)
     ]
     events, hidden = _event_rows(record, event_limit)
-    pods_by_name = {p.name: p for p in record.pods}
+    pod_by_key = pod_index(record)
     return Summary(
         totals=_totals(record, record.gangs),
-        podcliquesets=_pcs_rows(record),
-        gangs=[_gang_row(g, pods_by_name) for g in record.gangs],
+        podcliquesets=_pcs_rows(record, pod_by_key),
+        gangs=[_gang_row(g, pod_by_key) for g in record.gangs],
         pending=pending,
         events=events,
         events_hidden=hidden,

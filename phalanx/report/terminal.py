@@ -73,22 +73,36 @@ def _phase(text: str) -> Text:
 
 def print_tables(record: RunRecord, console: Console, summary: Summary | None = None) -> None:
     summary = summary or summarize(record)
+    # Names repeat across namespaces: with more than one, a NAMESPACE column comes first
+    # (as `kubectl get -A`) and other lines say namespace/name.
+    spread = len({r.namespace for r in summary.podcliquesets}
+                 | {g.namespace for g in summary.gangs}) > 1
+    ns_col: tuple[str, ...] = ("namespace",) if spread else ()
+
+    def ns(namespace: str) -> tuple[str, ...]:
+        return (namespace,) if spread else ()
+
+    def named(namespace: str, name: str) -> str:
+        return f"{namespace}/{name}" if spread else name
+
     if summary.podcliquesets:
-        t = _table("podcliqueset", "scheduler", "replicas", "gangs", "pods running", "status")
+        t = _table(*ns_col, "podcliqueset", "scheduler", "replicas", "gangs", "pods running",
+                   "status")
         for r in summary.podcliquesets:
-            t.add_row(r.name, r.scheduler or "-", str(r.replicas),
+            t.add_row(*ns(r.namespace), r.name, r.scheduler or "-", str(r.replicas),
                       f"{r.gangs_scheduled}/{r.gangs_total}", f"{r.pods_running}/{r.pods_total}",
                       _phase(r.status))
         t.print(console)
         for r in summary.podcliquesets:
             for c in r.conditions:  # the unhealthy ones (summary.py), and SchedulerCompatible
                 if not c.startswith("SchedulerCompatible=True"):
-                    console.print(f"  [yellow]{r.name}: {c}[/yellow]")
+                    console.print(f"  [yellow]{named(r.namespace, r.name)}: {c}[/yellow]")
         console.print()
     if summary.gangs:
-        t = _table("podgang", "phase", "pods", "placement", "domain", "scheduled in", "priority")
+        t = _table(*ns_col, "podgang", "phase", "pods", "placement", "domain", "scheduled in",
+                   "priority")
         for g in summary.gangs:
-            t.add_row(g.name, _phase(g.phase), f"{g.pods_bound}/{g.pods_total}",
+            t.add_row(*ns(g.namespace), g.name, _phase(g.phase), f"{g.pods_bound}/{g.pods_total}",
                       g.placement or "-", g.domain or "-", fmt_duration(g.wait),
                       (f"{g.priority_class} ({g.priority})" if g.priority_class
                        else str(g.priority)) + (f", preempted x{g.preemptions}"
@@ -101,7 +115,8 @@ def print_tables(record: RunRecord, console: Console, summary: Summary | None = 
         for p in summary.pending:
             more = (f" [dim](more: phalanx describe podgang {p.name})[/dim]" if p.details
                     else "")
-            console.print(f"  [bold]{p.name}[/bold] (waiting {fmt_duration(p.waiting_for)}): "
+            console.print(f"  [bold]{named(p.namespace, p.name)}[/bold] "
+                          f"(waiting {fmt_duration(p.waiting_for)}): "
                           f"{escape(p.explanation)}{more}", highlight=False, soft_wrap=True)
         console.print()
     if summary.events:

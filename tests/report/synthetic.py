@@ -107,3 +107,27 @@ def synthetic_record(racks: int = 4, nodes_per_rack: int = 4) -> RunRecord:
         ]
     }
     return rec
+
+
+def two_namespace_record() -> RunRecord:
+    """The same PodCliqueSet, gang and pod names in two namespaces: `pretrain` in team-a
+    running (4 pods), in team-b waiting (4 pods, none bound)."""
+    rec = synthetic_record()
+    rec.gangs, rec.pods, rec.objects = [], [], {"PodCliqueSet": []}
+    for ns, running in (("team-a", True), ("team-b", False)):
+        pods = [f"pretrain-0-w-{k}" for k in range(4)]
+        rec.objects["PodCliqueSet"].append({
+            "apiVersion": "grove.io/v1alpha1", "kind": "PodCliqueSet",
+            "metadata": {"name": "pretrain", "namespace": ns}, "spec": {"replicas": 1}})
+        rec.gangs.append(GangRecord(
+            name="pretrain-0", namespace=ns, podcliqueset="pretrain",
+            scheduler="phalanx-scheduler", min_member=4, pods=pods, created=1.0,
+            scheduled=2.0 if running else None, running=3.0 if running else None,
+            phase="Running" if running else "Pending",
+            nodes=[f"node-00{k}" for k in range(4)] if running else []))
+        for k, p in enumerate(pods):
+            rec.pods.append(PodRecord(
+                name=p, namespace=ns, gang="pretrain-0", clique="w",
+                node=f"node-00{k}" if running else "", phase="Running" if running else "Pending",
+                gpu=8, created=1.0))
+    return rec

@@ -80,3 +80,18 @@ def test_a_gang_pending_after_preemption_has_no_time_to_schedule() -> None:
 def test_the_headline_says_p50_p95_and_max_like_the_report() -> None:
     text = headline(synthetic_record(), summarize(synthetic_record()))
     assert "wait p50 2s, p95 1m59s, max 1m59s" in text
+
+
+def test_names_repeated_across_namespaces_are_counted_apart() -> None:
+    """`pretrain` in team-a and in team-b: each PodCliqueSet row counts its own gangs and
+    pods, and each gang row its own pods (they were matched by name alone)."""
+    from .synthetic import two_namespace_record
+
+    s = summarize(two_namespace_record())
+    pcs = {r.namespace: r for r in s.podcliquesets}
+    assert (pcs["team-a"].gangs_total, pcs["team-a"].pods_running, pcs["team-a"].pods_total,
+            pcs["team-a"].status) == (1, 4, 4, "Running")
+    assert (pcs["team-b"].gangs_total, pcs["team-b"].pods_running, pcs["team-b"].pods_total,
+            pcs["team-b"].status) == (1, 0, 4, "Pending")
+    gangs = {g.namespace: g for g in s.gangs}
+    assert (gangs["team-a"].pods_bound, gangs["team-b"].pods_bound) == (4, 0)

@@ -51,3 +51,19 @@ def test_a_pending_gang_has_one_reason_and_points_at_describe() -> None:
     assert line.strip() == ("big-0 (waiting 9m30s): 0/16 nodes fit 8 pods x 8 nvidia.com/gpu "
                             "in one rack: every rack has at most 4 free nodes (needs 8) (more: "
                             "phalanx describe podgang big-0)")
+
+
+def test_a_namespace_column_comes_first_when_names_span_namespaces() -> None:
+    from .synthetic import two_namespace_record
+
+    console = Console(width=200, record=True, color_system=None)
+    print_tables(two_namespace_record(), console)
+    lines = console.export_text().splitlines()
+    assert lines[0].split()[:2] == ["NAMESPACE", "PODCLIQUESET"]
+    assert [ln.split()[:2] for ln in lines[1:3]] == [["team-a", "pretrain"],
+                                                      ["team-b", "pretrain"]]
+    assert any(ln.split()[:2] == ["NAMESPACE", "PODGANG"] for ln in lines)
+    assert any(ln.strip().startswith("team-b/pretrain-0 (waiting") for ln in lines)
+    one = Console(width=200, record=True, color_system=None)
+    print_tables(synthetic_record(), one)
+    assert "NAMESPACE" not in one.export_text()
