@@ -71,6 +71,8 @@ class RunRecorder:
         # Earlier pods of the same name (a replaced pod keeps its name, not its uid).
         self.retired: list[PodRecord] = []
         self.gangs: dict[str, _Gang] = {}  # by namespace/name
+        # (namespace, PodCliqueSet) -> its gangs' keys: a PodCliqueSet event visits those only.
+        self._gangs_of_pcs: dict[tuple[str, str], dict[str, None]] = {}
         self.nodes: dict[str, NodeInfo] = {}
         self.events: dict[str, EventRecord] = {}  # by Event uid (repeats fold into count)
         self.usage = Usage()
@@ -156,8 +158,10 @@ class RunRecorder:
         cur = (up.currently_updating or [None])[0] if up is not None else None
         active = None if cur is None or cur.update_ended_at is not None or type_ == "DELETED" \
             else f"{pcs.namespace or 'default'}/{pcs.name}-{cur.replica_index}"
-        prefix = f"{pcs.namespace or 'default'}/{pcs.name}-"
-        for key, g in self.gangs.items():
+        ns = pcs.namespace or "default"
+        prefix = f"{ns}/{pcs.name}-"
+        for key in self._gangs_of_pcs.get((ns, pcs.name), ()):
+            g = self.gangs[key]
             if not key.startswith(prefix) or g.rec.podcliqueset != pcs.name:
                 continue
             windows = g.rec.updates
@@ -173,7 +177,12 @@ class RunRecorder:
         rec = g.rec
         if rec.created is None:
             rec.created = t
-        rec.podcliqueset = pg.metadata.labels.get(labels.LABEL_PART_OF, rec.podcliqueset)
+        pcs = pg.metadata.labels.get(labels.LABEL_PART_OF, rec.podcliqueset)
+        if pcs != rec.podcliqueset:
+            key = f"{rec.namespace}/{rec.name}"
+            self._gangs_of_pcs.get((rec.namespace, rec.podcliqueset), {}).pop(key, None)
+            self._gangs_of_pcs.setdefault((rec.namespace, pcs), {})[key] = None
+            rec.podcliqueset = pcs
         rec.scheduler = rec.scheduler or pg.metadata.labels.get(labels.LABEL_SCHEDULER_NAME, "")
         rec.priority_class = pg.spec.priority_class_name or rec.priority_class
         rec.min_member = pg.min_member()

@@ -91,3 +91,44 @@ def test_recorder_follows_a_gang_through_its_lifecycle_and_a_preemption() -> Non
     assert max(s.gpu_used for s in record.samples) == 16
     assert record.samples[-1].gpu_used == 0
     assert [e.reason for e in record.events] == ["Preempted", "Preempted"]
+
+
+async def _update_windows() -> dict[str, list]:
+    from phalanx.api.grove_extras import (
+        PodCliqueSetReplicaUpdateProgress,
+        PodCliqueSetUpdateProgress,
+    )
+    from phalanx.bench.workload import job_podcliqueset
+
+    c = MemoryCluster()
+    rec = RunRecorder(c, [])
+    await rec.start()
+    for ns, replicas in (("a", 2), ("b", 1)):
+        for i in range(replicas):
+            await c.create(PodGang(metadata=ObjectMeta(
+                name=f"train-{i}", namespace=ns, labels={labels.LABEL_PART_OF: "train"})))
+        await c.create(job_podcliqueset("train", 8, namespace=ns))
+    await asyncio.sleep(1)
+    pcs = await c.get(type(job_podcliqueset("x", 8)), "train", "a")
+    pcs.status.update_progress = PodCliqueSetUpdateProgress(
+        currently_updating=[PodCliqueSetReplicaUpdateProgress(replica_index=1)])
+    await c.update_status(pcs)
+    await asyncio.sleep(5)
+    pcs = await c.get(type(pcs), "train", "a")
+    pcs.status.update_progress = PodCliqueSetUpdateProgress(currently_updating=[])
+    await c.update_status(pcs)
+    await asyncio.sleep(1)
+    await rec.stop()
+    record = rec.finish()
+    return {f"{g.namespace}/{g.name}": [(u.start, u.end) for u in g.updates]
+            for g in record.gangs}
+
+
+def test_a_rolling_update_window_opens_and_closes_on_its_replica_only() -> None:
+    """The replica in the PodCliqueSet's `currentlyUpdating` gets an update window on its
+    base gang, closed when no replica is updating; the other replica and the PodCliqueSet of
+    the same name in another namespace get none."""
+    windows = run_virtual(_update_windows())
+    assert windows["a/train-0"] == [] and windows["b/train-0"] == []
+    [(start, end)] = windows["a/train-1"]
+    assert end is not None and end - start == 5
