@@ -109,6 +109,16 @@ class Summary:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    @property
+    def spans_namespaces(self) -> bool:
+        """More than one namespace: names alone no longer tell objects apart."""
+        return len({r.namespace for r in self.podcliquesets}
+                   | {g.namespace for g in self.gangs}) > 1
+
+    def display_name(self, namespace: str, name: str) -> str:
+        """`namespace/name` when the run spans namespaces, else the name."""
+        return f"{namespace}/{name}" if self.spans_namespaces else name
+
 
 def gang_is_live(g: GangRecord) -> bool:
     return g.deleted is None

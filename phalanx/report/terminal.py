@@ -75,15 +75,12 @@ def print_tables(record: RunRecord, console: Console, summary: Summary | None = 
     summary = summary or summarize(record)
     # Names repeat across namespaces: with more than one, a NAMESPACE column comes first
     # (as `kubectl get -A`) and other lines say namespace/name.
-    spread = len({r.namespace for r in summary.podcliquesets}
-                 | {g.namespace for g in summary.gangs}) > 1
+    spread = summary.spans_namespaces
     ns_col: tuple[str, ...] = ("namespace",) if spread else ()
+    named = summary.display_name
 
     def ns(namespace: str) -> tuple[str, ...]:
         return (namespace,) if spread else ()
-
-    def named(namespace: str, name: str) -> str:
-        return f"{namespace}/{name}" if spread else name
 
     if summary.podcliquesets:
         t = _table(*ns_col, "podcliqueset", "scheduler", "replicas", "gangs", "pods running",

@@ -114,3 +114,12 @@ def test_lifecycle_of_many_gangs_shows_the_pending_and_slowest_first() -> None:
     assert "240 more in the PodGangs table" in _svg(render_html(rec), "timeline")
     few, none = timeline_gangs(_many_gangs(10, pending=2))
     assert [g.name for g in few] == [f"g-{i:03d}" for i in range(10)] and none == ""
+
+
+def test_names_repeated_across_namespaces_read_namespace_slash_name() -> None:
+    from .synthetic import two_namespace_record
+
+    page = render_html(two_namespace_record())
+    assert "<code>team-a/pretrain</code>" in page and "<code>team-b/pretrain</code>" in page
+    assert "<code>team-b/pretrain-0</code> has waited" in page
+    assert "<code>team-a/" not in render_html(synthetic_record())
