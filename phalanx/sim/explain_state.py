@@ -80,10 +80,10 @@ def choose_reason(structural: list[str], diagnoses: list[str], conditions: list[
 
 async def pending_explanations(client: Client, scheduler: Any,
                                recorder: RunRecorder) -> dict[str, Any]:
-    """{"gangs": {name: (reason, [details])}, "pods": {name: text}} for everything still
-    unscheduled."""
-    gangs: dict[str, tuple[str, list[str]]] = {}
-    pods_out: dict[str, str] = {}
+    """{"gangs": {(namespace, name): (reason, [details])}, "pods": {(namespace, name): text}}
+    for everything still unscheduled (names repeat across namespaces)."""
+    gangs: dict[tuple[str, str], tuple[str, list[str]]] = {}
+    pods_out: dict[tuple[str, str], str] = {}
     for key, g in recorder.gangs.items():
         rec = g.rec
         if rec.deleted is not None or g.state in ("Scheduled", "Running", "Finished"):
@@ -125,20 +125,20 @@ async def pending_explanations(client: Client, scheduler: Any,
                 if cond is not None and cond.status == "False":
                     text = cond.message
             if text:
-                pods_out[p.name] = text
+                pods_out[(ns, p.name)] = text
                 diagnoses.append(text)
         reason = choose_reason(structural, _dedupe(diagnoses), conditions)
         details = [d for d in _dedupe([*structural, *diagnoses, *conditions]) if d != reason]
-        gangs[rec.name] = (reason, details)
+        gangs[(ns, rec.name)] = (reason, details)
     return {"gangs": gangs, "pods": pods_out}
 
 
 def apply_explanations(record: RunRecord, found: dict[str, Any]) -> None:
-    for name, (reason, details) in found.get("gangs", {}).items():
-        g = record.gang(name)
+    for (ns, name), (reason, details) in found.get("gangs", {}).items():
+        g = record.gang(name, ns)
         if g is not None:
             g.explanation, g.reasons = reason, list(details)
-    for name, text in found.get("pods", {}).items():
-        p = record.pod(name)
+    for (ns, name), text in found.get("pods", {}).items():
+        p = record.pod(name, ns)
         if p is not None:
             p.message = text

@@ -240,14 +240,17 @@ class RunRecord(_Record):
 
     # --- look-ups used by reports and `phalanx describe` --------------------------------
 
-    def gang(self, name: str) -> GangRecord | None:
-        return next((g for g in self.gangs if g.name == name), None)
+    def gang(self, name: str, namespace: str | None = None) -> GangRecord | None:
+        """The gang of that name (in `namespace`, when given: names repeat across them)."""
+        return next((g for g in self.gangs if g.name == name
+                     and (namespace is None or g.namespace == namespace)), None)
 
-    def pod(self, name: str) -> PodRecord | None:
+    def pod(self, name: str, namespace: str | None = None) -> PodRecord | None:
         """The latest pod of that name or, failing that, hostname (`<podclique>-<index>`,
-        which a replacement keeps while its generated name is new)."""
-        found = [p for p in self.pods if p.name == name] or [
-            p for p in self.pods if p.hostname == name]
+        which a replacement keeps while its generated name is new); in `namespace`, when
+        given."""
+        pods = [p for p in self.pods if namespace is None or p.namespace == namespace]
+        found = [p for p in pods if p.name == name] or [p for p in pods if p.hostname == name]
         return max(found, key=lambda p: p.created or 0.0) if found else None
 
     def node(self, name: str) -> NodeInfo | None:

@@ -144,7 +144,7 @@ class Simulation:
         self.steps: list[StepRecord] = []
         # PodGang name -> why it can never be scheduled on this cluster. Such a gang stays
         # Pending (as it would on a real cluster) and the run goes on; its explanation says so.
-        self.never_fit: dict[str, str] = {}
+        self.never_fit: dict[tuple[str, str], str] = {}  # (namespace, gang) -> why
         self.snapshots: list[Snapshot] = []
         self._checks: set[asyncio.Task[None]] = set()
         self._hpa: Any = None  # the embedded HPA controller of the current run
@@ -211,7 +211,7 @@ class Simulation:
             return
         why = self.feasibility.never_fits(need)
         if why is not None:
-            self.never_fit.setdefault(name, why)
+            self.never_fit.setdefault((namespace, name), why)
 
     # ------------------------------------------------------------------ the run
 
@@ -351,8 +351,8 @@ class Simulation:
 
     def _explain_never_fit(self, record: RunRecord) -> None:
         cluster = self.cluster_spec.name or self.cluster_source
-        for name, why in self.never_fit.items():
-            g = record.gang(name)
+        for (namespace, name), why in self.never_fit.items():
+            g = record.gang(name, namespace)
             if g is None or g.scheduled is not None or g.deleted is not None:
                 continue
             first = (f"can never be scheduled on cluster {cluster}: {why} (use a bigger "

@@ -146,3 +146,35 @@ def test_every_object_history_is_kept_only_where_something_reads_it(tmp_path: Pa
         out = CliRunner().invoke(app, ["run", "w.yaml", "-q", *args])
         assert out.exit_code == 0, out.output
         assert made == ([True] if kept else []), args
+
+
+TWO_NAMESPACES = """\
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-a}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-b}
+"""
+
+
+def _pcs_in(namespace: str, gpus: int) -> str:
+    return TRAINING.replace("  name: pretrain\n", f"  name: pretrain\n  namespace: {namespace}\n") \
+        .replace("replicas: 2\n", "replicas: 1\n").replace("replicas: 8\n", "replicas: 2\n") \
+        .replace('nvidia.com/gpu: "8"}', f'nvidia.com/gpu: "{gpus}"}}')
+
+
+def test_a_pending_gang_keeps_its_own_explanation_when_names_repeat_across_namespaces(
+        tmp_path: Path) -> None:
+    """team-a's pretrain fits, team-b's asks 9 GPUs per pod (8 per node): the pending gang
+    reads team-b/pretrain-0 with why it can never fit. Explanations were keyed by gang name,
+    so team-a's scheduled gang took it and the pending one said "no explanation"."""
+    (tmp_path / "w.yaml").write_text("---\n".join(
+        [TWO_NAMESPACES, _pcs_in("team-a", 1), _pcs_in("team-b", 9)]))
+    r = phalanx("run", "w.yaml", "--no-save", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    pending = next(line for line in r.stdout.splitlines() if "(waiting" in line)
+    assert pending.strip().startswith("team-b/pretrain-0 (waiting")
+    assert "can never be scheduled" in pending and "9 nvidia.com/gpu" in pending
+    assert _row(r.stdout, "team-a")[:2] == ["team-a", "pretrain"]
