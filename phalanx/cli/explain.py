@@ -19,15 +19,18 @@ KindArg = Annotated[str, typer.Argument(
          "podcliquescalinggroup (pcsg), podgang (pg), pod, node, or any other kind.",
     show_default=False)]
 NameArg = Annotated[str, typer.Argument(help="The object's name.", show_default=False)]
+NamespaceOption = Annotated[str | None, typer.Option(
+    "--namespace", "-n", help="The object's namespace; needed only when its name is in "
+    "several namespaces of the run.", show_default=False)]
 
 
-def _describe(kind: str, name: str, run: object) -> None:
+def _describe(kind: str, name: str, run: object, namespace: str | None) -> None:
     from phalanx.report.describe import describe
     from phalanx.report.explain import NotInRun
 
     record = load_run(run)  # type: ignore[arg-type]
     try:
-        text = describe(record, kind, name)
+        text = describe(record, kind, name, namespace)
     except NotInRun as e:
         raise UserError(str(e)) from None
     except LookupError as e:  # an unknown kind
@@ -36,10 +39,12 @@ def _describe(kind: str, name: str, run: object) -> None:
 
 
 @app.command("describe", help=_HELP)
-def describe_cmd(kind: KindArg, name: NameArg, run: RunOption = DEFAULT_RUN) -> None:
-    _describe(kind, name, run)
+def describe_cmd(kind: KindArg, name: NameArg, run: RunOption = DEFAULT_RUN,
+                 namespace: NamespaceOption = None) -> None:
+    _describe(kind, name, run, namespace)
 
 
 @app.command("explain", help=_HELP + " (Alias of describe.)")
-def explain_cmd(kind: KindArg, name: NameArg, run: RunOption = DEFAULT_RUN) -> None:
-    _describe(kind, name, run)
+def explain_cmd(kind: KindArg, name: NameArg, run: RunOption = DEFAULT_RUN,
+                namespace: NamespaceOption = None) -> None:
+    _describe(kind, name, run, namespace)

@@ -14,7 +14,15 @@ from phalanx.api import registry
 from phalanx.api.base import Resource
 from phalanx.sim.record import RunRecord
 
-from .explain import NotInRun, aligned, conditions_table, events_table, explain_pod, explain_podgang
+from .explain import (
+    Ambiguous,
+    NotInRun,
+    aligned,
+    conditions_table,
+    events_table,
+    explain_pod,
+    explain_podgang,
+)
 from .format import fmt_bytes, fmt_cores, fmt_duration, hostlist
 from .kubeyaml import kubectl_yaml
 from .queues import shares_section
@@ -37,19 +45,36 @@ def _meta(o: dict[str, Any]) -> dict[str, Any]:
     return o.get("metadata") or {}
 
 
-def _lookup(record: RunRecord, kind: str, name: str) -> tuple[type[Resource], dict[str, Any]]:
+def _namespace_of(o: dict[str, Any]) -> str:
+    return str(_meta(o).get("namespace") or "default")
+
+
+def _lookup(record: RunRecord, kind: str, name: str,
+            namespace: str | None = None) -> tuple[type[Resource], dict[str, Any]]:
     cls = registry.resolve(kind)
     items = record.objects.get(_stored(record, cls), [])
-    for o in items:
-        if _meta(o).get("name") == name:
-            return cls, o
-    if cls.KIND == "Pod":  # by hostname `<podclique>-<index>` (pods have generated names)
-        for o in items:
-            if (o.get("spec") or {}).get("hostname") == name:
-                return cls, o
-    if cls.KIND == "PodGang" and record.gang(name) is not None:  # deleted: its record stays
-        return cls, {"metadata": {"name": name, "namespace": record.gang(name).namespace}}
-    if cls.KIND == "Pod" and (pod := record.pod(name)) is not None:
+    if namespace is not None and cls.NAMESPACED:
+        items = [o for o in items if _namespace_of(o) == namespace]
+    found = [o for o in items if _meta(o).get("name") == name]
+    if not found and cls.KIND == "Pod":  # by hostname `<podclique>-<index>` (generated names)
+        found = [o for o in items if (o.get("spec") or {}).get("hostname") == name]
+    if found:
+        spread = sorted({_namespace_of(o) for o in found}) if cls.NAMESPACED else []
+        if len(spread) > 1:
+            raise Ambiguous(f"{cls.KIND.lower()} {name!r} is in {len(spread)} namespaces "
+                            f"({', '.join(spread)}): say which with --namespace")
+        return cls, found[0]
+    # Not stored (deleted): its record stays.
+    if cls.KIND in ("PodGang", "Pod") and namespace is None:
+        recorded = record.gangs if cls.KIND == "PodGang" else record.pods
+        spread = sorted({r.namespace for r in recorded if r.name == name})
+        if len(spread) > 1:
+            raise Ambiguous(f"{cls.KIND.lower()} {name!r} is in {len(spread)} namespaces "
+                            f"({', '.join(spread)}): say which with --namespace")
+    gang = record.gang(name, namespace) if cls.KIND == "PodGang" else None
+    if gang is not None:
+        return cls, {"metadata": {"name": name, "namespace": gang.namespace}}
+    if cls.KIND == "Pod" and (pod := record.pod(name, namespace)) is not None:
         return cls, {"metadata": {"name": pod.name, "namespace": pod.namespace}}
     known = [str(_meta(o).get("name")) for o in items]
     if cls.KIND == "PodGang":
@@ -90,9 +115,13 @@ def _dependants(record: RunRecord, kind: str, name: str, o: dict[str, Any]) -> l
     """Related objects: by owner reference and by Grove's labels, as "Kind  names"."""
     found: dict[str, list[str]] = {}
     label = _LABEL_OWNERS.get(kind)
+    # Owner references and Grove's labels name objects of the owner's namespace.
+    own_ns = _namespace_of(o) if _meta(o).get("namespace") else None
     for stored, items in record.objects.items():
         for x in items:
             m = _meta(x)
+            if own_ns is not None and m.get("namespace") and _namespace_of(x) != own_ns:
+                continue
             owned = any(r.get("kind") == kind and r.get("name") == name
                         for r in m.get("ownerReferences") or ())
             labelled = label is not None and (m.get("labels") or {}).get(label) == name
@@ -142,11 +171,12 @@ def _node_section(record: RunRecord, name: str) -> list[str]:
     return lines
 
 
-def _summary_section(record: RunRecord, kind: str, name: str) -> list[str]:
+def _summary_section(record: RunRecord, kind: str, name: str, namespace: str) -> list[str]:
     if kind != "PodCliqueSet":
         return []
     summary = summarize(record, event_limit=0)
-    row = next((r for r in summary.podcliquesets if r.name == name), None)
+    row = next((r for r in summary.podcliquesets
+                if r.name == name and r.namespace == namespace), None)
     if row is None:
         return []
     lines = [f"Status:         {row.status}",
@@ -154,7 +184,7 @@ def _summary_section(record: RunRecord, kind: str, name: str) -> list[str]:
              f"Gangs:          {row.gangs_scheduled}/{row.gangs_total} scheduled",
              f"Pods:           {row.pods_running}/{row.pods_total} running"]
     gangs = [[g.name, g.phase, f"{g.pods_bound}/{g.pods_total}", fmt_duration(g.wait)]
-             for g in summary.gangs if g.podcliqueset == name]
+             for g in summary.gangs if g.podcliqueset == name and g.namespace == namespace]
     if gangs:
         lines += ["PodGangs:"] + [f"  {r}" for r in aligned(
             ["Name", "Phase", "Pods", "Scheduled in"], gangs)]
@@ -170,15 +200,18 @@ def _spec_status(o: dict[str, Any]) -> list[str]:
     return lines
 
 
-def describe(record: RunRecord, kind: str, name: str) -> str:
-    """kubectl describe's view of one object (NotInRun, LookupError when unknown)."""
-    cls, o = _lookup(record, kind, name)
+def describe(record: RunRecord, kind: str, name: str, namespace: str | None = None) -> str:
+    """kubectl describe's view of one object (NotInRun, LookupError when unknown; Ambiguous
+    when the name is in several namespaces and `namespace` does not say which)."""
+    cls, o = _lookup(record, kind, name, namespace)
     name = str(_meta(o).get("name") or name)  # a pod found by its hostname
+    ns = _namespace_of(o) if cls.NAMESPACED else None
     k = cls.KIND
     lines = _header(record, cls, o)
     related = _related(record, k, name, o)
-    if k == "PodGang" or (k == "Pod" and record.pod(name) is not None):
-        text = explain_podgang(record, name) if k == "PodGang" else explain_pod(record, name)
+    if k == "PodGang" or (k == "Pod" and record.pod(name, ns) is not None):
+        text = explain_podgang(record, name, ns) if k == "PodGang" \
+            else explain_pod(record, name, ns)
         body = text.splitlines()[1:]
         head = body.index("") if "" in body else len(body)
         body = [line.removeprefix("  ") for line in body[:head]] + body[head:]
@@ -192,7 +225,7 @@ def describe(record: RunRecord, kind: str, name: str) -> str:
     if k == "Node":
         lines += _node_section(record, name)
     elif k == "PodCliqueSet":
-        lines += _summary_section(record, k, name)
+        lines += _summary_section(record, k, name, ns or "default")
     elif k == "Queue":
         lines += _spec_status(o) + shares_section(o)
     else:
@@ -204,7 +237,7 @@ def describe(record: RunRecord, kind: str, name: str) -> str:
     conds = conditions_table(o)
     if conds:
         lines += ["Conditions:"] + [f"  {c}" for c in conds]
-    evs = events_table(record, [(k, name)])
+    evs = events_table(record, [(k, name)], ns)
     lines += related + ["", "Events:"] + ([f"  {e}" for e in evs] if evs else ["  <none>"])
     return "\n".join(lines)
 

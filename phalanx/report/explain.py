@@ -17,6 +17,12 @@ from .format import fmt_bytes, fmt_cores, fmt_duration, hostlist
 from .summary import pending_since
 
 
+class Ambiguous(LookupError):
+    """The name is in several namespaces of the saved run and none was given."""
+
+    exit_code = 1
+
+
 class NotInRun(LookupError):
     """The name is not in the saved run; the message suggests close matches."""
 
@@ -91,13 +97,15 @@ def _pack_verdict(record: RunRecord, g: GangRecord, nodes: list[str]) -> str:
             f"{len(values)} {level}s ({', '.join(values)}).")
 
 
-def events_table(record: RunRecord, objects: list[tuple[str, str]]) -> list[str]:
-    """Every event on these (kind, name) objects, oldest first, as an aligned table; the
-    same event on several objects (a gang's pods) is one line naming the first and a count."""
+def events_table(record: RunRecord, objects: list[tuple[str, str]],
+                 namespace: str | None = None) -> list[str]:
+    """Every event on these (kind, name) objects (of `namespace`, when given), oldest first,
+    as an aligned table; the same event on several objects (a gang's pods) is one line
+    naming the first and a count."""
     wanted = set(objects)
     folded: dict[tuple[str, str, str, str], list[Any]] = {}
     for e in record.events:
-        if (e.kind, e.name) in wanted:
+        if (e.kind, e.name) in wanted and (namespace is None or e.namespace in ("", namespace)):
             entry = folded.setdefault((e.kind, e.type, e.reason, e.message), [e.t, [], 0])
             entry[0] = max(entry[0], e.t)
             if e.name not in entry[1]:
@@ -113,11 +121,11 @@ def events_table(record: RunRecord, objects: list[tuple[str, str]]) -> list[str]
     return aligned(["Time", "Type", "Reason", "Object", "Message"], rows) if rows else []
 
 
-def explain_podgang(record: RunRecord, name: str) -> str:
-    g = record.gang(name)
+def explain_podgang(record: RunRecord, name: str, namespace: str | None = None) -> str:
+    g = record.gang(name, namespace)
     if g is None:
         raise NotInRun("podgang", name, [x.name for x in record.gangs])
-    pods = [p for n in g.pods if (p := record.pod(n)) is not None]
+    pods = [p for n in g.pods if (p := record.pod(n, g.namespace)) is not None]
     bound = [p for p in pods if p.node and p.deleted is None]
     lines = [
         f"PodGang {g.namespace}/{g.name}"
@@ -157,7 +165,7 @@ def explain_podgang(record: RunRecord, name: str) -> str:
         if g.reasons:
             lines.append("  Details:")
             lines += [f"  - {r}" for r in g.reasons]
-    conds = conditions_table(record.object("PodGang", g.name))
+    conds = conditions_table(record.object("PodGang", g.name, g.namespace))
     if conds:
         lines += ["", "Conditions:"] + [f"  {c}" for c in conds]
     if pods:
@@ -171,7 +179,8 @@ def explain_podgang(record: RunRecord, name: str) -> str:
                 if levels:
                     rack = f"{levels[-1]} {record.topology_domain_of(p.node, levels[-1])}"
             lines.append(f"  {p.name:<{width}}  {p.phase:<9}  {where:<12}  {rack}".rstrip())
-    evs = events_table(record, [("PodGang", g.name), *(("Pod", n) for n in g.pods)])
+    evs = events_table(record, [("PodGang", g.name), *(("Pod", n) for n in g.pods)],
+                       g.namespace)
     if evs:
         lines += ["", "Events:"] + [f"  {e}" for e in evs]
     return "\n".join(lines)
@@ -188,8 +197,8 @@ def _requests(p: PodRecord) -> str:
     return ", ".join(parts) or "nothing"
 
 
-def explain_pod(record: RunRecord, name: str) -> str:
-    p = record.pod(name)
+def explain_pod(record: RunRecord, name: str, namespace: str | None = None) -> str:
+    p = record.pod(name, namespace)
     if p is None:
         raise NotInRun("pod", name, list(dict.fromkeys(x.name for x in record.pods)))
     lines = [
@@ -216,20 +225,20 @@ def explain_pod(record: RunRecord, name: str) -> str:
                      and x.deleted is None and x.phase not in ("Succeeded", "Failed")]
             lines.append(f"  node has {node.gpu} GPUs, {fmt_cores(node.cpu)} cpu; "
                          f"{len(mates)} other pod(s) on it")
-        g = record.gang(p.gang) if p.gang else None
+        g = record.gang(p.gang, p.namespace) if p.gang else None
         if g is not None and g.scheduled is not None:
             lines.append(f"  bound with its gang {g.name} (all {len(g.pods)} pods together"
                          + (f", in {g.domain}" if g.domain else "") + ")")
     else:
         lines.append("Why it is not scheduled:")
         lines.append("  " + (p.message or "no reason recorded for the pod"))
-        g = record.gang(p.gang) if p.gang else None
+        g = record.gang(p.gang, p.namespace) if p.gang else None
         if g is not None and g.explanation and g.explanation != p.message:
             lines.append(f"  its gang {g.name}: {g.explanation}")
-    conds = conditions_table(record.object("Pod", p.name))
+    conds = conditions_table(record.object("Pod", p.name, p.namespace))
     if conds:
         lines += ["", "Conditions:"] + [f"  {c}" for c in conds]
-    evs = events_table(record, [("Pod", p.name)])
+    evs = events_table(record, [("Pod", p.name)], p.namespace)
     if evs:
         lines += ["", "Events:"] + [f"  {e}" for e in evs]
     if p.gang:

@@ -110,8 +110,9 @@ def print_tables(record: RunRecord, console: Console, summary: Summary | None = 
     if summary.pending:
         console.print("[bold yellow]Pending gangs[/bold yellow]")
         for p in summary.pending:
-            more = (f" [dim](more: phalanx describe podgang {p.name})[/dim]" if p.details
-                    else "")
+            where = f" -n {p.namespace}" if spread else ""
+            more = (f" [dim](more: phalanx describe podgang {p.name}{where})[/dim]"
+                    if p.details else "")
             console.print(f"  [bold]{named(p.namespace, p.name)}[/bold] "
                           f"(waiting {fmt_duration(p.waiting_for)}): "
                           f"{escape(p.explanation)}{more}", highlight=False, soft_wrap=True)

@@ -256,9 +256,12 @@ class RunRecord(_Record):
     def node(self, name: str) -> NodeInfo | None:
         return next((n for n in self.nodes if n.name == name), None)
 
-    def object(self, kind: str, name: str) -> dict[str, Any] | None:
+    def object(self, kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
+        """The stored object of that name (in `namespace`, when given)."""
         for obj in self.objects.get(kind, []):
-            if obj.get("metadata", {}).get("name") == name:
+            meta = obj.get("metadata", {})
+            if meta.get("name") == name and (
+                    namespace is None or meta.get("namespace", "default") == namespace):
                 return obj
         return None
 

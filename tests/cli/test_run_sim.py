@@ -172,9 +172,18 @@ def test_a_pending_gang_keeps_its_own_explanation_when_names_repeat_across_names
     so team-a's scheduled gang took it and the pending one said "no explanation"."""
     (tmp_path / "w.yaml").write_text("---\n".join(
         [TWO_NAMESPACES, _pcs_in("team-a", 1), _pcs_in("team-b", 9)]))
-    r = phalanx("run", "w.yaml", "--no-save", cwd=tmp_path)
+    r = phalanx("run", "w.yaml", "--save", "run.json", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     pending = next(line for line in r.stdout.splitlines() if "(waiting" in line)
     assert pending.strip().startswith("team-b/pretrain-0 (waiting")
     assert "can never be scheduled" in pending and "9 nvidia.com/gpu" in pending
+    assert "phalanx describe podgang pretrain-0 -n team-b" in pending
     assert _row(r.stdout, "team-a")[:2] == ["team-a", "pretrain"]
+    # describe, as the hint says; without the namespace it names both instead of guessing.
+    d = phalanx("describe", "podgang", "pretrain-0", "-n", "team-b", "--run", "run.json",
+                cwd=tmp_path)
+    assert d.returncode == 0 and "Namespace:     team-b" in d.stdout
+    assert "can never be scheduled" in d.stdout
+    d = phalanx("describe", "podgang", "pretrain-0", "--run", "run.json", cwd=tmp_path)
+    assert d.returncode != 0 and "Traceback" not in d.stderr
+    assert "is in 2 namespaces (team-a, team-b): say which with --namespace" in d.stderr

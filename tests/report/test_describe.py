@@ -70,3 +70,24 @@ def test_unknown_kind_or_name() -> None:
         describe(object_record(), "podclique", "train-0-workr")
     with pytest.raises(LookupError, match="unknown resource type"):
         describe(object_record(), "widget", "x")
+
+
+def test_a_name_in_two_namespaces_needs_the_namespace() -> None:
+    """pretrain (and its gang pretrain-0) in team-a, running, and team-b, waiting: without a
+    namespace describe refuses to pick one and names both; with one it shows that one's
+    gang, pods and counts, none of the other's."""
+    from phalanx.report.explain import Ambiguous
+
+    from .synthetic import two_namespace_record
+
+    rec = two_namespace_record()
+    for kind, name in (("podgang", "pretrain-0"), ("pcs", "pretrain")):
+        with pytest.raises(Ambiguous, match="2 namespaces \\(team-a, team-b\\)"):
+            describe(rec, kind, name)
+    b = describe(rec, "podgang", "pretrain-0", "team-b")
+    assert "Namespace:     team-b" in b and "Phase:         Pending" in b
+    assert "node-00" not in b  # team-a's pods are on node-000..003
+    a = describe(rec, "pcs", "pretrain", "team-a")
+    assert "Pods:           4/4 running" in a and "Gangs:          1/1 scheduled" in a
+    b = describe(rec, "pcs", "pretrain", "team-b")
+    assert "Pods:           0/4 running" in b
