@@ -49,6 +49,13 @@ def _namespace_of(o: dict[str, Any]) -> str:
     return str(_meta(o).get("namespace") or "default")
 
 
+def _one_namespace(cls: type[Resource], name: str, namespaces: set[str]) -> None:
+    """Refuse to pick one of several namespaces holding `name` (the caller names none)."""
+    if len(namespaces) > 1:
+        raise Ambiguous(f"{cls.KIND.lower()} {name!r} is in {len(namespaces)} namespaces "
+                        f"({', '.join(sorted(namespaces))}): say which with --namespace")
+
+
 def _lookup(record: RunRecord, kind: str, name: str,
             namespace: str | None = None) -> tuple[type[Resource], dict[str, Any]]:
     cls = registry.resolve(kind)
@@ -59,18 +66,13 @@ def _lookup(record: RunRecord, kind: str, name: str,
     if not found and cls.KIND == "Pod":  # by hostname `<podclique>-<index>` (generated names)
         found = [o for o in items if (o.get("spec") or {}).get("hostname") == name]
     if found:
-        spread = sorted({_namespace_of(o) for o in found}) if cls.NAMESPACED else []
-        if len(spread) > 1:
-            raise Ambiguous(f"{cls.KIND.lower()} {name!r} is in {len(spread)} namespaces "
-                            f"({', '.join(spread)}): say which with --namespace")
+        if cls.NAMESPACED:
+            _one_namespace(cls, name, {_namespace_of(o) for o in found})
         return cls, found[0]
     # Not stored (deleted): its record stays.
     if cls.KIND in ("PodGang", "Pod") and namespace is None:
         recorded = record.gangs if cls.KIND == "PodGang" else record.pods
-        spread = sorted({r.namespace for r in recorded if r.name == name})
-        if len(spread) > 1:
-            raise Ambiguous(f"{cls.KIND.lower()} {name!r} is in {len(spread)} namespaces "
-                            f"({', '.join(spread)}): say which with --namespace")
+        _one_namespace(cls, name, {r.namespace for r in recorded if r.name == name})
     gang = record.gang(name, namespace) if cls.KIND == "PodGang" else None
     if gang is not None:
         return cls, {"metadata": {"name": name, "namespace": gang.namespace}}
