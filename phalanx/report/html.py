@@ -104,9 +104,10 @@ def _kpis(record: RunRecord, summary: Summary) -> str:
 
 
 def _pcs_table(summary: Summary) -> str:
+    named = summary.display_names()
     rows = [
         (
-            f"<code>{_e(summary.display_name(r.namespace, r.name))}</code>",
+            f"<code>{_e(named(r.namespace, r.name))}</code>",
             _e(r.scheduler or "-"), _e(r.replicas),
             f"{r.gangs_scheduled}/{r.gangs_total}", f"{r.pods_running}/{r.pods_total}",
             _pill(r.status), _e("; ".join(r.conditions)),
@@ -118,9 +119,10 @@ def _pcs_table(summary: Summary) -> str:
 
 
 def _gang_table(summary: Summary) -> str:
+    named = summary.display_names()
     rows = [
         (
-            f"<code>{_e(summary.display_name(g.namespace, g.name))}</code>",
+            f"<code>{_e(named(g.namespace, g.name))}</code>",
             _e(g.podcliqueset), _pill(g.phase),
             f"{g.pods_bound}/{g.pods_total}", f"<code>{_e(g.placement or '-')}</code>",
             _e(g.domain or "-"), _e(fmt_duration(g.wait)),
@@ -137,8 +139,9 @@ def _gang_table(summary: Summary) -> str:
 def _pending(summary: Summary) -> str:
     if not summary.pending:
         return '<p class="note">Every gang was scheduled.</p>'
+    named = summary.display_names()
     return "".join(
-        f"<p><code>{_e(summary.display_name(p.namespace, p.name))}</code> has waited "
+        f"<p><code>{_e(named(p.namespace, p.name))}</code> has waited "
         f"{_e(fmt_duration(p.waiting_for))}:</p>"
         f'<div class="explain">{_e(p.explanation)}'
         + ("<ul>" + "".join(f"<li>{_e(d)}</li>" for d in p.details) + "</ul>"

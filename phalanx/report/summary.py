@@ -6,6 +6,7 @@ live one did.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -115,9 +116,12 @@ class Summary:
         return len({r.namespace for r in self.podcliquesets}
                    | {g.namespace for g in self.gangs}) > 1
 
-    def display_name(self, namespace: str, name: str) -> str:
-        """`namespace/name` when the run spans namespaces, else the name."""
-        return f"{namespace}/{name}" if self.spans_namespaces else name
+    def display_names(self) -> Callable[[str, str], str]:
+        """(namespace, name) -> `namespace/name` when the run spans namespaces, else the name
+        (the spread is looked at once, not for every row)."""
+        if self.spans_namespaces:
+            return lambda namespace, name: f"{namespace}/{name}"
+        return lambda namespace, name: name
 
 
 def gang_is_live(g: GangRecord) -> bool:

@@ -77,7 +77,7 @@ def print_tables(record: RunRecord, console: Console, summary: Summary | None = 
     # (as `kubectl get -A`) and other lines say namespace/name.
     spread = summary.spans_namespaces
     ns_col: tuple[str, ...] = ("namespace",) if spread else ()
-    named = summary.display_name
+    named = summary.display_names()
 
     def ns(namespace: str) -> tuple[str, ...]:
         return (namespace,) if spread else ()
