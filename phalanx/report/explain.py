@@ -211,6 +211,7 @@ def explain_pod(record: RunRecord, name: str, namespace: str | None = None) -> s
     lines.append(f"  {'Lifecycle:':<15}" + (", ".join(f"{k} at {fmt_duration(t)}" for k, t in marks
                                               if t is not None) or "-"))
     lines.append("")
+    g = record.gang(p.gang, p.namespace) if p.gang else None
     if p.node:
         lines.append(f"Where: node {p.node}")
         node = record.node(p.node)
@@ -225,14 +226,12 @@ def explain_pod(record: RunRecord, name: str, namespace: str | None = None) -> s
                      and x.deleted is None and x.phase not in ("Succeeded", "Failed")]
             lines.append(f"  node has {node.gpu} GPUs, {fmt_cores(node.cpu)} cpu; "
                          f"{len(mates)} other pod(s) on it")
-        g = record.gang(p.gang, p.namespace) if p.gang else None
         if g is not None and g.scheduled is not None:
             lines.append(f"  bound with its gang {g.name} (all {len(g.pods)} pods together"
                          + (f", in {g.domain}" if g.domain else "") + ")")
     else:
         lines.append("Why it is not scheduled:")
         lines.append("  " + (p.message or "no reason recorded for the pod"))
-        g = record.gang(p.gang, p.namespace) if p.gang else None
         if g is not None and g.explanation and g.explanation != p.message:
             lines.append(f"  its gang {g.name}: {g.explanation}")
     conds = conditions_table(record.object("Pod", p.name, p.namespace))
