@@ -47,6 +47,19 @@ def test_e2e_bench_podgang_status_is_written_once_per_change_it_shows() -> None:
     assert r["operator_writes_per_pod"] == round(mine / 40, 2)
 
 
+def test_e2e_bench_counts_each_writer_from_the_window_start() -> None:
+    """The operator writes the topology's HyperNodes while it starts, before the first
+    PodCliqueSet: no pod's writes, so neither in the store's counts nor in the writers'."""
+    r = run_e2e_bench(E2EConfig(nodes=8, pods=16, pods_per_pcs=4, pod_scheduling_gate=False))
+    assert r["completed"]
+    operator = r["api_writes_by_writer"]["operator"]
+    assert not [call for call in operator if "HyperNode" in call or "Topology" in call]
+    by_kind = r["api_writes_by_kind"]
+    for call, n in operator.items():
+        assert n <= by_kind[call], call
+    assert operator["create Pod"] == by_kind["create Pod"] == 16
+
+
 def test_replay_runs_each_job_for_its_duration_and_measures_utilisation() -> None:
     # 2 nodes = 16 GPUs. Two 16-GPU jobs must run one after the other; a 24-GPU job never fits.
     jobs = [TraceJob("a", 0.0, 2, 8, 100.0), TraceJob("b", 10.0, 2, 8, 100.0),
