@@ -15,11 +15,11 @@ when other work shares the machine), peak RSS and the load average during the ru
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
 import os
 import platform
 import resource
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Any
 
