@@ -241,5 +241,8 @@ def explain_pod(record: RunRecord, name: str, namespace: str | None = None) -> s
     if evs:
         lines += ["", "Events:"] + [f"  {e}" for e in evs]
     if p.gang:
-        lines += ["", f"See the whole gang: phalanx describe podgang {p.gang}"]
+        # The gang's name alone is refused where it repeats across namespaces: say which.
+        repeated = len({x.namespace for x in record.gangs if x.name == p.gang}) > 1
+        where = f" -n {p.namespace}" if repeated else ""
+        lines += ["", f"See the whole gang: phalanx describe podgang {p.gang}{where}"]
     return "\n".join(lines)

@@ -91,3 +91,6 @@ def test_a_name_in_two_namespaces_needs_the_namespace() -> None:
     assert "Pods:           4/4 running" in a and "Gangs:          1/1 scheduled" in a
     b = describe(rec, "pcs", "pretrain", "team-b")
     assert "Pods:           0/4 running" in b
+    # A pod's pointer to its gang names the namespace, as the gang's name repeats.
+    pod = describe(rec, "pod", "pretrain-0-w-1", "team-b")
+    assert "See the whole gang: phalanx describe podgang pretrain-0 -n team-b\n" in pod
