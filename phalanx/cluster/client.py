@@ -138,7 +138,8 @@ class Client(Protocol):
                      hand_over: bool = False) -> None: ...
 
     @overload
-    async def create(self, obj: T, *, returning: Literal["metadata"]) -> ObjectMeta: ...
+    async def create(self, obj: T, *, returning: Literal["metadata"],
+                     hand_over: bool = False) -> ObjectMeta: ...
 
     async def create(self, obj: T, *, returning: bool | Literal["metadata"] = True,
                      hand_over: bool = False) -> T | ObjectMeta | None:
@@ -146,10 +147,11 @@ class Client(Protocol):
 
         `returning=False`: the caller does not want the created object (an Event writer),
         so none is copied or decoded for it; the write itself is the same.
-        `hand_over=True` (with `returning=False`): the caller built `obj` by validation for
-        this call alone and never touches it again, so an in-process server may store it
-        as it is instead of a private copy (its metadata gets the server's fields). A
-        server reached over the wire sends it as usual.
+        `hand_over=True` (with `returning=False` or `"metadata"`): the caller built `obj` by
+        validation for this call alone (changing it since only by assigning valid values)
+        and never touches it again, so an in-process server may store it as it is instead
+        of a private copy (its metadata gets the server's fields, its status the kind's
+        default where a create resets it). A server reached over the wire sends it as usual.
         `returning="metadata"`: only the created object's metadata (its name, uid and
         resourceVersion), as a controller recording what it created needs."""
         ...

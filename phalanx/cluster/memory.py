@@ -254,7 +254,8 @@ class MemoryCluster(GarbageCollector):
                      hand_over: bool = False) -> None: ...
 
     @overload
-    async def create(self, obj: T, *, returning: Literal["metadata"]) -> ObjectMeta: ...
+    async def create(self, obj: T, *, returning: Literal["metadata"],
+                     hand_over: bool = False) -> ObjectMeta: ...
 
     async def create(self, obj: T, *, returning: bool | Literal["metadata"] = True,
                      hand_over: bool = False) -> T | ObjectMeta | None:
@@ -281,10 +282,14 @@ class MemoryCluster(GarbageCollector):
         uid = f"00000000-0000-4000-8000-{self._uid_seq + 1:012x}"
         drop_status = cls.HAS_STATUS and cls.gvk() not in _STATUS_KEPT_ON_CREATE and \
             rules.status_resettable(cls)
-        if hand_over and not returning and not drop_status:
+        if hand_over and returning is not True:
             # The caller's object, validated when built and never touched again, is stored
-            # as it is: no private copy to dump and validate (an Event a recorder writes).
+            # as it is: no private copy to dump and validate (an Event a recorder writes, a
+            # Pod the operator builds).
             new = obj
+            if drop_status:  # status is the subresource's business
+                new.status = cls.model_fields["status"].get_default(  # type: ignore[attr-defined]
+                    call_default_factory=True)
             m = new.metadata
             # Only what differs is assigned: each assignment goes through pydantic.
             if m.name != name:

@@ -239,7 +239,8 @@ class PodCliqueController:
             if not gate:
                 pod.remove_gate(L.GATE_PODGANG_PENDING_CREATION)
             try:
-                created = await ctx.client.create(pod, returning="metadata")
+                # Built for this write alone: an in-process server may keep it as it is.
+                created = await ctx.client.create(pod, returning="metadata", hand_over=True)
             except AlreadyExists:
                 return None  # a generated name collided: the next reconcile counts again
             except ApiError as e:

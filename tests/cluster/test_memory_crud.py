@@ -93,15 +93,17 @@ def test_create_handed_over_stores_what_was_written(client_factory):
         stored = await c.get(Widget, "w")
         assert (stored.spec.replicas, stored.status.ready) == (3, 0)
         named = Widget(metadata=ObjectMeta(generate_name="w-"))
-        await c.create(named, returning=False, hand_over=True)
+        meta = await c.create(named, returning="metadata", hand_over=True)
+        assert meta.name.startswith("w-") and meta.uid
+        assert (await c.get(Widget, meta.name)).metadata.uid == meta.uid
         assert len((await c.list(Widget)).items) == 2
     client_factory.run(main)
 
 
 def test_create_handed_over_is_stored_without_a_copy():
     """The embedded server keeps the handed-over object itself (what the option saves):
-    watchers get that very object, with the server's metadata; an object whose status the
-    create resets is still copied."""
+    watchers get that very object, with the server's metadata, and with the kind's default
+    status where a create resets it; the metadata asked for back is a private copy."""
     async def main():
         c = MemoryCluster()
         stream = c.watch(Note, "a")
@@ -114,8 +116,10 @@ def test_create_handed_over_is_stored_without_a_copy():
         assert note.metadata.deletion_grace_period_seconds is None
         widgets = c.watch(Widget)
         mine = widget("w")
-        await c.create(mine, returning=False, hand_over=True)
-        assert (await anext(widgets)).object is not mine and mine.metadata.uid is None
+        mine.status.ready = 5
+        meta = await c.create(mine, returning="metadata", hand_over=True)
+        assert (await anext(widgets)).object is mine and mine.status.ready == 0
+        assert meta is not mine.metadata and meta.uid == mine.metadata.uid
         kept = Note(metadata=ObjectMeta(name="m", namespace="a"))
         await c.create(kept, returning=False)
         assert (await anext(stream)).object is not kept

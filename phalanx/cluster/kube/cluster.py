@@ -236,7 +236,8 @@ class KubeCluster:
                      hand_over: bool = False) -> None: ...
 
     @overload
-    async def create(self, obj: T, *, returning: Literal["metadata"]) -> ObjectMeta: ...
+    async def create(self, obj: T, *, returning: Literal["metadata"],
+                     hand_over: bool = False) -> ObjectMeta: ...
 
     async def create(self, obj: T, *, returning: bool | Literal["metadata"] = True,
                      hand_over: bool = False) -> T | ObjectMeta | None:
