@@ -79,7 +79,7 @@ class PodCliqueSetComponentController:
         existing = self.objects.get(object_key(pcs.namespace, want.name))
         if existing is None:
             try:
-                await self.ctx.client.create(want, returning=False)
+                await self.ctx.client.create(want, returning=False, hand_over=True)  # built for it
             except AlreadyExists:
                 pass  # our cache lags a create
             except NotFound:

@@ -54,13 +54,15 @@ class RecentCreates:
 
     async def create(self, client: Client, obj: Resource) -> bool:
         """Create `obj` unless it was created here lately; True when it was created now,
-        False when it was lately or already existed (then it counts as lately too)."""
+        False when it was lately or already existed (then it counts as lately too). `obj`
+        is built for this create alone and only read afterwards: it is handed over (an
+        in-process server keeps it rather than a copy)."""
         if self.pending(obj):
             return False
         key = (type(obj), obj.key)
         self._at[key] = self._now()  # before the request: a concurrent reconcile skips it too
         try:
-            await client.create(obj, returning=False)
+            await client.create(obj, returning=False, hand_over=True)
         except AlreadyExists:
             return False
         except BaseException:
