@@ -199,9 +199,10 @@ class FencedClient:
         return await self._write(("update", obj.KIND),
                                  lambda: self.inner.update(obj, returning=returning))
 
-    async def update_status(self, obj: T, *, returning: bool = True) -> T | None:
-        return await self._write(("update_status", obj.KIND),
-                                 lambda: self.inner.update_status(obj, returning=returning))
+    async def update_status(self, obj: T, *, returning: bool = True,  # type: ignore[override]
+                            hand_over: bool = False) -> T | None:
+        return await self._write(("update_status", obj.KIND), lambda: self.inner.update_status(
+            obj, returning=returning, hand_over=hand_over))  # type: ignore[call-overload]
 
     async def patch(self, kind: type[T], name: str, patch: Mapping[str, Any],
                     namespace: str | None = None, *,

@@ -172,11 +172,15 @@ class Client(Protocol):
     async def update_status(self, obj: T, *, returning: Literal[True] = True) -> T: ...
 
     @overload
-    async def update_status(self, obj: T, *, returning: Literal[False]) -> None: ...
+    async def update_status(self, obj: T, *, returning: Literal[False],
+                            hand_over: bool = False) -> None: ...
 
-    async def update_status(self, obj: T, *, returning: bool = True) -> T | None:
+    async def update_status(self, obj: T, *, returning: bool = True,
+                            hand_over: bool = False) -> T | None:
         """Replaces status only (the status subresource). Raises Conflict, NotFound.
-        `returning=False` as for `create`."""
+        `returning=False` and `hand_over=True` as for `create`: the status of `obj` was
+        built (or copied) by validation for this write alone, and changed since only by
+        assigning valid values."""
         ...
 
     @overload

@@ -353,11 +353,12 @@ class MemoryCluster(GarbageCollector):
         return await self._apply_update(  # type: ignore[return-value]
             store, key, old, clone(obj), "update", returning)
 
-    async def update_status(self, obj: T, *, returning: bool = True) -> T | None:
+    async def update_status(self, obj: T, *, returning: bool = True,
+                            hand_over: bool = False) -> T | None:
         store, key, old = self._target(obj, "update_status")
         status = getattr(obj, "status", None)
-        if status is not None:
-            status = clone_part(obj, status, "status")
+        if status is not None and not (hand_over and not returning):
+            status = clone_part(obj, status, "status")  # else the caller's, stored as it is
         return self._apply_status(  # type: ignore[return-value]
             store, key, old, status, obj.metadata, "update_status", returning)
 

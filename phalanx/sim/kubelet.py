@@ -148,7 +148,7 @@ class Kubelet:
         if not updated.set_condition("Initialized", False, REASON_WAITING, message,
                                      now=self.client.clock.now_dt()):
             return
-        await self.client.update_status(updated, returning=False)
+        await self.client.update_status(updated, returning=False, hand_over=True)
 
     async def _write_running(self, pod: Pod) -> None:
         now = self.client.clock.now_dt()
@@ -163,7 +163,7 @@ class Kubelet:
              "image": c.image or "", "imageID": "",
              "state": {"running": {"startedAt": _iso(now)}}}
             for c in pod.spec.containers]
-        await self.client.update_status(updated, returning=False)
+        await self.client.update_status(updated, returning=False, hand_over=True)
         self.started += 1
 
     async def _write_failed(self, pod: Pod, reason: str, message: str, exit_code: int) -> None:
@@ -180,13 +180,14 @@ class Kubelet:
              "state": {"terminated": {"exitCode": exit_code, "reason": reason,
                                       "finishedAt": _iso(now)}}}
             for c in pod.spec.containers]
-        await self.client.update_status(updated, returning=False)
+        await self.client.update_status(updated, returning=False, hand_over=True)
         self.failed += 1
 
 
 def _for_status_write(pod: Pod) -> Pod:
     """A copy of the cached `pod` whose status may be changed: the status is private, the
-    rest shared and read-only (a status write sends only the status and metadata)."""
+    rest shared and read-only (a status write sends only the status and metadata). The
+    status is handed over with the write: the writers assign only valid values to it."""
     return pod.model_copy(update={"status": pod.status.copy_deep()})
 
 

@@ -126,6 +126,44 @@ def test_create_handed_over_is_stored_without_a_copy():
     run_virtual(main)
 
 
+def test_update_status_handed_over(client_factory):
+    """`update_status(hand_over=True)` (the simulated kubelet's writes): the status lands as
+    without it, the preconditions hold, and a write that changes nothing is still none."""
+    async def main():
+        c = client_factory()
+        await c.create(widget("a", replicas=1))
+        live = await c.get(Widget, "a")
+        live.status.ready = 3
+        assert await c.update_status(live, returning=False, hand_over=True) is None
+        got = await c.get(Widget, "a")
+        assert got.status.ready == 3 and got.metadata.generation == 1
+        with pytest.raises(Conflict):  # `live` is stale now
+            await c.update_status(live, returning=False, hand_over=True)
+        rv = got.metadata.resource_version
+        assert await c.update_status(got, returning=False, hand_over=True) is None
+        assert (await c.get(Widget, "a")).metadata.resource_version == rv
+    client_factory.run(main)
+
+
+def test_update_status_handed_over_is_stored_without_a_copy():
+    """The embedded server keeps the handed-over status itself; without the option, or
+    with the result asked for, it stores a copy."""
+    async def main():
+        c = MemoryCluster()
+        stream = c.watch(Widget)
+        await c.create(widget("a"))
+        await anext(stream)  # ADDED
+        for hand_over, returning, kept in ((True, False, True), (False, False, False),
+                                           (True, True, False)):
+            live = await c.get(Widget, "a")
+            live.status.ready += 1
+            await c.update_status(live, returning=returning, hand_over=hand_over)
+            ev = await anext(stream)
+            assert (ev.object.status is live.status) is kept, (hand_over, returning)
+            assert ev.object.status.ready == live.status.ready
+    run_virtual(main)
+
+
 def test_create_returning_metadata(client_factory):
     """`returning="metadata"` (a controller recording the uid it created): the server's
     metadata of the stored object, a private copy; generated names come back filled."""

@@ -150,3 +150,35 @@ def test_pods_on_lost_nodes_fail(how: str) -> None:
 def test_negative_start_delay_is_rejected() -> None:
     with pytest.raises(ValueError, match="start_delay"):
         Kubelet(MemoryCluster(), start_delay=-1)
+
+
+def test_status_writes_are_handed_over_and_store_valid_statuses() -> None:
+    """The kubelet hands each status it writes over to the server (built from a private
+    copy, changed only by valid assignments); what is stored is what validation would have
+    made of it: the same after a round trip through the API's JSON."""
+    handed: list[dict] = []
+
+    async def scenario(cluster: MemoryCluster, kubelet: Kubelet) -> None:
+        write = cluster.update_status
+
+        async def spy(obj, **kw):  # noqa: ANN001, ANN003, ANN202
+            handed.append(kw)
+            return await write(obj, **kw)
+
+        cluster.update_status = spy  # type: ignore[method-assign]
+        await node(cluster, "n1")
+        for name in ("runs", "fails"):
+            await cluster.create(pod(name))
+            await cluster.bind(name, NS, "n1")
+        await kubelet.wait_idle()
+        assert await kubelet.fail_pod("fails", exit_code=1, reason="Error")
+        await kubelet.wait_idle()
+        for name, want in (("runs", "Running"), ("fails", "Failed")):
+            stored = (await cluster.get(Pod, name, NS)).status
+            assert stored.phase == want
+            again = type(stored).model_validate(stored.model_dump(by_alias=True, mode="json"))
+            assert again == stored
+
+    run(scenario)
+    assert len(handed) == 3 and all(kw == {"returning": False, "hand_over": True}
+                                    for kw in handed)

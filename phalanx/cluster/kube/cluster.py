@@ -333,9 +333,11 @@ class KubeCluster:
         resourceVersion as precondition (see `_patch_from`)."""
         return await self._patch_from(obj, "main", returning)
 
-    async def update_status(self, obj: T, *, returning: bool = True) -> T | None:
+    async def update_status(self, obj: T, *, returning: bool = True,
+                            hand_over: bool = False) -> T | None:
         """As `update`, for the status: on the status subresource, or with the object where
-        the served CRD has none (Volcano's, Koordinator's PodGroups), from discovery."""
+        the served CRD has none (Volcano's, Koordinator's PodGroups), from discovery.
+        `hand_over` changes nothing here: the status is serialised anyway."""
         return await self._patch_from(obj, "status", returning)
 
     async def status_subresource(self, kind: type[Resource]) -> bool:
