@@ -161,7 +161,7 @@ def test_status_writes_are_handed_over_and_store_valid_statuses() -> None:
     async def scenario(cluster: MemoryCluster, kubelet: Kubelet) -> None:
         write = cluster.update_status
 
-        async def spy(obj, **kw):  # noqa: ANN001, ANN003, ANN202
+        async def spy(obj, **kw):
             handed.append(kw)
             return await write(obj, **kw)
 
