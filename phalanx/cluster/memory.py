@@ -288,8 +288,7 @@ class MemoryCluster(GarbageCollector):
             # Pod the operator builds).
             new = obj
             if drop_status:  # status is the subresource's business
-                new.status = cls.model_fields["status"].get_default(  # type: ignore[attr-defined]
-                    call_default_factory=True)
+                new.status = rules.status_default(cls)()  # type: ignore[attr-defined]
             m = new.metadata
             # Only what differs is assigned: each assignment goes through pydantic.
             if m.name != name:

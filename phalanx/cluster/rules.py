@@ -3,8 +3,11 @@ server-managed metadata, generation, deletion."""
 
 from __future__ import annotations
 
+import copy
 import re
+from collections.abc import Callable
 from functools import cache
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -107,6 +110,21 @@ def status_resettable(cls: type[Resource]) -> bool:
     """The kind's status has a default to start from (so a create may drop the given one)."""
     info = cls.model_fields.get("status")
     return info is not None and not info.is_required()
+
+
+@cache
+def status_default(cls: type[Resource]) -> Callable[[], Any]:
+    """What makes a fresh default status for a kind whose status is resettable: its default
+    factory, looked up once (pydantic's `get_default` inspects the factory's signature on
+    every call)."""
+    info = cls.model_fields["status"]
+    factory = info.default_factory
+    if factory is None:
+        default = info.default
+        return lambda: copy.deepcopy(default)
+    if info.default_factory_takes_validated_data:
+        raise TypeError(f"{cls.KIND}: a status default that needs the validated data")
+    return factory  # type: ignore[return-value]
 
 
 def spec_field_changes(old: Resource, new: Resource) -> set[str] | None:
