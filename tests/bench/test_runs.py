@@ -127,3 +127,16 @@ def test_replay_measures_the_wait_from_room_freed_to_the_blocked_gang_bound() ->
         "2-4": {"jobs": 1, **{k: r["room_freed_to_bound_seconds"][k] for k in quantiles}}}
     assert r["scheduling_cycles"]["attempts"] >= 5  # a's 2 pods, b's 3, b's failed tries
     assert 85.0 < r["queueing_delay_seconds"]["max"] < 95.0  # b: submitted at 10, room at 100
+
+
+def test_e2e_bench_freezes_the_warmed_up_stack_only_when_tuning_gc(monkeypatch) -> None:
+    """As the services after their caches sync: once the stack has settled, before the clock
+    starts, what it built is frozen (with --tune-gc only; CPython's settings untouched)."""
+    from phalanx.bench import e2e
+
+    frozen: list[int] = []
+    monkeypatch.setattr(e2e, "freeze_after_warmup", lambda: frozen.append(1))
+    for tune in (True, False):
+        frozen.clear()
+        r = run_e2e_bench(E2EConfig(nodes=4, pods=8, pods_per_pcs=4, tune_gc=tune))
+        assert r["completed"] and frozen == ([1] if tune else [])
