@@ -74,10 +74,13 @@ class Requirement:
 class LabelSelector:
     """A compiled label selector. The empty selector matches everything."""
 
-    __slots__ = ("_equal", "_rest", "requirements")
+    __slots__ = ("_equal", "_hash", "_rest", "requirements")
 
     def __init__(self, requirements: tuple[Requirement, ...] = ()) -> None:
         self.requirements = requirements
+        # Selectors key the scheduler's per-cycle caches: hashing the requirements each time
+        # calls each one's (dataclass) __hash__.
+        self._hash = hash(requirements)
         # Equalities are the common case: check them with one dict lookup each.
         self._equal = tuple(
             (r.key, r.values[0]) for r in requirements if r.op == "In" and len(r.values) == 1
@@ -109,10 +112,11 @@ class LabelSelector:
         return f"LabelSelector({str(self)!r})"
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, LabelSelector) and self.requirements == other.requirements
+        return self is other or (isinstance(other, LabelSelector) and self._hash == other._hash
+                                 and self.requirements == other.requirements)
 
     def __hash__(self) -> int:
-        return hash(self.requirements)
+        return self._hash
 
 
 EVERYTHING = LabelSelector()

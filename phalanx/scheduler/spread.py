@@ -259,6 +259,10 @@ class MatchCounter:
         key = (namespace, selector)
         entry = self._entries.pop(key, None)
         if entry is not None and entry.snap is snap:
+            if entry.version == snap.version and entry.per_row.size >= snap.n:
+                # Nothing changed since: another constraint's look at the same selector.
+                self._entries[key] = entry
+                return entry.per_row[: snap.n]
             bumped = snap.rows_bumped_since(entry.version)
             rows = set(bumped) if bumped is not None else None
             # Recount the changed rows when that is cheaper than a pass over the candidates.

@@ -119,3 +119,19 @@ def test_selectors_are_parsed_once():
     assert parse_label_selector("a=b") is parse_label_selector("a=b")
     meta = ObjectMeta(labels={"a": "b"})
     assert parse_label_selector("a=b").matches(meta.labels)
+
+
+def test_a_selector_hashes_its_requirements_once(monkeypatch) -> None:
+    """Selectors key the scheduler's caches, looked up several times per pod: the hash is
+    worked out when the selector is built, and equal selectors still hash and compare equal."""
+    from phalanx.cluster.selectors import Requirement
+
+    a = parse_label_selector({"matchLabels": {"app": "a", "tier": "x"}})
+    b = parse_label_selector("app=a,tier=x")
+    other = parse_label_selector("app=a,tier=y")
+    calls = []
+    plain = Requirement.__hash__
+    monkeypatch.setattr(Requirement, "__hash__", lambda r: calls.append(r) or plain(r))
+    assert hash(a) == hash(b) and a == b and {a: 1}[b] == 1
+    assert a != other and {a: 1}.get(other) is None
+    assert calls == []

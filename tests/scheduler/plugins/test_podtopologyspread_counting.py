@@ -83,3 +83,26 @@ def test_a_pod_that_starts_terminating_stops_counting() -> None:
     cache.add_or_update_pod(leaving)
     assert counter.per_row(cache.snapshot, sel, "default").tolist() == [0]
     assert cache.snapshot.pod_row("default/web-0") == 0  # still on the node (its room is held)
+
+
+def test_a_second_look_at_an_unchanged_snapshot_recounts_nothing(monkeypatch) -> None:
+    """Each constraint of a pod looks its selector up in the same cycle (kube's default
+    hostname and zone constraints share one): the second look returns the first's counts."""
+    from phalanx.scheduler import spread
+
+    snap = Snapshot()
+    for n in range(3):
+        snap.set_node(node(f"n{n}"))
+    counter = MatchCounter()
+    sel = SELECTORS[0]
+    snap.add_pod(PodInfo(pod("a", labels={"app": "a"})), "n1")
+    first = counter.per_row(snap, sel, "default").tolist()
+    snap.add_pod(PodInfo(pod("b", labels={"app": "a"})), "n2")
+    assert counter.per_row(snap, sel, "default").tolist() == [0, 1, 1] and first == [0, 1, 0]
+
+    def no_recount(*_a: object) -> None:
+        raise AssertionError("recounted an unchanged snapshot")
+
+    monkeypatch.setattr(spread, "_recount_is_cheaper", no_recount)
+    monkeypatch.setattr(spread, "match_per_row", no_recount)
+    assert counter.per_row(snap, sel, "default").tolist() == [0, 1, 1]
