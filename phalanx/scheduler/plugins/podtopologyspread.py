@@ -88,10 +88,11 @@ class FilterState:
 @dataclass(slots=True)
 class ScoreState:
     """Per ScheduleAnyway constraint: matching pods per domain (None for hostname: counted per
-    node), the topology weight; `ignored` marks nodes (snapshot rows) scored 0."""
+    node), the topology weight; `ignored` marks nodes (snapshot rows) scored 0 (None: none
+    is, as under the system defaults)."""
 
     constraints: tuple[Constraint, ...]
-    ignored: np.ndarray
+    ignored: np.ndarray | None
     counts: list[np.ndarray | None] = field(default_factory=list)
     present: list[np.ndarray | None] = field(default_factory=list)
     per_row: list[np.ndarray | None] = field(default_factory=list)
@@ -312,12 +313,14 @@ class PodTopologySpread(Plugin, SpreadHints):
         # Nodes must carry every key, unless the constraints are the system defaults (a node
         # without a zone label still gets hostname spreading; "no zone" is then a domain).
         require_all = pod.spread.own or not self.system_defaulted
-        ignored = np.zeros(snap.n, dtype=bool)
+        ignored = None
         scored = idx
         if require_all:
             has = has_all_keys(snap, idx, constraints)
-            ignored[idx[~has]] = True
-            scored = idx[has]
+            if not has.all():
+                ignored = np.zeros(snap.n, dtype=bool)
+                ignored[idx[~has]] = True
+                scored = idx[has]
         ss = ScoreState(constraints, ignored)
         per_selector = _PerSelector(self._counter, snap, pod.namespace)
         for c in constraints:
@@ -363,9 +366,11 @@ class PodTopologySpread(Plugin, SpreadHints):
                 assert counts is not None
                 cnt = lookup(counts, col)
             total += np.where(col > 0, cnt * ss.weights[i] + (c.max_skew - 1), 0.0)
-        ignored = lookup(ss.ignored, idx)
         total = np.floor(total + 0.5)  # Go's math.Round (scores are never negative)
-        total[ignored] = 0.0
+        ignored = None
+        if ss.ignored is not None:
+            ignored = lookup(ss.ignored, idx)
+            total[ignored] = 0.0
         state.write(_IGNORED_KEY, ignored)
         return total
 
@@ -374,11 +379,16 @@ class PodTopologySpread(Plugin, SpreadHints):
         if scores.size == 0 or state.read(SCORE_KEY) is None:
             return scores
         ignored = state.read(_IGNORED_KEY)
-        valid = ~ignored if ignored is not None else np.ones(scores.size, dtype=bool)
+        s = scores.astype(np.int64)
+        if ignored is None:  # every node counts (the usual case): no masks
+            lo, hi = int(s.min()), int(s.max())
+            if hi == 0:
+                return np.full(scores.size, MAX_NODE_SCORE, dtype=np.float64)
+            return ((int(MAX_NODE_SCORE) * (hi + lo - s)) // hi).astype(np.float64)
+        valid = ~ignored
         out = np.zeros(scores.size, dtype=np.float64)
         if not valid.any():
             return out
-        s = scores.astype(np.int64)
         lo, hi = int(s[valid].min()), int(s[valid].max())
         if hi == 0:
             out[valid] = MAX_NODE_SCORE

@@ -332,7 +332,8 @@ class ScoreWant:
         assert len(ss.constraints) == len(self.constraints)
         for want, got in zip(self.constraints, ss.constraints, strict=True):
             want.check(got)
-        assert {snap.names[r] for r in np.flatnonzero(ss.ignored[: snap.n])} == self.ignored
+        ignored = ss.ignored[: snap.n] if ss.ignored is not None else np.zeros(0, dtype=bool)
+        assert {snap.names[r] for r in np.flatnonzero(ignored)} == self.ignored
         got = []
         for i, c in enumerate(ss.constraints):
             counts, present = ss.counts[i], ss.present[i]
