@@ -79,8 +79,9 @@ class LabelSelector:
     def __init__(self, requirements: tuple[Requirement, ...] = ()) -> None:
         self.requirements = requirements
         # Selectors key the scheduler's per-cycle caches: hashing the requirements each time
-        # calls each one's (dataclass) __hash__.
-        self._hash = hash(requirements)
+        # calls each one's (dataclass) __hash__. Worked out on the first use (most selectors
+        # never key anything).
+        self._hash: int | None = None
         # Equalities are the common case: check them with one dict lookup each.
         self._equal = tuple(
             (r.key, r.values[0]) for r in requirements if r.op == "In" and len(r.values) == 1
@@ -112,11 +113,14 @@ class LabelSelector:
         return f"LabelSelector({str(self)!r})"
 
     def __eq__(self, other: object) -> bool:
-        return self is other or (isinstance(other, LabelSelector) and self._hash == other._hash
+        return self is other or (isinstance(other, LabelSelector)
                                  and self.requirements == other.requirements)
 
     def __hash__(self) -> int:
-        return self._hash
+        h = self._hash
+        if h is None:
+            h = self._hash = hash(self.requirements)
+        return h
 
 
 EVERYTHING = LabelSelector()

