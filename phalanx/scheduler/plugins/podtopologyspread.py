@@ -338,7 +338,7 @@ class PodTopologySpread(Plugin, SpreadHints):
             # Only nodes with matching pods add to a domain's count: kube walks every node,
             # the counts come out the same from the few that hold such pods.
             per = per_selector(c)
-            rows = np.flatnonzero(per)
+            rows = np.flatnonzero(per != 0)  # numpy finds non-zeros in a bool array ~3x faster
             if require_all:
                 rows = rows[has_all_keys(snap, rows, constraints)]
             rows = self._included(pod, c, snap, rows)
