@@ -380,20 +380,20 @@ class PodTopologySpread(Plugin, SpreadHints):
             return scores
         ignored = state.read(_IGNORED_KEY)
         s = scores.astype(np.int64)
-        if ignored is None:  # every node counts (the usual case): no masks
-            lo, hi = int(s.min()), int(s.max())
-            if hi == 0:
-                return np.full(scores.size, MAX_NODE_SCORE, dtype=np.float64)
-            return ((int(MAX_NODE_SCORE) * (hi + lo - s)) // hi).astype(np.float64)
-        valid = ~ignored
-        out = np.zeros(scores.size, dtype=np.float64)
-        if not valid.any():
-            return out
-        lo, hi = int(s[valid].min()), int(s[valid].max())
+        # None in the usual case: every node counts, no mask to apply.
+        valid = None if ignored is None else ~ignored
+        counted = s if valid is None else s[valid]
+        if counted.size == 0:
+            return np.zeros(scores.size, dtype=np.float64)
+        lo, hi = int(counted.min()), int(counted.max())
         if hi == 0:
-            out[valid] = MAX_NODE_SCORE
-            return out
-        out[valid] = (int(MAX_NODE_SCORE) * (hi + lo - s[valid])) // hi
+            norm = np.full(counted.size, MAX_NODE_SCORE, dtype=np.float64)
+        else:
+            norm = ((int(MAX_NODE_SCORE) * (hi + lo - counted)) // hi).astype(np.float64)
+        if valid is None:
+            return norm
+        out = np.zeros(scores.size, dtype=np.float64)
+        out[valid] = norm
         return out
 
     # --- queueing ----------------------------------------------------------------------
