@@ -356,7 +356,7 @@ class MemoryCluster(GarbageCollector):
                             hand_over: bool = False) -> T | None:
         store, key, old = self._target(obj, "update_status")
         status = getattr(obj, "status", None)
-        if status is not None and not (hand_over and not returning):
+        if status is not None and (returning or not hand_over):
             status = clone_part(obj, status, "status")  # else the caller's, stored as it is
         return self._apply_status(  # type: ignore[return-value]
             store, key, old, status, obj.metadata, "update_status", returning)
