@@ -7,7 +7,9 @@ What it does as kube-apiserver + etcd do:
   uid preconditions; generation bumps on spec changes; status subresource; the scale
   subresource of kinds whose CRD declares one (`scale.py`);
 - finalizers, deletionTimestamp and ownerReference garbage collection (see `gc.py`);
-- pod scheduling gates, pod spec immutability and the binding subresource (`pods.py`);
+- pod scheduling gates, pod spec immutability and the binding subresource (`pods.py`),
+  which, with a create of a pod on a node, labels the pod with the node's zone and region
+  (kube-apiserver's PodTopologyLabels admission, on by default since 1.35);
 - bounded per-kind watch history (Gone when a watch asks for a version older than it).
 
 Deliberate choices, where Kubernetes leaves room or differs:
@@ -327,6 +329,12 @@ class MemoryCluster(GarbageCollector):
             pods.apply_defaults(new)
             pods.validate_create(new)
             pods.set_gated_condition(new, self.clock.now_dt())
+            if new.spec.node_name:  # type: ignore[attr-defined]
+                m = new.metadata
+                labels = pods.with_topology_labels(
+                    m.labels, self._node_topology_labels(new.spec.node_name))  # type: ignore[attr-defined]
+                if labels is not m.labels:
+                    m.labels = labels
         if self.admission.handles(cls):
             await self.admission.validate(new, None)
             if key in store.objects:  # created while admission awaited
@@ -510,8 +518,14 @@ class MemoryCluster(GarbageCollector):
             raise NotFound(f'pods "{pod_name}" not found', kind="Pod", name=pod_name)
         pod = store.objects[key]
         pods.check_bindable(pod, node_name)
-        self._commit(store, key, pods.bound_copy(pod, node_name, self.clock.now_dt()), pod,
-                     "MODIFIED", "bind")
+        bound = pods.bound_copy(pod, node_name, self.clock.now_dt(),
+                                self._node_topology_labels(node_name))
+        self._commit(store, key, bound, pod, "MODIFIED", "bind")
+
+    def _node_topology_labels(self, node_name: str) -> dict[str, str]:
+        nodes = self._stores.get(pods.NODE_GVK)
+        return pods.node_topology_labels(nodes.objects.get(object_key("", node_name))
+                                         if nodes is not None else None)
 
     # ------------------------------------------------------------------ introspection
 

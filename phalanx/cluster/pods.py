@@ -26,6 +26,13 @@ from .podvalidation.labelselector import label_map_errors
 from .podvalidation.tolerations import toleration_errors
 
 POD_GVK = ("v1", "Pod")
+NODE_GVK = ("v1", "Node")
+
+# kube-apiserver's PodTopologyLabels admission (beta, on by default since 1.35): a pod bound
+# to a node, by the binding subresource or by a create with spec.nodeName, carries the
+# node's zone and region labels, replacing the pod's own values of them (kube-apiserver
+# 1.36 measured: a pod created with zone "mine" on a node of zone "z1" is stored with "z1").
+TOPOLOGY_LABELS = ("topology.kubernetes.io/zone", "topology.kubernetes.io/region")
 
 # Spec fields a pod update may change at any time, and (additions only) while gated.
 _IMAGE_LISTS = ("containers", "initContainers", "ephemeralContainers")
@@ -185,13 +192,32 @@ def check_bindable(pod: Resource, target: str) -> None:
                        f"pod {pod.key} is being deleted and cannot be bound")
 
 
-def bound_copy(pod: Resource, target: str, now: datetime) -> Resource:
-    """A new stored pod with spec.nodeName set and condition PodScheduled=True, as the
-    binding subresource does. Shares unchanged parts with `pod` (stored objects are
-    never mutated)."""
+def node_topology_labels(node: Resource | None) -> dict[str, str]:
+    """What PodTopologyLabels copies from `node` (none when the node does not exist)."""
+    if node is None:
+        return {}
+    labels = node.metadata.labels
+    return {k: labels[k] for k in TOPOLOGY_LABELS if k in labels}
+
+
+def with_topology_labels(labels: dict[str, str], topology: dict[str, str]) -> dict[str, str]:
+    """`labels` with the node's topology labels set; the same dict when nothing changes."""
+    if all(labels.get(k) == v for k, v in topology.items()):
+        return labels
+    return {**labels, **topology}
+
+
+def bound_copy(pod: Resource, target: str, now: datetime,
+               topology: dict[str, str] | None = None) -> Resource:
+    """A new stored pod with spec.nodeName set, condition PodScheduled=True and the node's
+    `topology` labels, as the binding subresource does. Shares unchanged parts with `pod`
+    (stored objects are never mutated)."""
+    meta = pod.metadata
+    labels = with_topology_labels(meta.labels, topology or {})
     # metadata is copied because committing sets its resourceVersion.
     parts: dict[str, Any] = {
-        "metadata": pod.metadata.model_copy(),
+        "metadata": meta.model_copy(update={"labels": labels}) if labels is not meta.labels
+        else meta.model_copy(),
         "spec": pod.spec.model_copy(update={"node_name": target}),  # type: ignore[attr-defined]
     }
     status = getattr(pod, "status", None)

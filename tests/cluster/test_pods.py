@@ -111,3 +111,36 @@ def test_pod_status_is_reset_on_create(client_factory):
         p = await c.create(p)
         assert p.status.phase in (None, "Pending")
     client_factory.run(main)
+
+
+def test_a_pod_bound_or_created_on_a_node_gets_its_zone_and_region_labels(client_factory):
+    """PodTopologyLabels (kube-apiserver 1.35+, on by default): the binding subresource and
+    a create with spec.nodeName copy the node's topology.kubernetes.io/zone and region
+    labels onto the pod, replacing the pod's own values; no other label, and nothing for a
+    node that does not exist."""
+    from phalanx.api.core import Node
+
+    async def main():
+        c = client_factory()
+        node = Node.model_validate({"metadata": {"name": "topology-labels-n1", "labels": {
+            "topology.kubernetes.io/zone": "z1", "topology.kubernetes.io/region": "r1",
+            "topology.k8s.io/zone": "other", "rack": "a"}}})
+        await c.create(node)
+        try:
+            topology = {"topology.kubernetes.io/zone": "z1", "topology.kubernetes.io/region": "r1"}
+            await c.create(make_pod("bound", labels={"app": "x"}))
+            await c.create(make_pod("own-zone", labels={"topology.kubernetes.io/zone": "mine"}))
+            await c.bind("bound", "default", "topology-labels-n1")
+            await c.bind("own-zone", "default", "topology-labels-n1")
+            created = await c.create(make_pod("created", labels={"app": "x"},
+                                              node="topology-labels-n1"))
+            assert created.metadata.labels == {"app": "x", **topology}
+            await c.create(make_pod("elsewhere", labels={"app": "x"}, node="no-such-node"))
+            await c.create(make_pod("unbound", labels={"app": "x"}))
+            labels = {p.name: p.metadata.labels for p in (await c.list(Pod, "default")).items}
+            assert labels == {"bound": {"app": "x", **topology}, "own-zone": topology,
+                              "created": {"app": "x", **topology},
+                              "elsewhere": {"app": "x"}, "unbound": {"app": "x"}}
+        finally:
+            await c.delete(Node, "topology-labels-n1")
+    client_factory.run(main)
