@@ -184,6 +184,24 @@ class PodLabelIndex:
                 if not bucket:
                     del self.by_label[(info.namespace, k, v)]
 
+    def replace(self, old: PodInfo, new: PodInfo, row: int) -> None:
+        """`new` (the same pod, relabelled) where `old` was: only the labels that changed
+        move between buckets."""
+        entry = (row, new)
+        key, ns = new.key, new.namespace
+        self.by_namespace.setdefault(ns, {})[key] = entry
+        before, after = old.labels, new.labels
+        for k, v in before.items():
+            if after.get(k) != v:
+                bucket = self.by_label.get((ns, k, v))
+                if bucket is not None:
+                    bucket.pop(key, None)
+                    if not bucket:
+                        del self.by_label[(ns, k, v)]
+        by_label = self.by_label
+        for k, v in after.items():
+            by_label.setdefault((ns, k, v), {})[key] = entry
+
     def matching(self, term: Term, ns_labels: NamespaceLabels) -> list[tuple[int, PodInfo]]:
         """(row, pod) of every indexed pod the term matches."""
         if term.selector is None:

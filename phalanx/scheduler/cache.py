@@ -88,20 +88,30 @@ class SchedulerCache:
         assumed = self.assumed.pop(key, None)
         # A pod that starts terminating is re-counted (its row bumped): spread counts skip it.
         terminating = pod.metadata.deletion_timestamp is not None
-        if assumed is not None and assumed.node == node and _same_requests(assumed.info, pod) \
-                and assumed.info.labels == pod.metadata.labels and not terminating:
-            # The bind we assumed, confirmed: the snapshot already counts it there. Keep the
-            # row untouched (its version too, so cached filter results stay valid).
-            assumed.info.pod = pod
-            self.bound[key] = assumed.info
-            return assumed.info
         old = self.bound.get(key)
-        if old is not None and self.snapshot.pod_row(key) is not None and old.pod.spec.node_name == node \
-                and _same_requests(old, pod) and old.labels == pod.metadata.labels \
+        counted: PodInfo | None = None  # the version the snapshot counts, still right
+        if assumed is not None and assumed.node == node and not terminating \
+                and _same_requests(assumed.info, pod):
+            counted = assumed.info  # the bind we assumed, confirmed: counted there already
+        elif old is not None and self.snapshot.pod_row(key) is not None \
+                and old.pod.spec.node_name == node and _same_requests(old, pod) \
                 and (old.pod.metadata.deletion_timestamp is not None) == terminating:
-            old.pod = pod  # a status update (Running, Ready...): nothing the snapshot counts
-            return old
-        info = PodInfo(pod)
+            counted = old  # a status update (Running, Ready...), or a relabelling
+        if counted is not None:
+            if counted.labels == pod.metadata.labels:
+                # Keep the row untouched (its version too: cached filter results stay valid).
+                counted.pod = pod
+                self.bound[key] = counted
+                return counted
+            # Only its labels changed: the API server labels a pod it binds with its
+            # node's zone and region (PodTopologyLabels), or someone relabelled it.
+            info = PodInfo(pod, like=counted)
+            if self.snapshot.relabel_pod(info):
+                self.bound[key] = info
+                return info
+        # Not ours, moved, resized or terminating: counted again (requests kept when their
+        # inputs are unchanged).
+        info = PodInfo(pod, like=assumed.info if assumed is not None else old)
         self.bound[key] = info
         if not self.snapshot.add_pod(info, node):
             self.snapshot.remove_pod(key)

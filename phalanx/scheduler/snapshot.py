@@ -231,9 +231,12 @@ class Snapshot:
 
     # --- writing (cache only) -----------------------------------------------------------
 
-    def _bump(self, row: int) -> None:
+    def _bump(self, row: int, *, node_local: bool = True) -> None:
+        """Log `row` as changed. `node_local=False`: only its pods' labels changed, which
+        node-local results do not read, so its `row_version` stays."""
         self.version += 1
-        self.row_version[row] = self.version
+        if node_local:
+            self.row_version[row] = self.version
         log = self.bump_log
         if len(log) >= 4 * self._cap:
             log.clear()
@@ -358,17 +361,23 @@ class Snapshot:
         return self._label_index
 
     def _count_affinity(self, pod: PodInfo, row: int) -> None:
+        self._count_terms(pod, row)
+        if self._label_index is not None:
+            self._label_index.add(pod, row)
+
+    def _count_terms(self, pod: PodInfo, row: int) -> None:
         terms = pod.pod_terms
         if terms is not NO_TERMS:
             self.with_affinity[pod.key] = (row, pod)
             if terms.required_anti_affinity:
                 self.with_required_anti[pod.key] = (row, pod)
-        if self._label_index is not None:
-            self._label_index.add(pod, row)
+
+    def _uncount_terms(self, pod_key: str) -> None:
+        if self.with_affinity.pop(pod_key, None) is not None:
+            self.with_required_anti.pop(pod_key, None)
 
     def _uncount_affinity(self, pod: PodInfo) -> None:
-        if self.with_affinity.pop(pod.key, None) is not None:
-            self.with_required_anti.pop(pod.key, None)
+        self._uncount_terms(pod.key)
         if self._label_index is not None:
             self._label_index.remove(pod)
 
@@ -409,6 +418,25 @@ class Snapshot:
         if pod.claims:
             count_claims(self.pvc_users, pod.claims.pvc_keys, 1)
         self._bump(row)
+        return True
+
+    def relabel_pod(self, pod: PodInfo) -> bool:
+        """A counted pod whose labels changed and nothing else counted here (its node,
+        requests, ports and volumes are the same): swapped in place. The row is logged for
+        the label-dependent counts (spread, inter-pod affinity); node-local results stay
+        valid. False when the pod is not counted."""
+        entry = self._pod_rows.get(pod.key)
+        if entry is None:
+            return False
+        row = entry[0]
+        pods = self.pods[row]
+        old = pods[pod.key]
+        pods[pod.key] = pod
+        self._uncount_terms(pod.key)
+        self._count_terms(pod, row)
+        if self._label_index is not None:
+            self._label_index.replace(old, pod, row)
+        self._bump(row, node_local=False)
         return True
 
     def remove_pod(self, pod_key: str) -> PodInfo | None:

@@ -216,3 +216,63 @@ def test_lowest_priority_is_that_of_the_pods_counted_on_nodes(operations):
             snap.set_node(node(f"n{n}"))
         counted = [info.priority for pods in snap.pods for info in pods.values()]
         assert snap.lowest_priority() == (min(counted) if counted else None)
+
+
+def test_a_relabelled_pod_leaves_node_local_results_valid_and_is_logged_for_counts():
+    """relabel_pod: the row is logged (spread and inter-pod affinity recount it) but keeps
+    its row_version, so the signature cache does not re-evaluate it; a resource change on
+    the same row still does."""
+    from phalanx.scheduler.framework.signature_cache import SignatureEntry
+
+    s = Snapshot()
+    s.set_node(node("a"))
+    s.set_node(node("b"))
+    s.add_pod(PodInfo(pod("p", labels={"app": "x"})), "b")
+    index = s.label_index()  # kept up to date from now on
+    entry = SignatureEntry(0)
+    entry.dirty_rows(s)
+    before, version = s.row_version.copy(), s.version
+    relabelled = PodInfo(pod("p", labels={"app": "x", "topology.kubernetes.io/zone": "z"}))
+    assert s.relabel_pod(relabelled)
+    assert s.rows_bumped_since(version) == [1] and s.version == version + 1
+    assert (s.row_version == before).all()
+    assert entry.dirty_rows(s).tolist() == []
+    assert s.pods[1] == {"default/p": relabelled}
+    assert index.by_label[("default", "topology.kubernetes.io/zone", "z")] \
+        == {"default/p": (1, relabelled)}
+    s.relabel_pod(PodInfo(pod("p", labels={"app": "y"})))
+    assert ("default", "app", "x") not in index.by_label
+    assert ("default", "topology.kubernetes.io/zone", "z") not in index.by_label
+    s.add_pod(PodInfo(pod("q")), "b")
+    assert entry.dirty_rows(s).tolist() == [1]
+    assert not s.relabel_pod(PodInfo(pod("never-counted")))
+
+
+def test_the_label_index_kept_across_relabels_equals_one_built_from_scratch():
+    import random
+
+    from phalanx.scheduler.affinity import PodLabelIndex
+
+    for seed in range(10):
+        rng = random.Random(seed)
+        s = Snapshot()
+        for n in range(4):
+            s.set_node(node(f"n{n}"))
+        index = s.label_index()
+        names: list[str] = []
+        for step in range(80):
+            labels = {k: rng.choice("xy") for k in ("app", "tier", "zone") if rng.random() < 0.6}
+            if not names or rng.random() < 0.3:
+                names.append(f"p{step}")
+                s.add_pod(PodInfo(pod(names[-1], labels=labels)), f"n{rng.randrange(4)}")
+            elif rng.random() < 0.8:
+                assert s.relabel_pod(PodInfo(pod(rng.choice(names), labels=labels)))
+            else:
+                s.remove_pod(f"default/{names.pop(rng.randrange(len(names)))}")
+            fresh = PodLabelIndex()
+            for row in range(s.n):
+                for info in s.pods[row].values():
+                    fresh.add(info, row)
+            assert index.by_label == fresh.by_label, (seed, step)
+            kept = {ns: pods for ns, pods in index.by_namespace.items() if pods}
+            assert kept == fresh.by_namespace, (seed, step)

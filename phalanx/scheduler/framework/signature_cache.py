@@ -101,7 +101,11 @@ class SignatureEntry:
             if not bumped:
                 return _NO_ROWS
             dirty = np.array(sorted(set(bumped)), dtype=np.int64)  # np.unique: 3x the cost
-            self.versions[dirty] = snap.row_version[dirty]
+            now = snap.row_version[dirty]
+            # A row whose pods were only relabelled keeps its row_version: not dirty here.
+            changed = self.versions[dirty] != now
+            dirty, now = dirty[changed], now[changed]
+            self.versions[dirty] = now
             return dirty
         rv = snap.row_version[:n]
         dirty = np.flatnonzero(self.versions[:n] != rv)
