@@ -329,12 +329,9 @@ class MemoryCluster(GarbageCollector):
             pods.apply_defaults(new)
             pods.validate_create(new)
             pods.set_gated_condition(new, self.clock.now_dt())
-            if new.spec.node_name:  # type: ignore[attr-defined]
-                m = new.metadata
-                labels = pods.with_topology_labels(
-                    m.labels, self._node_topology_labels(new.spec.node_name))  # type: ignore[attr-defined]
-                if labels is not m.labels:
-                    m.labels = labels
+            bound_to = pods.node_name(new)
+            if bound_to:
+                pods.set_topology_labels(new, self._node_topology_labels(bound_to))
         if self.admission.handles(cls):
             await self.admission.validate(new, None)
             if key in store.objects:  # created while admission awaited

@@ -207,6 +207,14 @@ def with_topology_labels(labels: dict[str, str], topology: dict[str, str]) -> di
     return {**labels, **topology}
 
 
+def set_topology_labels(pod: Resource, topology: dict[str, str]) -> None:
+    """On a pod being created on a node: its labels with the node's `topology` labels."""
+    meta = pod.metadata
+    labels = with_topology_labels(meta.labels, topology)
+    if labels is not meta.labels:
+        meta.labels = labels
+
+
 def bound_copy(pod: Resource, target: str, now: datetime,
                topology: dict[str, str] | None = None) -> Resource:
     """A new stored pod with spec.nodeName set, condition PodScheduled=True and the node's

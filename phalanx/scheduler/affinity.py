@@ -189,16 +189,16 @@ class PodLabelIndex:
         move between buckets."""
         entry = (row, new)
         key, ns = new.key, new.namespace
+        by_label = self.by_label
         self.by_namespace.setdefault(ns, {})[key] = entry
         before, after = old.labels, new.labels
         for k, v in before.items():
             if after.get(k) != v:
-                bucket = self.by_label.get((ns, k, v))
+                bucket = by_label.get((ns, k, v))
                 if bucket is not None:
                     bucket.pop(key, None)
                     if not bucket:
-                        del self.by_label[(ns, k, v)]
-        by_label = self.by_label
+                        del by_label[(ns, k, v)]
         for k, v in after.items():
             by_label.setdefault((ns, k, v), {})[key] = entry
 
