@@ -33,6 +33,7 @@ from phalanx.ports import OPERATOR_METRICS_PORT, OPERATOR_PROBE_PORT, WEBHOOK_PO
 from .base import KubeModel, Resource
 from .duration import DURATION_PATTERN, parse_duration
 from .errors import FieldError, ManifestError, format_path, suggest
+from .workload_versions import gate_free_problem
 
 DEFAULT_SCHEDULER = "default-scheduler"
 
@@ -318,11 +319,14 @@ def _check_default_scheduler_config(
             if value not in ("reject", "pass-through"):
                 err([*where, key], f'must be "reject" or "pass-through", got {value!r}')
         elif key == "podSchedulingGate":
-            # kube-scheduler holds a pod only until its PodGroup has minCount pods, not until
-            # its PodGang is Initialized (phalanx.backends.kube): the gate stays.
-            if value is not True:
-                err([*where, key], "only true is supported: kube-scheduler would schedule a "
-                    "pod before its PodGang is Initialized")
+            if not isinstance(value, bool):
+                err([*where, key], f"must be a boolean (true or false), got {value!r}")
+            elif not value:
+                version = config.get("workloadAPIVersion")
+                problem = gate_free_problem(config.get("gangScheduling") is True,
+                                            version if isinstance(version, str) else None)
+                if problem:
+                    err([*where, key], f"false {problem}")
         else:
             hint = suggest(key, DEFAULT_SCHEDULER_CONFIG_KEYS)
             err(

@@ -44,13 +44,7 @@ from .scheduling import (
     WorkloadPodGroup,
     WorkloadSpec,
 )
-
-SCHEDULING_GROUP = "scheduling.k8s.io"
-V1ALPHA1 = f"{SCHEDULING_GROUP}/v1alpha1"  # Kubernetes 1.35
-V1ALPHA2 = f"{SCHEDULING_GROUP}/v1alpha2"  # 1.36
-V1BETA1 = f"{SCHEDULING_GROUP}/v1beta1"  # 1.37
-# Oldest first; the default-scheduler backend writes the newest one the server serves.
-WORKLOAD_API_VERSIONS = (V1ALPHA1, V1ALPHA2, V1BETA1)
+from .workload_versions import V1ALPHA1, V1ALPHA2, V1BETA1
 
 # PodGroupScheduled condition (upstream) and its reasons.
 PODGROUP_SCHEDULED = "PodGroupScheduled"

@@ -78,7 +78,8 @@ class BackendConfig(BaseModel):
     GATE_OPTIONAL: ClassVar[bool] = False
     GATE_REQUIRED_WHY: ClassVar[str] = (
         "this scheduler would schedule a pod before its PodGang is Initialized; "
-        "only phalanx-scheduler holds such pods itself")
+        "only phalanx-scheduler, and default-scheduler with gangScheduling, hold such pods "
+        "themselves")
 
     mismatch_policy: MismatchPolicy = Field(MismatchPolicy.REJECT, alias="mismatchPolicy")
     # `false`: pods are created without the grove.io/podgang-pending-creation gate, saving

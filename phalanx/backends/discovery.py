@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from phalanx.api.workloads import WORKLOAD_API_VERSIONS, WORKLOAD_KINDS
+from phalanx.api.workload_versions import WORKLOAD_API_VERSIONS
+from phalanx.api.workloads import WORKLOAD_KINDS
 
 if TYPE_CHECKING:
     from phalanx.api.base import Resource

@@ -32,6 +32,13 @@ whose groups all run exactly their minimum loses nothing: minCount is then every
 Also per KEP-4671 (v1.36 algorithm): a PodGroup of unlike pods (leader + workers) is placed
 best-effort; kube-scheduler does not promise to find a placement that exists.
 
+**Without Grove's gate** (`podSchedulingGate: false`, only with `gangScheduling` on the
+PodGroup API, 1.36+): kube-scheduler's GangScheduling PreEnqueue holds a pod until its
+PodGroup exists and minCount of its pods exist, and Permit binds none before minCount are
+placed, so base PodGangs' pods are created ungated. A pod is then released once its gang's
+minimum exists rather than once its PodGang is Initialized (the same thing when minCount is
+every pod, as `reject` keeps multi-group gangs). See docs/real-cluster.md.
+
 Limits, checked at admission: no topology-aware placement (see `topology.py`). The objects
 are immutable: a changed gang (another minimum) re-creates them, and a 1.36+ PodGroup still
 used by pods is only replaced once those pods are gone (its protection finalizer;
@@ -44,13 +51,14 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, ClassVar
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from phalanx.api import labels
 from phalanx.api.pod import Pod
 from phalanx.api.scheduling import TypedLocalObjectReference
+from phalanx.api.workload_versions import WORKLOAD_API_VERSIONS, gate_free_problem
 from phalanx.api.workloads import (
-    WORKLOAD_API_VERSIONS,
     WORKLOAD_KINDS,
     kube_gang_objects,
     point_pod_at_gang,
@@ -105,17 +113,24 @@ class KubeBackendConfig(BackendConfig):
     admits such PodCliqueSets and names what is ignored in `SchedulerCompatible`.
     """
 
-    # kube-scheduler 1.36's GangScheduling PreEnqueue holds a pod only until its PodGroup
-    # (Workload) exists and has minCount pods, not until its PodGang is Initialized (every
-    # replica created and referenced); pods of Basic-policy groups, or with gangScheduling
-    # off, are not held at all. So Workload-API pods keep Grove's gate.
-    GATE_REQUIRED_WHY: ClassVar[str] = (
-        "kube-scheduler's GangScheduling holds a pod only until its PodGroup has minCount "
-        "pods, not until its PodGang is Initialized")
+    # With gangScheduling, kube-scheduler 1.36's GangScheduling PreEnqueue holds a pod until
+    # its PodGroup exists and minCount pods of it exist, and its Permit releases none before
+    # minCount are placed: `podSchedulingGate: false` is allowed then (see the module docs).
+    GATE_OPTIONAL: ClassVar[bool] = True
 
     gang_scheduling: bool = Field(False, alias="gangScheduling")
     workload_api_version: str | None = Field(None, alias="workloadAPIVersion")
     mismatch_policy: MismatchPolicy = Field(MismatchPolicy.REJECT, alias="mismatchPolicy")
+
+    @model_validator(mode="after")
+    def _gate_free_needs_podgroups(self) -> KubeBackendConfig:
+        problem = None if self.pod_scheduling_gate else gate_free_problem(
+            self.gang_scheduling, self.workload_api_version)
+        if problem:  # reported at podSchedulingGate, the field that asks for it
+            raise ValidationError.from_exception_data(type(self).__name__, [InitErrorDetails(
+                type=PydanticCustomError("value_error", "false {problem}", {"problem": problem}),
+                loc=("podSchedulingGate",), input=False)])
+        return self
 
     @field_validator("workload_api_version")
     @classmethod
@@ -189,7 +204,13 @@ class KubeBackend(ConfiguredBackend[KubeBackendConfig]):
                 "the API server serves no scheduling.k8s.io Workload API (1.35+ with the "
                 "GenericWorkload feature gate); disable gangScheduling or enable the API",
             )
-        log.info("default-scheduler: gang scheduling via %s", self.workload_api_version)
+        if not self.config.pod_scheduling_gate and gate_free_problem(
+                True, self.workload_api_version):
+            raise BackendConfigError(
+                "config.podSchedulingGate", "false needs the PodGroup API (scheduling.k8s.io/"
+                f"v1alpha2 or later, Kubernetes 1.36+); this server's is {self.workload_api_version}")
+        log.info("default-scheduler: gang scheduling via %s%s", self.workload_api_version,
+                 "" if self.config.pod_scheduling_gate else ", pods without Grove's gate")
 
     async def sync_podgang(self, podgang: PodGang) -> None:
         if not self.config.gang_scheduling:

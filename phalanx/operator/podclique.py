@@ -20,8 +20,10 @@ The gate is removed -- only Phalanx's gate, never one another controller added -
    minAvailable pods scheduled (Grove's rule).
 That is one write per pod (a merge patch with a resourceVersion precondition): Kubernetes
 offers no bulk gate removal, so this is the floor for gates. A backend profile with
-`podSchedulingGate: false` (phalanx-scheduler only: its PreEnqueue holds the pods of a PodGang
-not yet Initialized and BackendSynced) gets its base PodGangs' pods without the gate.
+`podSchedulingGate: false` gets its base PodGangs' pods without the gate: phalanx-scheduler's
+PreEnqueue holds the pods of a PodGang not yet Initialized and BackendSynced, and
+kube-scheduler's GangScheduling (default-scheduler with gangScheduling) those of a PodGroup
+that does not exist or lacks minCount pods.
 """
 
 from __future__ import annotations
@@ -80,7 +82,7 @@ def expected_template_hash(pclq: PodClique, current_generation_hash: str | None)
 def needs_gate(backend: object, pclq: PodClique) -> bool:
     """Whether this clique's pods are created with Phalanx's gate. Without it (profile
     `podSchedulingGate: false`, allowed only for schedulers that hold the pods of an
-    un-Initialized PodGang themselves) one write per pod is saved. Pods of a scaled PodGang
+    incomplete gang themselves) one write per pod is saved. Pods of a scaled PodGang
     keep it: they also wait for their base PodGang to be scheduled, which only we track."""
     config = getattr(backend, "config", None)
     if getattr(config, "pod_scheduling_gate", True):

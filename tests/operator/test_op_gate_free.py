@@ -3,7 +3,8 @@ profile the operator creates base PodGangs' pods without Grove's gate, and the s
 PreEnqueue holds them instead. Property, on the embedded cluster with the real operator,
 scheduler and kubelet: no pod is bound before its PodGang is Initialized and BackendSynced,
 and every pod is bound in the end. Plus the admission side: profiles whose scheduler cannot
-hold such pods refuse the setting, naming the field.
+hold such pods refuse the setting, naming the field (default-scheduler's own rules:
+test_op_gate_free_kube.py).
 """
 
 from __future__ import annotations
@@ -52,11 +53,13 @@ class CheckedCluster(MemoryCluster):
         self.scaled: set[str] = set()  # pods of a scaled PodGang
 
     async def create(self, obj: Any, *args: Any, **kwargs: Any) -> Any:
-        if isinstance(obj, Pod):
-            self.created_gated[obj.name] = obj.has_gate(GATE)
+        created = await super().create(obj, *args, **kwargs)
+        if isinstance(obj, Pod):  # by the name the server gave (pods have generateName)
+            name = created.name if created is not None else obj.name
+            self.created_gated[name] = obj.has_gate(GATE)
             if L.LABEL_BASE_PODGANG in obj.metadata.labels:
-                self.scaled.add(obj.name)
-        return await super().create(obj, *args, **kwargs)
+                self.scaled.add(name)
+        return created
 
     async def bind(self, pod_name: str, namespace: str, node_name: str) -> None:
         pod = await self.get(Pod, pod_name, namespace)
@@ -140,18 +143,3 @@ def test_schedulers_that_need_the_gate_refuse_to_go_without_it(profile: str) -> 
     with pytest.raises(BackendConfigError) as err:
         BackendRegistry.from_profiles([(profile, {"podSchedulingGate": False})], profile)
     assert "podSchedulingGate" in str(err.value) and "not supported" in str(err.value)
-
-
-def test_default_scheduler_refuses_to_go_without_the_gate() -> None:
-    from phalanx.api.config import default_operator_config, validate_operator_config
-
-    cfg = default_operator_config(OperatorConfiguration.model_validate({"scheduler": {
-        "profiles": [{"name": "default-scheduler",
-                      "config": {"gangScheduling": True, "podSchedulingGate": False}}]}}))
-    errors = validate_operator_config(cfg)
-    assert [e.path for e in errors] == ["scheduler.profiles[0].config.podSchedulingGate"]
-    assert "PodGang is Initialized" in errors[0].message
-    with pytest.raises(BackendConfigError, match="podSchedulingGate"):
-        BackendRegistry.from_profiles(
-            [("default-scheduler", {"gangScheduling": True, "podSchedulingGate": False})],
-            "default-scheduler")

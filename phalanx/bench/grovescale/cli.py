@@ -38,6 +38,10 @@ def grove_scale(
     timeout: Annotated[str, typer.Option(help="Longest wait for one milestone.")] = "15m",
     audit: Annotated[bool, typer.Option(help="Record every write in the API server's audit "
                                         "log and report writes by writer and call.")] = False,
+    pod_scheduling_gate: Annotated[bool, typer.Option(
+        help="Create pods with Grove's scheduling gate. --no-pod-scheduling-gate sets "
+             "podSchedulingGate: false on the scheduler's profile (with kube-scheduler: "
+             "default-scheduler with gangScheduling), which holds the pods itself.")] = True,
     out: Annotated[Path, typer.Option(help="Directory for the JSON results.")] = DEFAULT_OUT,
 ) -> None:
     """Run one of Grove's operator scale tests (operator/e2e/tests/scale) against
@@ -54,7 +58,7 @@ def grove_scale(
     cfg = GroveScaleConfig(
         scenario=scenario, factor=factor, nodes=nodes, scheduler=scheduler, qps=qps,
         burst=burst, floor=floor, timeout=_duration(timeout, "--timeout"),
-        soak_cycles=soak_cycles, audit=audit,
+        soak_cycles=soak_cycles, audit=audit, pod_scheduling_gate=pod_scheduling_gate,
         soak_hold=None if soak_hold is None else _duration(soak_hold, "--soak-hold"))
     try:
         cfg.resolved()
@@ -69,6 +73,7 @@ def grove_scale(
         raise typer.Exit(130) from None
     variant = "" if factor == 1.0 else f"-x{factor:g}"
     variant += "" if scheduler == KUBE_SCHEDULER else "-phalanx-scheduler"
+    variant += "" if pod_scheduling_gate else "-gate-free"
     path = _write(r, out, f"grove-scale-{r['scenario']}{variant}")
     for phase in r["phases"]:
         ms = ", ".join(f"{k} {v}s" if v is not None else f"{k} NOT REACHED"

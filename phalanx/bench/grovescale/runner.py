@@ -51,6 +51,7 @@ class GroveScaleConfig:
     soak_cycles: int | None = None
     soak_hold: float | None = None
     audit: bool = False            # every write in the audit log: writes by writer and call
+    pod_scheduling_gate: bool = True  # False: the scheduler's profile holds pods, no gate
 
     def resolved(self) -> Scenario:
         try:
@@ -67,7 +68,8 @@ class GroveScaleConfig:
     def stack(self) -> StackConfig:
         return StackConfig(nodes=self.nodes or self.resolved().worker_nodes,
                            scheduler=self.scheduler, qps=self.qps, burst=self.burst,
-                           audit_all_writes=self.audit)
+                           audit_all_writes=self.audit,
+                           pod_scheduling_gate=self.pod_scheduling_gate)
 
 
 class PodWatch:

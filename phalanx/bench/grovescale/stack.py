@@ -52,6 +52,8 @@ class StackConfig:
     qps: float = 2000.0
     burst: int = 4000
     audit_all_writes: bool = False
+    # False: the scheduler's profile gets `podSchedulingGate: false` (pods created ungated).
+    pod_scheduling_gate: bool = True
 
 
 # Every write by anyone, at Metadata level (user agent, verb, object reference, code).
@@ -95,7 +97,7 @@ class ScaleStack:
             config = operator_config(
                 probe_port=free_port(), metrics_port=free_port(), webhook_port=free_port(),
                 lease_namespace=system_ns,
-                profile_configs={"default-scheduler": {"gangScheduling": True}},
+                profile_configs=self.operator_profile_configs(),
                 runtimeClientConnection={"qps": cfg.qps, "burst": cfg.burst})
             self.operator = start_operator(plane, config=config, namespace=system_ns)
             if cfg.scheduler == PHALANX_SCHEDULER:
@@ -105,6 +107,14 @@ class ScaleStack:
             self.__exit__()
             raise
         return self
+
+    def operator_profile_configs(self) -> dict[str, dict[str, Any]]:
+        configs: dict[str, dict[str, Any]] = {"default-scheduler": {"gangScheduling": True}}
+        if not self.cfg.pod_scheduling_gate:
+            profile = "default-scheduler" if self.cfg.scheduler == KUBE_SCHEDULER \
+                else PHALANX_SCHEDULER
+            configs.setdefault(profile, {})["podSchedulingGate"] = False
+        return configs
 
     def _plane_options(self) -> ControlPlaneOptions | None:
         if not self.cfg.audit_all_writes:

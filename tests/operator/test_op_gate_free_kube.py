@@ -1,0 +1,206 @@
+"""The gate-free path on default-scheduler (issue 28 item 2): with `gangScheduling: true,
+podSchedulingGate: false` the operator creates base PodGangs' pods without Grove's gate, and
+the scheduler holds them as kube-scheduler's GangScheduling does (PreEnqueue: the PodGroup
+exists and minCount of its pods exist; Permit: minCount placed together). Property, on the
+embedded cluster with the real operator, scheduler and kubelet: no pod is bound before its
+PodGroup exists and every pod of its gang exists (admission's `reject` policy keeps each
+multi-group clique at its minimum, so minCount is every pod), and every pod is bound in the
+end. Plus the configuration side: the setting is refused, naming the field, where
+kube-scheduler would not hold the pods. The same on the real servers:
+tests/backends/test_kube_gate_free_real.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from op_harness import NS, make_pcs
+
+from phalanx.api import labels as L
+from phalanx.api.config import (
+    OperatorConfiguration,
+    default_operator_config,
+    validate_operator_config,
+)
+from phalanx.api.core import Pod
+from phalanx.api.workloads import WORKLOAD_KINDS
+from phalanx.backends.registry import BackendConfigError, BackendRegistry
+from phalanx.cluster.client import Forbidden, NotFound
+from phalanx.cluster.clock import run_virtual, wait_for_condition
+from phalanx.cluster.memory import MemoryCluster
+from phalanx.operator import OperatorManager
+from phalanx.scheduler import Scheduler
+from phalanx.sim.clusterspec import build_nodes, default_cluster_spec
+from phalanx.sim.kubelet import Kubelet
+
+GATE = L.GATE_PODGANG_PENDING_CREATION
+SETTLE_TIMEOUT = 600.0  # virtual seconds (see test_op_gate_free.py)
+GATE_FREE = {"gangScheduling": True, "podSchedulingGate": False}
+PODGROUP_KINDS = tuple(podgroup for _workload, podgroup in WORKLOAD_KINDS.values() if podgroup)
+
+
+def _config(profile_config: dict[str, Any]) -> OperatorConfiguration:
+    return OperatorConfiguration.model_validate({"scheduler": {
+        "profiles": [{"name": "default-scheduler", "config": profile_config}],
+        "defaultProfileName": "default-scheduler"}})
+
+
+class CheckedCluster(MemoryCluster):
+    """Records, at each bind, whether the pod's PodGroup existed and held minCount pods."""
+
+    def __init__(self, refused_podgroup_creates: int = 0) -> None:
+        super().__init__()
+        self.violations: list[str] = []
+        self.created_gated: dict[str, bool] = {}
+        self.scaled: set[str] = set()
+        # The first creates of PodGroups are refused (an admission policy would), so pods
+        # exist before their PodGroup and the scheduler must hold them for it.
+        self.refusals_left = refused_podgroup_creates
+        self.pods_before_podgroup = 0
+
+    async def create(self, obj: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(obj, PODGROUP_KINDS):
+            if self.refusals_left > 0:
+                self.refusals_left -= 1
+                raise Forbidden("PodGroups refused (test)", kind=obj.kind, name=obj.name)
+            self.pods_before_podgroup += sum(
+                1 for p in (await self.list(Pod, obj.metadata.namespace)).items
+                if p.spec.scheduling_group is not None
+                and p.spec.scheduling_group.pod_group_name == obj.name)
+        created = await super().create(obj, *args, **kwargs)
+        if isinstance(obj, Pod):
+            name = created.name if created is not None else obj.name
+            self.created_gated[name] = obj.has_gate(GATE)
+            if L.LABEL_BASE_PODGANG in obj.metadata.labels:
+                self.scaled.add(name)
+        return created
+
+    async def bind(self, pod_name: str, namespace: str, node_name: str) -> None:
+        pod = await self.get(Pod, pod_name, namespace)
+        group = pod.spec.scheduling_group
+        if group is None or not group.pod_group_name:
+            self.violations.append(f"{pod_name}: bound with no scheduling group")
+        else:
+            podgroup = await self._podgroup(group.pod_group_name, namespace)
+            if podgroup is None:
+                self.violations.append(f"{pod_name}: bound before PodGroup "
+                                       f"{group.pod_group_name} exists")
+            else:
+                members = [p for p in (await self.list(Pod, namespace)).items
+                           if p.spec.scheduling_group is not None
+                           and p.spec.scheduling_group.pod_group_name == group.pod_group_name]
+                if len(members) < podgroup.min_count:
+                    self.violations.append(
+                        f"{pod_name}: bound with {len(members)} of {group.pod_group_name}'s "
+                        f"minCount {podgroup.min_count} pods in existence")
+        await super().bind(pod_name, namespace, node_name)
+
+
+    async def _podgroup(self, name: str, namespace: str) -> Any:
+        """The PodGroup in whichever served version the backend writes (here the newest)."""
+        for kind in PODGROUP_KINDS:
+            try:
+                return await self.get(kind, name, namespace)
+            except NotFound:
+                continue
+        return None
+
+
+async def _run(pcs: Any, profile_config: dict[str, Any], refused_podgroup_creates: int = 0
+               ) -> CheckedCluster:
+    cluster = CheckedCluster(refused_podgroup_creates)
+    for node in build_nodes(default_cluster_spec())[:8]:
+        await cluster.create(node)
+    config = _config(profile_config)
+    op = OperatorManager(cluster, config, registry=BackendRegistry.from_config(config))
+    sched, kubelet = Scheduler(cluster), Kubelet(cluster)
+    for c in (op, sched, kubelet):
+        await c.start()
+    try:
+        await cluster.create(pcs)
+
+        async def all_bound() -> bool:
+            pods = (await cluster.list(Pod, NS)).items
+            return bool(pods) and all(p.spec.node_name for p in pods)
+
+        assert await wait_for_condition(all_bound, timeout=SETTLE_TIMEOUT), "pods left unbound"
+        await op.wait_idle(timeout=SETTLE_TIMEOUT)
+    finally:
+        for c in (kubelet, sched, op):
+            await c.stop()
+    return cluster
+
+
+@st.composite
+def podcliquesets(draw: st.DrawFn) -> Any:
+    # Cliques at their minimum (what `reject` admits for a multi-group gang).
+    n = draw(st.integers(1, 3))
+    cliques = [(f"c{i}", r, r) for i, r in enumerate(draw(st.integers(1, 4)) for _ in range(n))]
+    groups = None
+    if n > 1 and draw(st.booleans()):
+        # Scaling-group replicas above minAvailable are scaled PodGangs: their pods keep the
+        # gate (they also wait for the base PodGang, which only the operator tracks).
+        reps = draw(st.integers(1, 3))
+        groups = [("sg", [cliques[-1][0]], reps, draw(st.integers(1, reps)))]
+    return make_pcs("job", cliques, replicas=draw(st.integers(1, 2)), groups=groups,
+                    scheduler="default-scheduler")
+
+
+@settings(max_examples=10, deadline=None, database=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(pcs=podcliquesets(), refused=st.integers(0, 3))
+def test_no_pod_binds_before_its_podgroup_and_gang_exist_without_gates(
+        pcs: Any, refused: int) -> None:
+    cluster = run_virtual(lambda: _run(pcs, GATE_FREE, refused))
+    assert cluster.violations == []
+    if refused:  # the case the refusals are for: pods waited for their PodGroup
+        assert cluster.pods_before_podgroup > 0
+    assert any(not gated for gated in cluster.created_gated.values()), cluster.created_gated
+    assert {name for name, gated in cluster.created_gated.items() if gated} == cluster.scaled
+
+
+def test_gated_default_scheduler_keeps_the_gate() -> None:
+    pcs = make_pcs("job", [("a", 2, 2), ("b", 3, 3)], scheduler="default-scheduler")
+    cluster = run_virtual(lambda: _run(pcs, {"gangScheduling": True}))
+    assert cluster.violations == []
+    assert cluster.created_gated and all(cluster.created_gated.values())
+
+
+@pytest.mark.parametrize(("profile_config", "why"), [
+    ({"podSchedulingGate": False}, "needs gangScheduling: true"),
+    ({**GATE_FREE, "workloadAPIVersion": "v1alpha1"}, "needs the PodGroup API"),
+])
+def test_default_scheduler_refuses_to_go_without_the_gate_where_nothing_holds_the_pods(
+        profile_config: dict[str, Any], why: str) -> None:
+    errors = validate_operator_config(default_operator_config(_config(profile_config)))
+    assert [e.path for e in errors] == ["scheduler.profiles[0].config.podSchedulingGate"]
+    assert why in errors[0].message
+    with pytest.raises(BackendConfigError, match=why) as err:
+        BackendRegistry.from_profiles([("default-scheduler", profile_config)],
+                                      "default-scheduler")
+    assert err.value.field == "scheduler.profiles[0].config.podSchedulingGate"
+
+
+def test_default_scheduler_goes_without_the_gate_with_gang_scheduling() -> None:
+    assert validate_operator_config(default_operator_config(_config(GATE_FREE))) == []
+    registry = BackendRegistry.from_profiles([("default-scheduler", GATE_FREE)],
+                                             "default-scheduler")
+    assert registry.get_or_default("default-scheduler").config.pod_scheduling_gate is False
+
+
+def test_a_server_serving_only_the_1_35_api_refuses_gate_free_at_start(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import phalanx.backends.kube as kube_backend
+    from phalanx.api.workloads import V1ALPHA1
+
+    async def only_v1alpha1(_client: Any) -> list[str]:
+        return [V1ALPHA1]
+
+    monkeypatch.setattr(kube_backend, "served_workload_versions", only_v1alpha1)
+    backend = kube_backend.KubeBackend(kube_backend.KubeBackendConfig.model_validate(GATE_FREE))
+    with pytest.raises(BackendConfigError, match="needs the PodGroup API") as err:
+        run_virtual(lambda: backend.init(MemoryCluster()))
+    assert err.value.field == "config.podSchedulingGate"
