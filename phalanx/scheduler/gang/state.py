@@ -368,6 +368,16 @@ class GangState:
             out.append(spec.hold)
         return out
 
+    def held_by_owner(self) -> bool:
+        """Every member the gang needs exists; only its owner still holds it back (members
+        behind a scheduling gate, or the owner's `hold`, e.g. a PodGang not Initialized)."""
+        spec = self.spec
+        if spec is None or self.created < spec.min_member:
+            return False
+        if any(self.created_in(g.name) < g.min_member for g in spec.groups):
+            return False
+        return self.created - self._gated < spec.min_member or bool(spec.hold)
+
     @property
     def complete(self) -> bool:
         return self.spec is not None and not self.missing_members()

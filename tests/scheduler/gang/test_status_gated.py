@@ -1,7 +1,8 @@
 """A gang held back in PreEnqueue is first reported only after a grace: members created
-over a few seconds, or waiting behind the operator's scheduling gate (lifted right after it
-initializes the PodGang), get no GangIncomplete Warning on a healthy workload. A gang that
-stays incomplete or gated past the grace is reported."""
+over a few seconds (5 s), or waiting behind the operator's scheduling gate (30 s: the owner's
+grace; the gate is lifted once the operator has initialized the PodGang, which takes longer
+than 5 s on a busy API server), get no GangIncomplete Warning on a healthy workload. A gang
+that stays incomplete or gated past its grace is reported."""
 
 from __future__ import annotations
 
@@ -16,8 +17,20 @@ from phalanx.scheduler import Scheduler
 from phalanx.scheduler.bench import NAMESPACE, make_gangs, make_nodes
 
 
+async def _events(cluster: MemoryCluster) -> dict[str, list[str]]:
+    events: dict[str, list[str]] = {}
+    for e in (await cluster.list(Event, NAMESPACE)).items:
+        events.setdefault(e.involved_object.name, []).append(f"{e.reason}: {e.message}")
+    return events
+
+
+def _incomplete(events: dict[str, list[str]], pod: str) -> list[str]:
+    return [m for m in events.get(pod, []) if m.startswith("GangIncomplete: ")]
+
+
 def test_transient_incompleteness_is_not_reported_and_lasting_incompleteness_is() -> None:
-    async def main() -> tuple[dict[str, list[str]], dict[str, str | None]]:
+    async def main() -> tuple[dict[str, list[str]], dict[str, list[str]],
+                              dict[str, str | None]]:
         cluster = MemoryCluster()
         for node in make_nodes(8):
             await cluster.create(node)
@@ -41,27 +54,26 @@ def test_transient_incompleteness_is_not_reported_and_lasting_incompleteness_is(
         await asyncio.sleep(2)  # within the grace (5 s): lift one gang's gates
         for pod in lifted[1]:
             await cluster.patch(Pod, pod.name, {"spec": {"schedulingGates": None}}, NAMESPACE)
-        await asyncio.sleep(10)
+        await asyncio.sleep(10)  # past the incomplete grace, within the owner's
+        early = await _events(cluster)
+        await asyncio.sleep(25)  # past the owner's grace too
         await sched.wait_idle(timeout=60)
         await sched.stop()
-        events: dict[str, list[str]] = {}
-        for e in (await cluster.list(Event, NAMESPACE)).items:
-            events.setdefault(e.involved_object.name, []).append(f"{e.reason}: {e.message}")
         nodes = {p.name: p.spec.node_name for p in (await cluster.list(Pod, NAMESPACE)).items}
-        return events, nodes
+        return early, await _events(cluster), nodes
 
-    events, nodes = run_virtual(main)
+    early, events, nodes = run_virtual(main)
     for gang in ("gang-00000", "gang-00001"):  # slow, lifted: placed, never reported
         for j in range(4):
             assert nodes[f"{gang}-{j}"]
-            assert [m for m in events.get(f"{gang}-{j}", []) if "GangIncomplete" in m] == []
-    for j in range(4):  # gated for good
-        assert not nodes["gang-00002-%d" % j]
-        assert any(m.startswith("GangIncomplete: ") and "still have scheduling gates" in m
-                   for m in events["gang-00002-%d" % j]), events
-    for j in range(2):  # incomplete for good
-        assert any(m.startswith("GangIncomplete: ") and "2/4 members created" in m
-                   for m in events["gang-00003-%d" % j]), events
+            assert _incomplete(events, f"{gang}-{j}") == []
+    for j in range(4):  # gated for good: reported once the owner's grace is over
+        assert not nodes[f"gang-00002-{j}"]
+        assert _incomplete(early, f"gang-00002-{j}") == [], early
+        assert any("still have scheduling gates" in m
+                   for m in _incomplete(events, f"gang-00002-{j}")), events
+    for j in range(2):  # incomplete for good: reported after the incomplete grace
+        assert any("2/4 members created" in m for m in _incomplete(early, f"gang-00003-{j}")), early
 
 
 def test_a_change_looks_at_the_changed_gang_not_at_every_waiting_gang(monkeypatch) -> None:
@@ -102,3 +114,34 @@ def test_a_change_looks_at_the_changed_gang_not_at_every_waiting_gang(monkeypatc
     # PreEnqueue itself asks `blocked` about a pod's gang; the status worker adds a couple
     # of looks per change. The quadratic worker made 101,100 calls here for 600 pods.
     assert calls < 10 * created, (calls, created)
+
+
+def test_a_podgang_its_operator_has_not_initialized_gets_the_owners_grace() -> None:
+    """The gate-free path: every member exists, ungated, and the scheduler holds them until
+    the operator marks the PodGang Initialized and BackendSynced. That hold is the owner's:
+    reported only after 30 s, not after 5."""
+    from tests.scheduler.gang.builders import members, podgang
+
+    async def main() -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+        cluster = MemoryCluster()
+        for node in make_nodes(4):
+            await cluster.create(node)
+        sched = Scheduler(cluster)
+        await sched.start()
+        gang = podgang("held", {"w": 4}, namespace=NAMESPACE)
+        gang.metadata.labels[L.LABEL_MANAGED_BY] = L.MANAGED_BY_VALUE  # no conditions yet
+        await cluster.create(gang)
+        for pod in members("held", "w", 4, namespace=NAMESPACE):
+            await cluster.create(pod)
+        await asyncio.sleep(10)
+        early = await _events(cluster)
+        await asyncio.sleep(25)
+        await sched.wait_idle(timeout=60)
+        await sched.stop()
+        return early, await _events(cluster)
+
+    early, events = run_virtual(main)
+    assert all(_incomplete(early, f"w-{j}") == [] for j in range(4)), early
+    for j in range(4):
+        assert any("PodGang held is not Initialized yet" in m
+                   for m in _incomplete(events, f"w-{j}")), events
