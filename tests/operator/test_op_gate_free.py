@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from gate_free_harness import GateRecordingCluster, podcliquesets, run_until_bound
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from op_harness import NS, make_pcs
+from op_harness import make_pcs
 
 from phalanx.api import labels as L
 from phalanx.api.config import OperatorConfiguration
@@ -22,18 +22,8 @@ from phalanx.api.core import Pod
 from phalanx.api.grove import PodGang
 from phalanx.api.podgang import PODGANG_INITIALIZED
 from phalanx.backends.registry import BackendConfigError, BackendRegistry
-from phalanx.cluster.clock import run_virtual, wait_for_condition
-from phalanx.cluster.memory import MemoryCluster
-from phalanx.operator import OperatorManager
+from phalanx.cluster.clock import run_virtual
 from phalanx.operator.conditions import BACKEND_SYNCED
-from phalanx.scheduler import Scheduler
-from phalanx.sim.clusterspec import build_nodes, default_cluster_spec
-from phalanx.sim.kubelet import Kubelet
-
-GATE = L.GATE_PODGANG_PENDING_CREATION
-# Virtual seconds: the operator, scheduler and kubelet settle a few dozen pods in well under
-# a virtual minute; an unbound pod after this is a pod the scheduler never released.
-SETTLE_TIMEOUT = 600.0
 
 
 def _config(gate: bool) -> OperatorConfiguration:
@@ -42,24 +32,8 @@ def _config(gate: bool) -> OperatorConfiguration:
         "defaultProfileName": "phalanx-scheduler"}})
 
 
-class CheckedCluster(MemoryCluster):
-    """Records, at each bind, whether the pod's PodGang was ready for it then, and whether
-    each pod was created with Phalanx's gate."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.violations: list[str] = []
-        self.created_gated: dict[str, bool] = {}
-        self.scaled: set[str] = set()  # pods of a scaled PodGang
-
-    async def create(self, obj: Any, *args: Any, **kwargs: Any) -> Any:
-        created = await super().create(obj, *args, **kwargs)
-        if isinstance(obj, Pod):  # by the name the server gave (pods have generateName)
-            name = created.name if created is not None else obj.name
-            self.created_gated[name] = obj.has_gate(GATE)
-            if L.LABEL_BASE_PODGANG in obj.metadata.labels:
-                self.scaled.add(name)
-        return created
+class CheckedCluster(GateRecordingCluster):
+    """Records, at each bind, whether the pod's PodGang was ready for it then."""
 
     async def bind(self, pod_name: str, namespace: str, node_name: str) -> None:
         pod = await self.get(Pod, pod_name, namespace)
@@ -79,48 +53,13 @@ class CheckedCluster(MemoryCluster):
 
 async def _run(pcs: Any, gate: bool) -> CheckedCluster:
     cluster = CheckedCluster()
-    for node in build_nodes(default_cluster_spec())[:8]:
-        await cluster.create(node)
-    config = _config(gate)
-    op = OperatorManager(cluster, config, registry=BackendRegistry.from_config(config))
-    sched, kubelet = Scheduler(cluster), Kubelet(cluster)
-    for c in (op, sched, kubelet):
-        await c.start()
-    try:
-        await cluster.create(pcs)
-
-        async def all_bound() -> bool:
-            pods = (await cluster.list(Pod, NS)).items
-            return bool(pods) and all(p.spec.node_name for p in pods)
-
-        assert await wait_for_condition(all_bound, timeout=SETTLE_TIMEOUT), "pods left unbound"
-        await op.wait_idle(timeout=SETTLE_TIMEOUT)
-    finally:
-        for c in (kubelet, sched, op):
-            await c.stop()
+    await run_until_bound(cluster, _config(gate), pcs)
     return cluster
-
-
-@st.composite
-def podcliquesets(draw: st.DrawFn) -> Any:
-    n = draw(st.integers(1, 3))
-    cliques: list[tuple[str, int, int]] = []
-    for i in range(n):
-        reps = draw(st.integers(1, 4))
-        cliques.append((f"c{i}", reps, draw(st.integers(1, reps))))
-    groups = None
-    if n > 1 and draw(st.booleans()):
-        # The last clique in a scaling group: replicas above minAvailable go to scaled
-        # PodGangs, whose pods keep the gate (they wait for the base PodGang too).
-        reps = draw(st.integers(1, 3))
-        groups = [("sg", [cliques[-1][0]], reps, draw(st.integers(1, reps)))]
-    return make_pcs("job", cliques, replicas=draw(st.integers(1, 2)), groups=groups,
-                    scheduler="phalanx-scheduler")
 
 
 @settings(max_examples=12, deadline=None, database=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow])
-@given(pcs=podcliquesets())
+@given(pcs=podcliquesets("phalanx-scheduler"))
 def test_no_pod_binds_before_its_podgang_is_initialized_without_gates(pcs: Any) -> None:
     cluster = run_virtual(lambda: _run(pcs, gate=False))
     assert cluster.violations == []

@@ -15,11 +15,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from gate_free_harness import GateRecordingCluster, podcliquesets, run_until_bound
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from op_harness import NS, make_pcs
+from op_harness import make_pcs
 
-from phalanx.api import labels as L
 from phalanx.api.config import (
     OperatorConfiguration,
     default_operator_config,
@@ -29,15 +29,9 @@ from phalanx.api.core import Pod
 from phalanx.api.workloads import WORKLOAD_KINDS
 from phalanx.backends.registry import BackendConfigError, BackendRegistry
 from phalanx.cluster.client import Forbidden, NotFound
-from phalanx.cluster.clock import run_virtual, wait_for_condition
+from phalanx.cluster.clock import run_virtual
 from phalanx.cluster.memory import MemoryCluster
-from phalanx.operator import OperatorManager
-from phalanx.scheduler import Scheduler
-from phalanx.sim.clusterspec import build_nodes, default_cluster_spec
-from phalanx.sim.kubelet import Kubelet
 
-GATE = L.GATE_PODGANG_PENDING_CREATION
-SETTLE_TIMEOUT = 600.0  # virtual seconds (see test_op_gate_free.py)
 GATE_FREE = {"gangScheduling": True, "podSchedulingGate": False}
 PODGROUP_KINDS = tuple(podgroup for _workload, podgroup in WORKLOAD_KINDS.values() if podgroup)
 
@@ -48,14 +42,11 @@ def _config(profile_config: dict[str, Any]) -> OperatorConfiguration:
         "defaultProfileName": "default-scheduler"}})
 
 
-class CheckedCluster(MemoryCluster):
+class CheckedCluster(GateRecordingCluster):
     """Records, at each bind, whether the pod's PodGroup existed and held minCount pods."""
 
     def __init__(self, refused_podgroup_creates: int = 0) -> None:
         super().__init__()
-        self.violations: list[str] = []
-        self.created_gated: dict[str, bool] = {}
-        self.scaled: set[str] = set()
         # The first creates of PodGroups are refused (an admission policy would), so pods
         # exist before their PodGroup and the scheduler must hold them for it.
         self.refusals_left = refused_podgroup_creates
@@ -70,13 +61,7 @@ class CheckedCluster(MemoryCluster):
                 1 for p in (await self.list(Pod, obj.metadata.namespace)).items
                 if p.spec.scheduling_group is not None
                 and p.spec.scheduling_group.pod_group_name == obj.name)
-        created = await super().create(obj, *args, **kwargs)
-        if isinstance(obj, Pod):
-            name = created.name if created is not None else obj.name
-            self.created_gated[name] = obj.has_gate(GATE)
-            if L.LABEL_BASE_PODGANG in obj.metadata.labels:
-                self.scaled.add(name)
-        return created
+        return await super().create(obj, *args, **kwargs)
 
     async def bind(self, pod_name: str, namespace: str, node_name: str) -> None:
         pod = await self.get(Pod, pod_name, namespace)
@@ -112,46 +97,13 @@ class CheckedCluster(MemoryCluster):
 async def _run(pcs: Any, profile_config: dict[str, Any], refused_podgroup_creates: int = 0
                ) -> CheckedCluster:
     cluster = CheckedCluster(refused_podgroup_creates)
-    for node in build_nodes(default_cluster_spec())[:8]:
-        await cluster.create(node)
-    config = _config(profile_config)
-    op = OperatorManager(cluster, config, registry=BackendRegistry.from_config(config))
-    sched, kubelet = Scheduler(cluster), Kubelet(cluster)
-    for c in (op, sched, kubelet):
-        await c.start()
-    try:
-        await cluster.create(pcs)
-
-        async def all_bound() -> bool:
-            pods = (await cluster.list(Pod, NS)).items
-            return bool(pods) and all(p.spec.node_name for p in pods)
-
-        assert await wait_for_condition(all_bound, timeout=SETTLE_TIMEOUT), "pods left unbound"
-        await op.wait_idle(timeout=SETTLE_TIMEOUT)
-    finally:
-        for c in (kubelet, sched, op):
-            await c.stop()
+    await run_until_bound(cluster, _config(profile_config), pcs)
     return cluster
-
-
-@st.composite
-def podcliquesets(draw: st.DrawFn) -> Any:
-    # Cliques at their minimum (what `reject` admits for a multi-group gang).
-    n = draw(st.integers(1, 3))
-    cliques = [(f"c{i}", r, r) for i, r in enumerate(draw(st.integers(1, 4)) for _ in range(n))]
-    groups = None
-    if n > 1 and draw(st.booleans()):
-        # Scaling-group replicas above minAvailable are scaled PodGangs: their pods keep the
-        # gate (they also wait for the base PodGang, which only the operator tracks).
-        reps = draw(st.integers(1, 3))
-        groups = [("sg", [cliques[-1][0]], reps, draw(st.integers(1, reps)))]
-    return make_pcs("job", cliques, replicas=draw(st.integers(1, 2)), groups=groups,
-                    scheduler="default-scheduler")
 
 
 @settings(max_examples=10, deadline=None, database=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow])
-@given(pcs=podcliquesets(), refused=st.integers(0, 3))
+@given(pcs=podcliquesets("default-scheduler", at_minimum=True), refused=st.integers(0, 3))
 def test_no_pod_binds_before_its_podgroup_and_gang_exist_without_gates(
         pcs: Any, refused: int) -> None:
     cluster = run_virtual(lambda: _run(pcs, GATE_FREE, refused))
