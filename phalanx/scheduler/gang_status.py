@@ -29,8 +29,9 @@ a gang held back in PreEnqueue (members or its object still missing, members sti
 is first reported only once it has been seen for `incomplete_grace` seconds: creating a
 gang's pods takes a second or two on a real API server, and a Warning Event on every pod of
 every healthy workload would be noise (a gang that stays incomplete is reported, and updated
-as members arrive). A gang whose members all exist and wait only for their owner (the
-operator's gate, or its PodGang not yet Initialized and BackendSynced) gets `owner_grace`
+as members arrive). A gang whose members all exist and wait only for their owner (a
+scheduling gate such as the operator's, or its PodGang not yet Initialized and
+BackendSynced) gets `owner_grace`
 (30 s, the operator's own wait for a backend's verdict): under a deploy of thousands of pods
 the operator takes longer than 5 s to finish a PodGang, and reporting each one on its pods
 (0.9 Warning Events and a condition write per pod at 1,000 pods) only added to the writes
