@@ -205,3 +205,25 @@ class RecordingClient:
     async def delete(self, kind: Any, name: str, *args: Any, **kwargs: Any) -> Any:
         self.writes.append(("delete", f"{kind.API_VERSION}/{kind.KIND}", name))
         return await self._inner.delete(kind, name, *args, **kwargs)
+
+
+def leader_workers(ns: str, workers: int, *, replicas: int = 1,
+                   worker_min: int | None = None) -> PodCliqueSet:
+    """A leader and `workers` workers of one GPU each, on default-scheduler: one PodGang of
+    two groups per replica (`replicas` PodGangs)."""
+    res = {"cpu": "1", "nvidia.com/gpu": "1"}
+
+    def clique(name: str, n: int, minimum: int | None = None) -> dict[str, Any]:
+        spec: dict[str, Any] = {"roleName": name, "replicas": n, "podSpec": {
+            "schedulerName": "default-scheduler",
+            "containers": [{"name": "c", "image": "busybox",
+                            "resources": {"requests": res, "limits": res}}]}}
+        if minimum is not None:
+            spec["minAvailable"] = minimum
+        return {"name": name, "spec": spec}
+
+    return PodCliqueSet.model_validate({
+        "apiVersion": "grove.io/v1alpha1", "kind": "PodCliqueSet",
+        "metadata": {"name": "lw", "namespace": ns},
+        "spec": {"replicas": replicas, "template": {"cliques": [
+            clique("leader", 1), clique("worker", workers, worker_min)]}}})

@@ -20,7 +20,6 @@ import pytest
 from phalanx.api import labels as L
 from phalanx.api.base import ObjectMeta
 from phalanx.api.crds import crds
-from phalanx.api.grove import PodCliqueSet
 from phalanx.api.pod import Pod
 from phalanx.api.workloads import V1ALPHA2, PodGroupV1Alpha2, kube_gang_objects
 from phalanx.cluster.client import Forbidden, Invalid, NotFound
@@ -34,25 +33,9 @@ from phalanx.envtest import (
 )
 from phalanx.envtest.ports import free_port
 
-GPU = "nvidia.com/gpu"
+from .samples import leader_workers
+
 WAIT = 60.0  # seconds for the 8 binds; the test's own timeout is the backstop
-
-
-def leader_workers(ns: str, replicas: int, workers: int) -> PodCliqueSet:
-    """`replicas` PodGangs of a leader and `workers` workers, one GPU each."""
-    res = {"cpu": "1", GPU: "1"}
-
-    def clique(name: str, n: int) -> dict[str, Any]:
-        return {"name": name, "spec": {"roleName": name, "replicas": n, "podSpec": {
-            "schedulerName": "default-scheduler",
-            "containers": [{"name": "c", "image": "busybox",
-                            "resources": {"requests": res, "limits": res}}]}}}
-
-    return PodCliqueSet.model_validate({
-        "apiVersion": "grove.io/v1alpha1", "kind": "PodCliqueSet",
-        "metadata": {"name": "lw", "namespace": ns},
-        "spec": {"replicas": replicas, "template": {"cliques": [
-            clique("leader", 1), clique("worker", workers)]}}})
 
 
 @pytest.fixture
@@ -158,8 +141,12 @@ async def refuse_podgroups(kube: Any, ns: str) -> str:
             return "PodGroups refused" in str(e) or Pending(str(e))
         return Pending("a dry-run PodGroup create is still admitted")
 
-    await wait_until_async(refused, WAIT, what="the PodGroup-refusing policy in force",
-                           interval=0.2)
+    try:
+        await wait_until_async(refused, WAIT, what="the PodGroup-refusing policy in force",
+                               interval=0.2)
+    except BaseException:
+        await allow_podgroups(kube, name)  # cluster-scoped: not left behind
+        raise
     return name
 
 
@@ -178,7 +165,7 @@ async def _run(kube: Any, ns: str, *, podgroups_refused: bool) -> GangTrace:
     rv = (await kube.list(Pod, ns)).resource_version
     follower = asyncio.create_task(trace.follow(kube, ns, rv))
     try:
-        await kube.create(leader_workers(ns, replicas=2, workers=3))
+        await kube.create(leader_workers(ns, 3, replicas=2))
         if policy is not None:
             await wait_until_async(
                 lambda: len(trace.created) == 8 or Pending({"created": len(trace.created)}),

@@ -43,28 +43,10 @@ from phalanx.envtest import (
 )
 from phalanx.envtest.ports import free_port
 
+from .samples import leader_workers
+
 GPU = "nvidia.com/gpu"
 WAIT = 45.0  # seconds for any one wait; the test's own timeout is the backstop
-
-
-def leader_workers(ns: str, workers: int, *, worker_min: int | None = None) -> PodCliqueSet:
-    """A leader and `workers` workers of one GPU each: one PodGang of two groups."""
-    res = {"cpu": "1", GPU: "1"}
-
-    def clique(name: str, n: int, minimum: int | None = None) -> dict[str, Any]:
-        spec: dict[str, Any] = {"roleName": name, "replicas": n, "podSpec": {
-            "schedulerName": "default-scheduler",
-            "containers": [{"name": "c", "image": "busybox",
-                            "resources": {"requests": res, "limits": res}}]}}
-        if minimum is not None:
-            spec["minAvailable"] = minimum
-        return {"name": name, "spec": spec}
-
-    return PodCliqueSet.model_validate({
-        "apiVersion": "grove.io/v1alpha1", "kind": "PodCliqueSet",
-        "metadata": {"name": "lw", "namespace": ns},
-        "spec": {"replicas": 1, "template": {"cliques": [
-            clique("leader", 1), clique("worker", workers, worker_min)]}}})
 
 
 @pytest.fixture(scope="module")
@@ -129,8 +111,8 @@ def test_discovery_picks_v1alpha2_and_the_served_api_cannot_tie_podgroups(
     def props(schemas: dict[str, Any], name: str) -> set[str]:
         schema = schemas[f"io.k8s.api.scheduling.v1alpha2.{name}"]
         # This build serves its OpenAPI v3 with Go's field names (SchemaProps) around it.
-        return set((schema.get("properties") or schema.get("SchemaProps", {}).get("properties")
-                    or {}))
+        return set(schema.get("properties") or schema.get("SchemaProps", {}).get("properties")
+                    or {})
 
     async def main() -> None:
         async with control_plane.client() as kube:

@@ -57,10 +57,8 @@ class CheckedCluster(GateRecordingCluster):
             if self.refusals_left > 0:
                 self.refusals_left -= 1
                 raise Forbidden("PodGroups refused (test)", kind=obj.kind, name=obj.name)
-            self.pods_before_podgroup += sum(
-                1 for p in (await self.list(Pod, obj.metadata.namespace)).items
-                if p.spec.scheduling_group is not None
-                and p.spec.scheduling_group.pod_group_name == obj.name)
+            self.pods_before_podgroup += len(
+                await self._members(obj.name, obj.metadata.namespace))
         return await super().create(obj, *args, **kwargs)
 
     async def bind(self, pod_name: str, namespace: str, node_name: str) -> None:
@@ -74,15 +72,18 @@ class CheckedCluster(GateRecordingCluster):
                 self.violations.append(f"{pod_name}: bound before PodGroup "
                                        f"{group.pod_group_name} exists")
             else:
-                members = [p for p in (await self.list(Pod, namespace)).items
-                           if p.spec.scheduling_group is not None
-                           and p.spec.scheduling_group.pod_group_name == group.pod_group_name]
+                members = await self._members(group.pod_group_name, namespace)
                 if len(members) < podgroup.min_count:
                     self.violations.append(
                         f"{pod_name}: bound with {len(members)} of {group.pod_group_name}'s "
                         f"minCount {podgroup.min_count} pods in existence")
         await super().bind(pod_name, namespace, node_name)
 
+    async def _members(self, podgroup: str, namespace: str) -> list[Pod]:
+        """The pods that point at `podgroup`."""
+        return [p for p in (await self.list(Pod, namespace)).items
+                if p.spec.scheduling_group is not None
+                and p.spec.scheduling_group.pod_group_name == podgroup]
 
     async def _podgroup(self, name: str, namespace: str) -> Any:
         """The PodGroup in whichever served version the backend writes (here the newest)."""
