@@ -25,7 +25,7 @@ from phalanx.cluster.controller import Controller, Result, map_from_label
 from . import naming, templatehash
 from .context import copy_status, IDX_PCS, OperatorContext, enqueue_batched, requeue_on_conflict
 from .plan import min_available
-from .rollingupdate import ReplicaView
+from .rollingupdate import ReplicaLayout, ReplicaView
 from .updateprogress import in_progress
 from .topology_condition import TOPOLOGY_LEVELS_UNAVAILABLE, topology_levels_verdict
 
@@ -81,7 +81,9 @@ class PodCliqueSetStatusController:
                    if c.metadata.deletion_timestamp is None}
         groups = {g.name: g for g in self.ctx.pcsgs.by_index(IDX_PCS, pcs.key)
                   if g.metadata.deletion_timestamp is None}
-        return sum(ReplicaView(pcs, i, cliques, groups).done for i in range(pcs.spec.replicas))
+        layout = ReplicaLayout(pcs)
+        return sum(ReplicaView(pcs, i, cliques, groups, layout).done
+                   for i in range(pcs.spec.replicas))
 
     async def reconcile(self, key: str) -> Result | None:
         ctx = self.ctx

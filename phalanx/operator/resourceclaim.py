@@ -124,6 +124,14 @@ def _owner_wants(owner: Resource, refs: Iterable[Any], replicas: int, base: dict
     return out
 
 
+def _shares_resources(pcs: PodCliqueSet) -> bool:
+    """The PodCliqueSet, one of its scaling groups or one of its cliques shares a claim."""
+    t = pcs.spec.template
+    return bool(t.resource_sharing
+                or any(g.resource_sharing for g in t.pod_clique_scaling_groups or ())
+                or any(c.resource_sharing for c in t.cliques))
+
+
 class ResourceClaimController:
     """One reconcile per PodCliqueSet: the claims its PodCliqueSet, scaling groups and
     PodCliques share, created as they scale out and deleted (per-replica) as they scale in."""
@@ -171,8 +179,13 @@ class ResourceClaimController:
         pcs = self.ctx.pcs.get(key)
         if pcs is None or pcs.metadata.deletion_timestamp is not None:
             return None  # owner references garbage-collect the claims
+        claims = self.claims.by_index(IDX_PCS, key)
+        if not claims and not _shares_resources(pcs):
+            # Nothing to create or delete: no walk over every PodClique of the PodCliqueSet
+            # (it woke for each one created: quadratic in the replicas at Grove's scale).
+            return None
         wants = self.wants(pcs)
-        have = {c.name: c for c in self.claims.by_index(IDX_PCS, key)
+        have = {c.name: c for c in claims
                 if c.metadata.labels.get(L.LABEL_COMPONENT) == COMPONENT_RESOURCE_CLAIM}
         errors: list[BaseException] = []
         for name, want in wants.items():

@@ -67,20 +67,37 @@ def _breached(obj: PodClique | PodCliqueScalingGroup) -> bool:
     return cond is not None and cond.status == "True"
 
 
+class ReplicaLayout:
+    """The template names every replica of a PodCliqueSet has (standalone PodCliques, scaling
+    groups), worked out once for a walk over the replicas, not once per replica."""
+
+    __slots__ = ("cliques", "groups")
+
+    def __init__(self, pcs: PodCliqueSet) -> None:
+        self.cliques = tuple(c.name for c in pcs.standalone_cliques())
+        self.groups = tuple(g.name for g in pcs.spec.template.pod_clique_scaling_groups or ())
+
+
 class ReplicaView:
     """One PodCliqueSet replica's standalone PodCliques and scaling groups."""
 
     def __init__(self, pcs: PodCliqueSet, i: int, cliques: dict[str, PodClique],
-                 groups: dict[str, PodCliqueScalingGroup]) -> None:
+                 groups: dict[str, PodCliqueScalingGroup],
+                 layout: ReplicaLayout | None = None) -> None:
+        layout = layout or ReplicaLayout(pcs)
         self.index = i
-        self.cliques = [cliques[n] for n in (naming.podclique_name(pcs.name, i, c.name)
-                                             for c in pcs.standalone_cliques()) if n in cliques]
-        self.groups = [groups[n] for n in (
-            naming.scaling_group_name(pcs.name, i, g.name)
-            for g in pcs.spec.template.pod_clique_scaling_groups or ()) if n in groups]
-        self.want_cliques = len(pcs.standalone_cliques())
-        self.want_groups = len(pcs.spec.template.pod_clique_scaling_groups or ())
-        self.updated_cliques = sum(pclq_current(pcs, c) for c in self.cliques)
+        self.cliques: list[PodClique] = []
+        updated = 0
+        for template in layout.cliques:
+            c = cliques.get(naming.podclique_name(pcs.name, i, template))
+            if c is not None:
+                self.cliques.append(c)
+                updated += pclq_current(pcs, c, template)
+        self.groups = [groups[n] for n in (naming.scaling_group_name(pcs.name, i, g)
+                                           for g in layout.groups) if n in groups]
+        self.want_cliques = len(layout.cliques)
+        self.want_groups = len(layout.groups)
+        self.updated_cliques = updated
         self.updated_groups = sum(pcsg_current(pcs, g) for g in self.groups)
 
     @property
@@ -151,8 +168,11 @@ class PodCliqueSetUpdateController:
         # Outside an update the counts are the status controller's (podcliqueset_status.py):
         # a replica walk per child event, and a second writer of the status, cost more than
         # they tell.
-        views = ([ReplicaView(pcs, i, cliques, groups) for i in range(pcs.spec.replicas)]
-                 if rolling else [])
+        views: list[ReplicaView] = []
+        if rolling:
+            layout = ReplicaLayout(pcs)
+            views = [ReplicaView(pcs, i, cliques, groups, layout)
+                     for i in range(pcs.spec.replicas)]
         status = copy_status(pcs.status)
         if pcs.status.update_progress is not None:
             status.update_progress = pcs.status.update_progress.model_copy(deep=True)

@@ -53,10 +53,13 @@ def pclq_min_available(pclq: PodClique) -> int:
     return s.min_available if s.min_available is not None else s.replicas
 
 
-def pclq_current(pcs: PodCliqueSet, pclq: PodClique) -> bool:
-    """Grove's isPCLQUpdateComplete."""
+def pclq_current(pcs: PodCliqueSet, pclq: PodClique, template: str | None = None) -> bool:
+    """Grove's isPCLQUpdateComplete. `template`: the clique's template name, when the caller
+    found the PodClique by the name that template gives it (no need to work it out again
+    from the PodClique's name and labels, once per clique of every replica)."""
     gen = pcs.status.current_generation_hash
-    want = expected_hash(pcs, pclq)
+    want = expected_hash(pcs, pclq) if template is None else \
+        templatehash.clique_hash(pcs, template)
     st = pclq.status
     need = pclq_min_available(pclq)
     return (gen is not None and want is not None

@@ -244,3 +244,36 @@ def test_a_breach_getting_worse_does_not_restart_the_delay() -> None:
         assert env.op.gang_termination.terminations == 1
 
     run(scenario)
+
+
+def test_only_the_breached_replica_of_many_is_looked_at_and_recreated() -> None:
+    """The controller walks the breached PodCliques (an informer index), not every replica:
+    the index holds exactly the breached one while it lasts, and only its replica is
+    recreated."""
+    from phalanx.operator.gangtermination import IDX_BREACHED
+
+    async def scenario(env: Env) -> None:
+        assert env.kubelet is not None
+        await env.create(make_pcs("many", [("a", 2, 2)], replicas=6, termination_delay="5m"))
+        await env.settle()
+        before = {i: await uids(env, f"many-{i}-") for i in range(6)}
+        breached = env.op.ctx.cliques
+        assert breached.by_index(IDX_BREACHED, f"{NS}/many") == []
+
+        assert await env.kubelet.fail_pod(await env.pod_name("many-4-a-1"))
+        await env.settle()
+        assert [c.name for c in breached.by_index(IDX_BREACHED, f"{NS}/many")] == ["many-4-a"]
+
+        await asyncio.sleep(6 * 60)
+        await env.settle()
+        assert env.op.gang_termination.terminations == 1
+        for i in range(6):
+            after = await uids(env, f"many-{i}-")
+            if i == 4:
+                assert sorted(after) == sorted(before[4])
+                assert not set(after.values()) & set(before[4].values())
+            else:
+                assert after == before[i]
+        assert breached.by_index(IDX_BREACHED, f"{NS}/many") == []
+
+    run(scenario)
