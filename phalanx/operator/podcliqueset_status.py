@@ -9,7 +9,8 @@ or False (UnsupportedFeaturesIgnored) naming each feature the backend ignores an
 `TopologyLevelsUnavailable` says whether the domains it packs into are levels of the
 ClusterTopologyBinding it names (`topology_condition.py`); topology changes requeue every
 PodCliqueSet.
-PodClique and scaling group status changes are batched into one write.
+PodClique and scaling group status changes are batched into one write; the replica counts
+are kept per replica between looks (replica_counts.py).
 """
 
 from __future__ import annotations
@@ -18,14 +19,13 @@ import logging
 
 from phalanx.api import labels as L
 from phalanx.api.base import set_condition
-from phalanx.api.grove import PodClique, PodCliqueScalingGroup, PodCliqueSet
+from phalanx.api.grove import PodClique, PodCliqueScalingGroup
 from phalanx.backends.admission import check_podcliqueset
 from phalanx.cluster.controller import Controller, Result, map_from_label
 
 from . import naming, templatehash
-from .context import copy_status, IDX_PCS, OperatorContext, enqueue_batched, requeue_on_conflict
-from .plan import min_available
-from .rollingupdate import ReplicaLayout, ReplicaView
+from .context import copy_status, OperatorContext, enqueue_batched, requeue_on_conflict
+from .replica_counts import ReplicaCounts
 from .updateprogress import in_progress
 from .topology_condition import TOPOLOGY_LEVELS_UNAVAILABLE, topology_levels_verdict
 
@@ -53,51 +53,23 @@ class PodCliqueSetStatusController:
         enqueue_batched(c, ctx.pcsgs, by_pcs, period, _status_changed)
         if ctx.topologies is not None:
             ctx.topologies.watch(c, lambda _: ctx.pcs.keys())
-
-    def available_replicas(self, pcs: PodCliqueSet) -> int:
-        ctx = self.ctx
-        cliques = {c.name: c for c in ctx.cliques.by_index(IDX_PCS, pcs.key)}
-        groups = {g.name: g for g in ctx.pcsgs.by_index(IDX_PCS, pcs.key)}
-        standalone = [c.name for c in pcs.standalone_cliques()]
-        available = 0
-        for i in range(pcs.spec.replicas):
-            ok = True
-            for name in standalone:
-                c = cliques.get(naming.podclique_name(pcs.name, i, name))
-                if c is None or c.status.ready_replicas < (c.spec.min_available or 0):
-                    ok = False
-                    break
-            for cfg in pcs.spec.template.pod_clique_scaling_groups or ():
-                g = groups.get(naming.scaling_group_name(pcs.name, i, cfg.name))
-                if g is None or g.status.available_replicas < min_available(cfg):
-                    ok = False
-            available += ok
-        return available
-
-    def updated_replicas(self, pcs: PodCliqueSet) -> int:
-        """Replicas whose standalone PodCliques and scaling groups all run the current
-        templates (the update controller's ReplicaView.done)."""
-        cliques = {c.name: c for c in self.ctx.cliques.by_index(IDX_PCS, pcs.key)
-                   if c.metadata.deletion_timestamp is None}
-        groups = {g.name: g for g in self.ctx.pcsgs.by_index(IDX_PCS, pcs.key)
-                  if g.metadata.deletion_timestamp is None}
-        layout = ReplicaLayout(pcs)
-        return sum(ReplicaView(pcs, i, cliques, groups, layout).done
-                   for i in range(pcs.spec.replicas))
+        self.replicas = ReplicaCounts(ctx.cliques, ctx.pcsgs)
 
     async def reconcile(self, key: str) -> Result | None:
         ctx = self.ctx
         pcs = ctx.pcs.get(key)
         if pcs is None or pcs.metadata.deletion_timestamp is not None:
+            self.replicas.forget(key)
             return None
         status = copy_status(pcs.status)
         status.observed_generation = pcs.metadata.generation
         if status.current_generation_hash is None:  # first sight; changes are the update
             status.current_generation_hash = templatehash.generation_hash(pcs)  # controller's
+        available, updated = self.replicas.counts(pcs)
         if not in_progress(pcs):  # during an update the update controller counts
-            status.updated_replicas = self.updated_replicas(pcs)
+            status.updated_replicas = updated
         status.replicas = pcs.spec.replicas
-        status.available_replicas = self.available_replicas(pcs)
+        status.available_replicas = available
         status.hpa_pod_selector = ",".join(
             f"{k}={v}" for k, v in sorted(naming.managed_labels(pcs.name).items()))
         check = check_podcliqueset(pcs, None, ctx.registry)
