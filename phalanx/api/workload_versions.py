@@ -10,6 +10,10 @@ V1ALPHA2 = f"{SCHEDULING_GROUP}/v1alpha2"  # 1.36
 V1BETA1 = f"{SCHEDULING_GROUP}/v1beta1"  # 1.37
 # Oldest first; the default-scheduler backend writes the newest one the server serves.
 WORKLOAD_API_VERSIONS = (V1ALPHA1, V1ALPHA2, V1BETA1)
+# What the gate-free default-scheduler path needs (gate_free_problem; the backend's start-up
+# check against what the server serves).
+NEEDS_PODGROUP_API = ("needs the PodGroup API (scheduling.k8s.io/v1alpha2 or later, "
+                      "Kubernetes 1.36+)")
 
 
 def gate_free_problem(gang_scheduling: bool, workload_api_version: str | None) -> str | None:
@@ -21,6 +25,5 @@ def gate_free_problem(gang_scheduling: bool, workload_api_version: str | None) -
                 "schedules each pod as soon as it is created")
     version = workload_api_version or ""
     if (version if "/" in version else f"{SCHEDULING_GROUP}/{version}") == V1ALPHA1:
-        return (f"needs the PodGroup API (scheduling.k8s.io/v1alpha2 or later, Kubernetes "
-                f"1.36+), not workloadAPIVersion {V1ALPHA1}")
+        return f"{NEEDS_PODGROUP_API}, not workloadAPIVersion {V1ALPHA1}"
     return None

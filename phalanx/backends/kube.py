@@ -57,7 +57,11 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 from phalanx.api import labels
 from phalanx.api.pod import Pod
 from phalanx.api.scheduling import TypedLocalObjectReference
-from phalanx.api.workload_versions import WORKLOAD_API_VERSIONS, gate_free_problem
+from phalanx.api.workload_versions import (
+    NEEDS_PODGROUP_API,
+    WORKLOAD_API_VERSIONS,
+    gate_free_problem,
+)
 from phalanx.api.workloads import (
     WORKLOAD_KINDS,
     kube_gang_objects,
@@ -207,8 +211,8 @@ class KubeBackend(ConfiguredBackend[KubeBackendConfig]):
         if not self.config.pod_scheduling_gate and gate_free_problem(
                 True, self.workload_api_version):
             raise BackendConfigError(
-                "config.podSchedulingGate", "false needs the PodGroup API (scheduling.k8s.io/"
-                f"v1alpha2 or later, Kubernetes 1.36+); this server's is {self.workload_api_version}")
+                "config.podSchedulingGate",
+                f"false {NEEDS_PODGROUP_API}; this server's is {self.workload_api_version}")
         log.info("default-scheduler: gang scheduling via %s%s", self.workload_api_version,
                  "" if self.config.pod_scheduling_gate else ", pods without Grove's gate")
 
