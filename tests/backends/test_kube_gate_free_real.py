@@ -12,49 +12,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from phalanx.api import labels as L
 from phalanx.api.base import ObjectMeta
-from phalanx.api.crds import crds
 from phalanx.api.pod import Pod
 from phalanx.api.workloads import V1ALPHA2, PodGroupV1Alpha2, kube_gang_objects
 from phalanx.cluster.client import Forbidden, Invalid, NotFound
 from phalanx.envtest import (
     Pending,
     PhalanxService,
-    install_crds,
-    operator_config,
-    start_operator,
     wait_until_async,
 )
-from phalanx.envtest.ports import free_port
 
 from .samples import leader_workers
 
 WAIT = 60.0  # seconds for the 8 binds; the test's own timeout is the backstop
-
-
-@pytest.fixture
-def gate_free_operator(control_plane: Any) -> Iterator[PhalanxService]:
-    async def setup() -> None:
-        async with control_plane.client() as kube:
-            await install_crds(kube, crds())
-
-    asyncio.run(setup())
-    cfg = operator_config(
-        profiles=("default-scheduler",), default_profile="default-scheduler",
-        probe_port=free_port(), metrics_port=free_port(), webhook_port=free_port(),
-        profile_configs={"default-scheduler": {"gangScheduling": True,
-                                               "podSchedulingGate": False}})
-    op = start_operator(control_plane, config=cfg)
-    try:
-        yield op
-    finally:
-        op.stop()
 
 
 class GangTrace:
@@ -200,22 +176,24 @@ async def _run(kube: Any, ns: str, *, podgroups_refused: bool) -> GangTrace:
 @pytest.mark.timeout(150)
 def test_kube_scheduler_holds_ungated_pods_until_their_whole_gang_exists(
         control_plane: Any, kube_namespace: str, kube_scheduler: Any,
-        fake_nodes: Callable[..., list[str]], gate_free_operator: PhalanxService) -> None:
+        fake_nodes: Callable[..., list[str]], gang_operator: Callable[..., PhalanxService]) -> None:
     fake_nodes(2, gpus=8)  # 16 GPUs for 8 pods
+    op = gang_operator(podSchedulingGate=False)
 
     async def main() -> None:
         async with control_plane.client() as kube:
             await _run(kube, kube_namespace, podgroups_refused=False)
 
     asyncio.run(main())
-    assert gate_free_operator.tracebacks() == [], gate_free_operator.log_text(6000)
+    assert op.tracebacks() == [], op.log_text(6000)
 
 
 @pytest.mark.timeout(200)
 def test_kube_scheduler_holds_ungated_pods_until_their_podgroup_exists(
         control_plane: Any, kube_namespace: str, kube_scheduler: Any,
-        fake_nodes: Callable[..., list[str]], gate_free_operator: PhalanxService) -> None:
+        fake_nodes: Callable[..., list[str]], gang_operator: Callable[..., PhalanxService]) -> None:
     fake_nodes(2, gpus=8)
+    op = gang_operator(podSchedulingGate=False)
 
     async def main() -> None:
         async with control_plane.client() as kube:
@@ -225,4 +203,4 @@ def test_kube_scheduler_holds_ungated_pods_until_their_podgroup_exists(
                        for p, g in trace.gang_of.items()), trace.created
 
     asyncio.run(main())
-    assert gate_free_operator.tracebacks() == [], gate_free_operator.log_text(6000)
+    assert op.tracebacks() == [], op.log_text(6000)

@@ -10,14 +10,13 @@ the operator (and any kube-controller-manager) it started, and the fixtures dele
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from phalanx.api import labels
 from phalanx.api.core import Event
-from phalanx.api.crds import crds
 from phalanx.api.grove import PodCliqueSet, PodGang
 from phalanx.api.pod import Pod
 from phalanx.api.workloads import (
@@ -35,50 +34,14 @@ from phalanx.envtest import (
     create_nodes,
     delete_nodes,
     gpu_cluster_spec,
-    install_crds,
-    operator_config,
     running_kubelet,
-    start_operator,
     wait_until_async,
 )
-from phalanx.envtest.ports import free_port
 
 from .samples import leader_workers
 
 GPU = "nvidia.com/gpu"
 WAIT = 45.0  # seconds for any one wait; the test's own timeout is the backstop
-
-
-@pytest.fixture(scope="module")
-def grove_crds(control_plane: Any) -> None:
-    async def main() -> None:
-        async with control_plane.client() as kube:
-            await install_crds(kube, crds())
-
-    asyncio.run(main())
-
-
-@pytest.fixture
-def gang_operator(control_plane: Any, grove_crds: None) -> Iterator[Callable[..., PhalanxService]]:
-    """`gang_operator(mismatch_policy)`: `phalanx operator --kubeconfig` whose only profile is
-    default-scheduler with gangScheduling; stopped after the test."""
-    started: list[PhalanxService] = []
-
-    def start(mismatch_policy: str = "reject") -> PhalanxService:
-        cfg = operator_config(
-            profiles=("default-scheduler",), default_profile="default-scheduler",
-            probe_port=free_port(), metrics_port=free_port(), webhook_port=free_port(),
-            profile_configs={"default-scheduler": {"gangScheduling": True,
-                                                   "mismatchPolicy": mismatch_policy}})
-        op = start_operator(control_plane, config=cfg)
-        started.append(op)
-        return op
-
-    try:
-        yield start
-    finally:
-        for op in started:
-            op.stop()
 
 
 def _no_traceback(op: PhalanxService) -> None:
