@@ -52,6 +52,32 @@ async def _pods(kube: Any, ns: str) -> list[Pod]:
     return sorted((await kube.list(Pod, ns)).items, key=lambda p: p.name)
 
 
+async def _delete_until_gone(kube: Any, ns: str, pcs: str) -> None:
+    """Delete the PodCliqueSet and wait until the garbage collector (a controller-manager the
+    test runs) and the operator have removed its pods, PodGangs, Workloads and PodGroups."""
+    await kube.delete(PodCliqueSet, pcs, ns)
+
+    async def everything_gone() -> object:
+        # The stand-in kubelet stops no containers; do its last step for it: a Terminating
+        # pod on a node is removed with a zero grace period.
+        left = await _pods(kube, ns)
+        for pod in left:
+            if pod.metadata.deletion_timestamp is not None:
+                try:
+                    await kube.transport.request(
+                        "DELETE", f"/api/v1/namespaces/{ns}/pods/{pod.name}",
+                        body={"gracePeriodSeconds": 0}, kind="Pod", name=pod.name)
+                except NotFound:
+                    pass
+        state = {kind.KIND: [o.name for o in (await kube.list(kind, ns)).items]
+                 for kind in (PodGang, WorkloadV1Alpha2, PodGroupV1Alpha2)}
+        state["Pod"] = [p.name for p in left]
+        return not any(state.values()) or Pending(state)
+
+    await wait_until_async(everything_gone, WAIT, what="pods, PodGang, Workload and "
+                           "PodGroup deleted", interval=0.5)
+
+
 def _scheduled(pg: Any) -> Any:
     return next((c for c in pg.status.conditions if c.type == PODGROUP_SCHEDULED), None)
 
@@ -134,27 +160,7 @@ def test_a_podgang_that_fits_is_bound_whole_and_deletion_removes_its_objects(
                 assert pod.spec.scheduling_group is not None, pod.name
                 assert pod.spec.scheduling_group.pod_group_name == "lw-0", pod.name
 
-            await kube.delete(PodCliqueSet, "lw", ns)
-
-            async def everything_gone() -> object:
-                # The stand-in kubelet stops no containers; do its last step for it: a
-                # Terminating pod on a node is removed with a zero grace period.
-                left = await _pods(kube, ns)
-                for pod in left:
-                    if pod.metadata.deletion_timestamp is not None:
-                        try:
-                            await kube.transport.request(
-                                "DELETE", f"/api/v1/namespaces/{ns}/pods/{pod.name}",
-                                body={"gracePeriodSeconds": 0}, kind="Pod", name=pod.name)
-                        except NotFound:
-                            pass
-                state = {kind.KIND: [o.name for o in (await kube.list(kind, ns)).items]
-                         for kind in (PodGang, WorkloadV1Alpha2, PodGroupV1Alpha2)}
-                state["Pod"] = [p.name for p in left]
-                return not any(state.values()) or Pending(state)
-
-            await wait_until_async(everything_gone, WAIT, what="pods, PodGang, Workload and "
-                                   "PodGroup deleted", interval=0.5)
+            await _delete_until_gone(kube, ns, "lw")
 
     try:
         asyncio.run(main())
@@ -265,12 +271,14 @@ def test_a_podgang_that_cannot_fit_stays_entirely_pending_until_it_fits_whole(
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("policy", ["reject", "pass-through"])
 def test_a_lost_per_group_minimum_follows_the_mismatch_policy(
-        control_plane: Any, kube_namespace: str,
+        control_plane: Any, kube_namespace: str, controller_manager: Any,
         gang_operator: Callable[..., PhalanxService], policy: str) -> None:
     """Workers need 10 of 14 in a gang with their leader. reject (no webhook here, so the
     operator applies admission's checks): InvalidSpec naming the clique's minAvailable and
     nothing created. pass-through: admitted, SchedulerCompatible=False names the field, and
-    the PodGroup asks kube-scheduler for 1 + 10 pods of the whole gang."""
+    the PodGroup asks kube-scheduler for 1 + 10 pods of the whole gang. Either way everything
+    is deleted before the test ends: 15 pending pods left behind would be bound by the next
+    test's kube-scheduler onto that test's nodes."""
     ns = kube_namespace
     op = gang_operator(policy)
     field = "spec.template.cliques[1].spec.minAvailable"
@@ -305,7 +313,7 @@ def test_a_lost_per_group_minimum_follows_the_mismatch_policy(
 
                 pg = await wait_until_async(podgroup, WAIT, what="PodGroup lw-0", interval=0.5)
                 assert pg.min_count == 11
-            await kube.delete(PodCliqueSet, "lw", ns)
+            await _delete_until_gone(kube, ns, "lw")
 
     asyncio.run(main())
     _no_traceback(op)
