@@ -277,9 +277,13 @@ def enqueue_settled(controller: Controller, informer: Informer[Any],
     informer.add_handler(add, update, add)
 
 
-async def bounded(jobs: Iterable[Callable[[], Awaitable[T]]], limit: int) -> list[T | BaseException]:
-    """Run the jobs with at most `limit` in flight; results (or exceptions) in order."""
-    sem = asyncio.Semaphore(limit)
+async def bounded(jobs: Iterable[Callable[[], Awaitable[T]]],
+                  limit: int | asyncio.Semaphore) -> list[T | BaseException]:
+    """Run the jobs with at most `limit` in flight; results (or exceptions) in order.
+
+    A semaphore as `limit` is shared with whoever else holds it: nested calls (a job per
+    replica, a write per object inside each) then bound the writes in flight altogether."""
+    sem = asyncio.Semaphore(limit) if isinstance(limit, int) else limit
 
     async def run(job: Callable[[], Awaitable[T]]) -> T:
         async with sem:
