@@ -54,6 +54,27 @@ def test_a_new_podgang_gets_its_objects_created_without_a_read() -> None:
     run_virtual(main)
 
 
+def test_a_new_podgang_first_synced_after_its_references_were_written_makes_no_list() -> None:
+    """A backlog of new gangs is synced after the PodGang controller has written their pod
+    references (generation 2): still two creates, no LIST of PodGroups looking for ones an
+    earlier sync left (there was none: the Workload, named after the PodGang in every layout,
+    did not exist)."""
+    async def main() -> None:
+        client = CallLog(MemoryCluster())
+        backend = _backend()
+        await backend.init(client)
+        pg = await s.create_podgang(client, s.podgang())
+        pg.spec = s.podgang(refs=True).spec
+        pg = await client.update(pg)
+        assert pg.metadata.generation == 2
+        client.calls.clear()
+        await backend.sync_podgang(pg)
+        name = s.BASE_PODGANG
+        assert client.calls == [("create", WL, name), ("create", PG, name)]
+
+    run_virtual(main)
+
+
 def test_a_spec_change_that_keeps_the_minimum_makes_no_call() -> None:
     """The PodGang controller writing pod references bumps the generation; the Workload and
     PodGroup depend on the minimum only."""
