@@ -54,7 +54,9 @@ from .objects import (
     ConfiguredBackend,
     ensure,
     ensure_deleted,
+    ensure_new,
     merge_spec_fields,
+    never_synced,
     owned_meta,
     podgang_queue,
     recreate_on_spec_change,
@@ -206,7 +208,8 @@ class KaiBackend(ConfiguredBackend[KaiBackendConfig]):
             else:
                 topology_name = levels.name
                 await self._ensure_topology(levels)
-        await ensure(client, kai_podgroup(podgang, queue, topology_name), _merge_managed)
+        await ensure_new(client, kai_podgroup(podgang, queue, topology_name), _merge_managed,
+                         new=never_synced(podgang))
 
     async def sync_cluster_topology(self, ct: ClusterTopology) -> None:
         if not await self._ensure_topology(topology.TopologyLevels.from_cluster_topology(ct)):

@@ -70,6 +70,8 @@ from .objects import (
     GroupObjects,
     ensure,
     ensure_deleted,
+    ensure_new,
+    never_synced,
     owned_by,
     owned_meta,
     replace_spec,
@@ -206,7 +208,7 @@ class KoordinatorBackend(ConfiguredBackend[KoordinatorBackendConfig]):
         for pg, g in zip(
             koordinator_podgroups(podgang, self.config, levels), podgang.spec.pod_groups, strict=True
         ):
-            await ensure(client, pg, replace_spec)
+            await ensure_new(client, pg, replace_spec, new=never_synced(podgang))
             self._pod_annotations[(ns, g.name)] = {
                 labels.ANNOTATION_KOORD_GANG_NAME: g.name,
                 labels.ANNOTATION_KOORD_GANG_MIN_AVAILABLE: str(g.min_replicas),

@@ -228,6 +228,16 @@ async def create_new(client: Client, desired: Resource) -> bool:
     return True
 
 
+async def ensure_new(client: Client, desired: T, merge: Merge[T], *, new: bool) -> None:
+    """`ensure`, creating first when the object is most likely new (`never_synced` for a
+    PodGang's objects): one round trip instead of a read that answers 404 and the create.
+    Met with AlreadyExists, the read-and-merge path as `ensure` (ownership, a terminating
+    object, immutable fields: the same outcomes)."""
+    if new and await create_new(client, desired):
+        return
+    await ensure(client, desired, merge)
+
+
 async def delete_object(client: Client, obj: Resource) -> None:
     """Delete this very object (uid precondition); gone already or replaced is fine."""
     await _delete(client, obj)

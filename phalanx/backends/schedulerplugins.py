@@ -48,9 +48,10 @@ from .base import (
 )
 from .objects import (
     ConfiguredBackend,
-    ensure,
     ensure_deleted,
+    ensure_new,
     merge_spec_fields,
+    never_synced,
     owned_meta,
     required_pod_labels,
 )
@@ -104,8 +105,8 @@ class SchedulerPluginsBackend(ConfiguredBackend[SchedulerPluginsBackendConfig]):
         Capability.GANG, Capability.DYNAMIC_RESOURCES, Capability.POD_PLACEMENT_FIELDS})
 
     async def sync_podgang(self, podgang: PodGang) -> None:
-        await ensure(self.client, schedulerplugins_podgroup(podgang, self.config),
-                     _merge_managed)
+        await ensure_new(self.client, schedulerplugins_podgroup(podgang, self.config),
+                         _merge_managed, new=never_synced(podgang))
 
     async def on_podgang_delete(self, podgang: PodGang) -> None:
         await ensure_deleted(self.client, SchedulerPluginsPodGroup, podgang.name, podgang)

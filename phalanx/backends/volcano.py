@@ -51,7 +51,9 @@ from .objects import (
     delete_object,
     ensure,
     ensure_deleted,
+    ensure_new,
     merge_spec_fields,
+    never_synced,
     owned_by,
     owned_meta,
     podgang_queue,
@@ -139,7 +141,7 @@ class VolcanoBackend(ConfiguredBackend[VolcanoBackendConfig]):
                 if last is None or client.clock.now() - last[0] >= HYPERNODE_REFRESH:
                     await self._sync_hypernodes(levels)
         desired = volcano_podgroup(podgang, queue or self.config.default_queue, levels)
-        await ensure(client, desired, _merge_managed)
+        await ensure_new(client, desired, _merge_managed, new=never_synced(podgang))
 
     async def sync_cluster_topology(self, ct: ClusterTopology) -> None:
         """The topology's HyperNodes (the topology controller reports a failure, e.g. the

@@ -207,6 +207,22 @@ class RecordingClient:
         return await self._inner.delete(kind, name, *args, **kwargs)
 
 
+class CallLog(RecordingClient):
+    """Records reads (get, list) beside the writes, in one sequence."""
+
+    def __init__(self, inner: Client) -> None:
+        super().__init__(inner)
+        self.calls = self.writes  # one list, in call order
+
+    async def get(self, kind: Any, name: str, *args: Any, **kw: Any) -> Any:
+        self.calls.append(("get", f"{kind.API_VERSION}/{kind.KIND}", name))
+        return await self._inner.get(kind, name, *args, **kw)
+
+    async def list(self, kind: Any, *args: Any, **kw: Any) -> Any:
+        self.calls.append(("list", f"{kind.API_VERSION}/{kind.KIND}", ""))
+        return await self._inner.list(kind, *args, **kw)
+
+
 def leader_workers(ns: str, workers: int, *, replicas: int = 1,
                    worker_min: int | None = None) -> PodCliqueSet:
     """A leader and `workers` workers of one GPU each, on default-scheduler: one PodGang of

@@ -3,8 +3,6 @@ needless read or write is 500 round trips). Every call is counted, reads include
 
 from __future__ import annotations
 
-from typing import Any
-
 from phalanx.api.base import set_condition
 from phalanx.api.podgang import PODGANG_BACKEND_SYNCED
 from phalanx.api.workloads import PodGroupV1Alpha2, WorkloadV1Alpha2
@@ -17,22 +15,6 @@ from . import samples as s
 WL, PG = "scheduling.k8s.io/v1alpha2/Workload", "scheduling.k8s.io/v1alpha2/PodGroup"
 
 
-class CallLog(s.RecordingClient):
-    """Records reads (get, list) beside the writes, in one sequence."""
-
-    def __init__(self, inner: Any) -> None:
-        super().__init__(inner)
-        self.calls = self.writes  # one list, in call order
-
-    async def get(self, kind: Any, name: str, *args: Any, **kw: Any) -> Any:
-        self.calls.append(("get", f"{kind.API_VERSION}/{kind.KIND}", name))
-        return await self._inner.get(kind, name, *args, **kw)
-
-    async def list(self, kind: Any, *args: Any, **kw: Any) -> Any:
-        self.calls.append(("list", f"{kind.API_VERSION}/{kind.KIND}", ""))
-        return await self._inner.list(kind, *args, **kw)
-
-
 def _backend() -> KubeBackend:
     return KubeBackend(KubeBackendConfig.model_validate(
         {"gangScheduling": True, "workloadAPIVersion": "v1alpha2"}))
@@ -40,7 +22,7 @@ def _backend() -> KubeBackend:
 
 def test_a_new_podgang_gets_its_objects_created_without_a_read() -> None:
     async def main() -> None:
-        client = CallLog(MemoryCluster())
+        client = s.CallLog(MemoryCluster())
         backend = _backend()
         await backend.init(client)
         pg = await s.create_podgang(client, s.podgang())
@@ -60,7 +42,7 @@ def test_a_new_podgang_first_synced_after_its_references_were_written_makes_no_l
     earlier sync left (there was none: the Workload, named after the PodGang in every layout,
     did not exist)."""
     async def main() -> None:
-        client = CallLog(MemoryCluster())
+        client = s.CallLog(MemoryCluster())
         backend = _backend()
         await backend.init(client)
         pg = await s.create_podgang(client, s.podgang())
@@ -79,7 +61,7 @@ def test_a_spec_change_that_keeps_the_minimum_makes_no_call() -> None:
     """The PodGang controller writing pod references bumps the generation; the Workload and
     PodGroup depend on the minimum only."""
     async def main() -> None:
-        client = CallLog(MemoryCluster())
+        client = s.CallLog(MemoryCluster())
         backend = _backend()
         await backend.init(client)
         pg = await s.create_podgang(client, s.podgang())
@@ -101,7 +83,7 @@ def test_a_podgang_synced_before_a_restart_is_read_not_created_again() -> None:
     """After a restart, gangs whose status shows a backend verdict read before writing: no
     create that would only be refused as AlreadyExists."""
     async def main() -> None:
-        client = CallLog(MemoryCluster())
+        client = s.CallLog(MemoryCluster())
         await _backend().init(client)
         pg = await s.create_podgang(client, s.podgang())
         first = _backend()
@@ -121,7 +103,7 @@ def test_a_new_podgang_whose_objects_exist_is_merged_not_failed() -> None:
     """Create-first meeting AlreadyExists (another operator got there) falls back to the
     read-and-merge path and succeeds."""
     async def main() -> None:
-        client = CallLog(MemoryCluster())
+        client = s.CallLog(MemoryCluster())
         pg = await s.create_podgang(client, s.podgang())
         other = _backend()
         await other.init(client)
@@ -139,7 +121,7 @@ def test_a_new_podgang_whose_objects_exist_is_merged_not_failed() -> None:
 
 def test_delete_finds_the_podgroups_of_its_last_sync_without_listing() -> None:
     async def main() -> None:
-        client = CallLog(MemoryCluster())
+        client = s.CallLog(MemoryCluster())
         backend = _backend()
         await backend.init(client)
         pg = await s.create_podgang(client, s.podgang())
