@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from phalanx.api.core import Pod
     from phalanx.api.grove import PodCliqueSet, PodGang
     from phalanx.cluster.client import Client
+
+T = TypeVar("T")
 
 
 class Capability(StrEnum):
@@ -107,6 +109,15 @@ class SyncPending(Exception):
 
 
 @runtime_checkable
+class CacheReader(Protocol):
+    """Reads answered from the operator's informers, as Grove's backends read through
+    controller-runtime's cached client (objects are shared: read them, do not change them)."""
+
+    def cached(self, kind: type[T], name: str, namespace: str | None) -> T | None:
+        """The object if the cache holds it; None sends the caller to the API server."""
+        ...
+
+
 class Backend(Protocol):
     # The profile name in OperatorConfiguration (e.g. "koordinator").
     name: ClassVar[str]

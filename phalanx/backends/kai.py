@@ -196,7 +196,7 @@ class KaiBackend(ConfiguredBackend[KaiBackendConfig]):
 
     async def sync_podgang(self, podgang: PodGang) -> None:
         client = self.client
-        queue = await podgang_queue(client, podgang, labels.LABEL_KAI_QUEUE) \
+        queue = await podgang_queue(client, podgang, labels.LABEL_KAI_QUEUE, self.cache) \
             or self.config.default_queue
         if queue is None:
             log.warning("PodGang %s has no KAI queue; KAI will not schedule it", podgang.key)

@@ -26,7 +26,7 @@ from phalanx.api.podgang import PODGANG_BACKEND_SYNCED
 from phalanx.cluster.client import AlreadyExists, ApiError, Conflict, NotFound
 
 from . import features
-from .base import BackendConfig, SyncPending
+from .base import BackendConfig, CacheReader, SyncPending
 
 if TYPE_CHECKING:
     from phalanx.api.grove import PodCliqueSet, PodGang
@@ -139,6 +139,9 @@ class ClientHolder:
 
     name: ClassVar[str]
     _client: Client | None = None
+    # The operator's informers, for reads of what it caches (the registry's use_cache);
+    # None: every read asks the API server.
+    cache: CacheReader | None = None
 
     async def init(self, client: Client) -> None:
         self._client = client
@@ -314,12 +317,13 @@ class GroupObjects:
         self._groups.pop(podgang.metadata.uid or "", None)
 
 
-async def podgang_queue(client: Client, podgang: PodGang, label: str) -> str | None:
+async def podgang_queue(client: Client, podgang: PodGang, label: str,
+                        cache: CacheReader | None = None) -> str | None:
     """The queue a PodGang asks for: its `label`, else the label on the clique templates of
     its groups, else on any clique template, else on its PodCliqueSet."""
     queue = podgang.metadata.labels.get(label)
     if not queue:
-        pcs = await owning_podcliqueset(client, podgang)
+        pcs = await owning_podcliqueset(client, podgang, cache)
         if pcs is not None:
             members = member_templates(pcs, [g.name for g in podgang.spec.pod_groups])
             queue = features.pcs_queue(pcs, label, cliques=members) or \
@@ -339,8 +343,10 @@ def member_templates(pcs: PodCliqueSet, podcliques: list[str]) -> list[str]:
     return out
 
 
-async def owning_podcliqueset(client: Client, podgang: PodGang) -> PodCliqueSet | None:
-    """The PodCliqueSet a PodGang belongs to (its owner, else its part-of label)."""
+async def owning_podcliqueset(client: Client, podgang: PodGang,
+                              cache: CacheReader | None = None) -> PodCliqueSet | None:
+    """The PodCliqueSet a PodGang belongs to (its owner, else its part-of label): from
+    `cache` when it holds it (a GET per PodGang sync otherwise), else read."""
     from phalanx.api.grove import PodCliqueSet
 
     name = next(
@@ -349,6 +355,8 @@ async def owning_podcliqueset(client: Client, podgang: PodGang) -> PodCliqueSet 
     )
     if not name:
         return None
+    if cache is not None and (found := cache.cached(PodCliqueSet, name, podgang.namespace)):
+        return found
     try:
         return await client.get(PodCliqueSet, name, podgang.namespace)
     except NotFound:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from .base import Backend, BackendSpec, known_backends
+from .base import Backend, BackendSpec, CacheReader, known_backends
 
 if TYPE_CHECKING:
     from phalanx.cluster.client import Client
@@ -136,6 +136,12 @@ class BackendRegistry:
 
     def names(self) -> list[str]:
         return list(self._backends)
+
+    def use_cache(self, cache: CacheReader) -> None:
+        """Let every backend that reads through a cache (objects.ClientHolder) use `cache`."""
+        for backend in self._backends.values():
+            if hasattr(backend, "cache"):
+                backend.cache = cache  # type: ignore[attr-defined]
 
     async def init_all(self, client: Client) -> None:
         """Initialise every enabled backend (API discovery, clients). A backend's

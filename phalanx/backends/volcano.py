@@ -129,7 +129,7 @@ class VolcanoBackend(ConfiguredBackend[VolcanoBackendConfig]):
 
     async def sync_podgang(self, podgang: PodGang) -> None:
         client = self.client
-        queue = await podgang_queue(client, podgang, labels.LABEL_VOLCANO_QUEUE)
+        queue = await podgang_queue(client, podgang, labels.LABEL_VOLCANO_QUEUE, self.cache)
         levels = None
         if podgang.spec.topology_constraint is not None:
             levels = await topology.podgang_topology(client, podgang)

@@ -44,6 +44,7 @@ from phalanx.cluster.controller import Controller, Manager
 from phalanx.cluster.events import EventRecorder
 
 from .admission import install_admission
+from .backend_cache import InformerCache
 from .clustertopology import ClusterTopologyController
 from .context import COMPONENT, OperatorContext, Tunables
 from .errors import StatusErrorReporter
@@ -155,6 +156,7 @@ class OperatorManager:
             install_admission(self.client, self.registry,
                               topology_aware=self.config.topology_aware_scheduling.enabled,
                               auto_mnnvl=self.config.network.auto_mnnvl_enabled)
+        self.registry.use_cache(InformerCache({PodCliqueSet: self.ctx.pcs}))
         await self.registry.init_all(self.client)
         if self.ctx.topologies is not None:
             await self.ctx.topologies.attach(self.client)

@@ -13,7 +13,9 @@ from typing import Any
 
 import pytest
 
+from phalanx.api import labels
 from phalanx.api.base import set_condition
+from phalanx.api.grove import PodCliqueSet
 from phalanx.api.podgang import PODGANG_BACKEND_SYNCED
 from phalanx.api.schedulerplugins import SchedulerPluginsPodGroup
 from phalanx.api.scheduling import CoschedulingPodGroup, KaiPodGroup, VolcanoPodGroup
@@ -50,7 +52,9 @@ def _kind(kind: type) -> str:
 async def _setup(case: str) -> tuple[s.CallLog, Any, Any]:
     factory, _, _ = CASES[case]
     client = s.CallLog(MemoryCluster())
-    await client.create(s.pcs(queue="team-a"))
+    pcs = s.pcs(queue="team-a")
+    pcs.metadata.labels[labels.LABEL_VOLCANO_QUEUE] = "team-a"  # KAI's label is set
+    await client.create(pcs)
     backend = factory()
     await backend.init(client)
     return client, backend, await s.create_podgang(client, s.podgang())
@@ -104,5 +108,38 @@ def test_a_new_podgang_whose_podgroups_exist_is_merged_not_failed(case: str) -> 
         assert mine[0] == ("create", _kind(kind), names[0])  # refused: it exists
         assert ("get", _kind(kind), names[0]) in mine  # then read and merged
         assert len((await client.list(kind, "default")).items) == len(names)
+
+    run_virtual(main)
+
+
+class PcsCache:
+    """A CacheReader holding one PodCliqueSet."""
+
+    def __init__(self, pcs: Any) -> None:
+        self.pcs = pcs
+
+    def cached(self, kind: type, name: str, namespace: str | None) -> Any:
+        pcs = self.pcs
+        return pcs if (kind.KIND, name, namespace) == (  # type: ignore[attr-defined]
+            "PodCliqueSet", pcs.name, pcs.namespace) else None
+
+
+@pytest.mark.parametrize("case", ["kai", "volcano"])
+@pytest.mark.parametrize("cached", [False, True])
+def test_the_queue_comes_from_the_cached_podcliqueset(case: str, cached: bool) -> None:
+    """KAI and Volcano find a PodGang's queue on its PodCliqueSet: read from the operator's
+    cache when it holds it (as Grove's backends read through controller-runtime's cached
+    client), else from the API server."""
+    async def main() -> None:
+        client, backend, pg = await _setup(case)
+        _, kind, _ = CASES[case]
+        if cached:
+            backend.cache = PcsCache(await client.get(PodCliqueSet, s.PCS_NAME, "default"))
+        client.calls.clear()
+        await backend.sync_podgang(pg)
+        reads = [c for c in client.calls if c[0] == "get" and c[1].endswith("/PodCliqueSet")]
+        assert len(reads) == (0 if cached else 1)
+        group = await client.get(kind, s.BASE_PODGANG, "default")
+        assert group.spec.queue == "team-a"
 
     run_virtual(main)

@@ -1,0 +1,23 @@
+"""The operator's informers as its scheduler backends' cache (backends.base.CacheReader).
+
+Grove's backends read the PodCliqueSet behind a PodGang (KAI's and Volcano's queue) through
+controller-runtime's cached client; ours asked the API server, once per PodGang sync. The
+objects handed out are the informers' own: backends read them and change nothing."""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from phalanx.cluster.informer import Informer
+from phalanx.cluster.objects import object_key
+
+T = TypeVar("T")
+
+
+class InformerCache:
+    def __init__(self, informers: dict[type, Informer[Any]]) -> None:
+        self._informers = informers
+
+    def cached(self, kind: type[T], name: str, namespace: str | None) -> T | None:
+        informer = self._informers.get(kind)
+        return None if informer is None else informer.get(object_key(namespace, name))

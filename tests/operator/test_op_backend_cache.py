@@ -1,0 +1,52 @@
+"""The operator hands its informers to the scheduler backends as their cache: KAI's and
+Volcano's PodGang syncs find the PodCliqueSet's queue there, with no read of the PodCliqueSet
+from the API server per PodGang (Grove's backends read it through controller-runtime's cached
+client)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from op_harness import Env, make_pcs, run
+
+from phalanx.api import labels as L
+from phalanx.api.config import OperatorConfiguration, SchedulerConfiguration, SchedulerProfile
+from phalanx.api.grove import PodCliqueSet
+from phalanx.api.queue import unlimited_queue
+from phalanx.api.scheduling import KaiPodGroup, VolcanoPodGroup
+
+CASES = {"kai-scheduler": (L.LABEL_KAI_QUEUE, KaiPodGroup),
+         "volcano": (L.LABEL_VOLCANO_QUEUE, VolcanoPodGroup)}
+
+
+@pytest.mark.parametrize("profile", sorted(CASES))
+def test_podgang_syncs_read_the_podcliqueset_from_the_operators_cache(profile: str) -> None:
+    label, kind = CASES[profile]
+    config = OperatorConfiguration(scheduler=SchedulerConfiguration(
+        profiles=[SchedulerProfile(name=profile)], default_profile_name=profile))
+
+    async def scenario(env: Env) -> None:
+        reads: list[str] = []
+        inner = env.cluster.get
+
+        async def get(k: Any, name: str, *args: Any, **kw: Any) -> Any:
+            if k is PodCliqueSet:
+                reads.append(name)
+            return await inner(k, name, *args, **kw)
+
+        env.cluster.get = get  # type: ignore[method-assign]
+        backend = env.op.registry.get(profile)
+        await env.cluster.create(unlimited_queue("team-q"))
+        pcs = make_pcs("cached", [("a", 2)], scheduler=backend.scheduler_name,
+                       groups=[("g", ["a"], 3, 1)])
+        pcs.metadata.labels[label] = "team-q"
+        await env.create(pcs)
+        await env.settle()
+        groups = (await env.cluster.list(kind, "default")).items
+        assert sorted(g.name for g in groups) == ["cached-0", "cached-0-g-0", "cached-0-g-1"]
+        assert {g.spec.queue for g in groups} == {"team-q"}
+        assert backend.cache is not None
+        assert reads == []  # three PodGang syncs, no GET of their PodCliqueSet
+
+    run(scenario, config=config)
