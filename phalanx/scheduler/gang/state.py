@@ -352,6 +352,11 @@ class GangState:
         spec = self.spec
         if spec is None:
             return []
+        if self._all_created(spec):
+            if self._gates_hold(spec):
+                return [(f"all {self.created} members created but {self._gated} still have "
+                         "scheduling gates")]
+            return [spec.hold] if spec.hold else []
         out: list[str] = []
         if self.created < spec.min_member:
             out.append(f"{self.created}/{spec.min_member} members created")
@@ -360,23 +365,23 @@ class GangState:
                 have = self.created_in(g.name)
                 if have < g.min_member:
                     out.append(f"group {g.name}: {have}/{g.min_member} created")
-        if not out and self.created - self._gated < spec.min_member:
-            out.append(
-                f"all {self.created} members created but {self._gated} still have scheduling gates"
-            )
-        if not out and spec.hold:
-            out.append(spec.hold)
         return out
 
     def held_by_owner(self) -> bool:
         """Every member the gang needs exists; only its owner still holds it back (members
         behind a scheduling gate, or the owner's `hold`, e.g. a PodGang not Initialized)."""
         spec = self.spec
-        if spec is None or self.created < spec.min_member:
-            return False
-        if any(self.created_in(g.name) < g.min_member for g in spec.groups):
-            return False
-        return self.created - self._gated < spec.min_member or bool(spec.hold)
+        return spec is not None and self._all_created(spec) and \
+            (self._gates_hold(spec) or bool(spec.hold))
+
+    def _all_created(self, spec: Gang) -> bool:
+        """As many members exist as the gang needs, in total and in every group."""
+        return self.created >= spec.min_member and all(
+            self.created_in(g.name) >= g.min_member for g in spec.groups)
+
+    def _gates_hold(self, spec: Gang) -> bool:
+        """Too few members are free of scheduling gates to reach the minimum."""
+        return self.created - self._gated < spec.min_member
 
     @property
     def complete(self) -> bool:
