@@ -202,7 +202,7 @@ class KaiBackend(ConfiguredBackend[KaiBackendConfig]):
             log.warning("PodGang %s has no KAI queue; KAI will not schedule it", podgang.key)
         topology_name = None
         if _has_constraints(podgang):
-            levels = await topology.podgang_topology(client, podgang)
+            levels = await topology.podgang_topology(client, podgang, self.cache)
             if levels is None:
                 log.warning("PodGang %s: no ClusterTopology for its pack constraints", podgang.key)
             else:

@@ -201,7 +201,7 @@ class KoordinatorBackend(ConfiguredBackend[KoordinatorBackendConfig]):
         client = self.client
         levels = None
         if podgang.spec.topology_constraint is not None:
-            levels = await topology.podgang_topology(client, podgang)
+            levels = await topology.podgang_topology(client, podgang, self.cache)
             if levels is not None:
                 await self._sync_network_topology(levels)
         ns = podgang.namespace or "default"

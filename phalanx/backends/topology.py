@@ -48,6 +48,8 @@ if TYPE_CHECKING:
     from phalanx.api.grove import AnyTopology, PodGang, PodGangTopologyConstraint
     from phalanx.cluster.client import Client
 
+    from .base import CacheReader
+
 HOST_DOMAIN = "host"
 HOSTNAME_KEY = "kubernetes.io/hostname"
 KOORD_NODE_LAYER = "NodeTopologyLayer"  # Koordinator's built-in per-node layer
@@ -177,12 +179,16 @@ def koordinator_network_topology_annotation(
     return json.dumps({"gatherStrategy": rules}, separators=(",", ":"))
 
 
-async def get_topology(client: Client, name: str) -> AnyTopology | None:
+async def get_topology(client: Client, name: str,
+                       cache: CacheReader | None = None) -> AnyTopology | None:
     """The ClusterTopologyBinding `name`, else the legacy ClusterTopology `name`; None when
-    neither exists (or the server serves neither kind)."""
+    neither exists (or the server serves neither kind). Each kind from `cache` when it holds
+    the object, else read."""
     from phalanx.api.grove import ClusterTopology, ClusterTopologyBinding
 
     for kind in (ClusterTopologyBinding, ClusterTopology):
+        if cache is not None and (found := cache.cached(kind, name, None)) is not None:
+            return found
         try:
             return await client.get(kind, name)  # type: ignore[no-any-return]
         except NotFound:
@@ -190,14 +196,15 @@ async def get_topology(client: Client, name: str) -> AnyTopology | None:
     return None
 
 
-async def podgang_topology(client: Client, podgang: PodGang) -> TopologyLevels | None:
+async def podgang_topology(client: Client, podgang: PodGang,
+                           cache: CacheReader | None = None) -> TopologyLevels | None:
     """The topology a PodGang's constraints refer to: the one its `grove.io/topology-name`
     annotation names (as Grove's backends read it; the operator writes it whenever it
     translates a constraint). None without the annotation or when it names nothing."""
     name = podgang.metadata.annotations.get(labels.ANNOTATION_TOPOLOGY_NAME)
     if not name:
         return None
-    found = await get_topology(client, name)
+    found = await get_topology(client, name, cache)
     return TopologyLevels.from_cluster_topology(found) if found is not None else None
 
 

@@ -132,7 +132,7 @@ class VolcanoBackend(ConfiguredBackend[VolcanoBackendConfig]):
         queue = await podgang_queue(client, podgang, labels.LABEL_VOLCANO_QUEUE, self.cache)
         levels = None
         if podgang.spec.topology_constraint is not None:
-            levels = await topology.podgang_topology(client, podgang)
+            levels = await topology.podgang_topology(client, podgang, self.cache)
             if levels is None:
                 log.warning("PodGang %s: no ClusterTopology to map its pack constraint",
                             podgang.key)

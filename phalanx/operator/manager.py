@@ -156,7 +156,8 @@ class OperatorManager:
             install_admission(self.client, self.registry,
                               topology_aware=self.config.topology_aware_scheduling.enabled,
                               auto_mnnvl=self.config.network.auto_mnnvl_enabled)
-        self.registry.use_cache(InformerCache({PodCliqueSet: self.ctx.pcs}))
+        self.registry.use_cache(InformerCache({PodCliqueSet: self.ctx.pcs},
+                                              self.ctx.topologies))
         await self.registry.init_all(self.client)
         if self.ctx.topologies is not None:
             await self.ctx.topologies.attach(self.client)

@@ -50,3 +50,60 @@ def test_podgang_syncs_read_the_podcliqueset_from_the_operators_cache(profile: s
         assert reads == []  # three PodGang syncs, no GET of their PodCliqueSet
 
     run(scenario, config=config)
+
+
+TAS_PROFILES = {"kai-scheduler": L.LABEL_KAI_QUEUE, "volcano": L.LABEL_VOLCANO_QUEUE,
+                "koordinator": None}
+
+
+@pytest.mark.parametrize("profile", sorted(TAS_PROFILES))
+def test_podgang_syncs_read_the_topology_from_the_operators_cache(profile: str) -> None:
+    """A PodGang whose constraints name a topology: its backend maps the levels from the
+    ClusterTopologyBinding the operator watches, with no GET of it per PodGang sync."""
+    from phalanx.api.base import ObjectMeta
+    from phalanx.api.grove import (
+        ClusterTopology,
+        ClusterTopologyBinding,
+        ClusterTopologyBindingSpec,
+        TopologyConstraint,
+        TopologyLevel,
+        TopologyPackConstraint,
+    )
+
+    config = OperatorConfiguration.model_validate({
+        "topologyAwareScheduling": {"enabled": True},
+        "scheduler": {"profiles": [{"name": profile}], "defaultProfileName": profile}})
+
+    async def scenario(env: Env) -> None:
+        reads: list[str] = []
+        inner = env.cluster.get
+
+        async def get(k: Any, name: str, *args: Any, **kw: Any) -> Any:
+            if k in (ClusterTopologyBinding, ClusterTopology):
+                reads.append(name)
+            return await inner(k, name, *args, **kw)
+
+        env.cluster.get = get  # type: ignore[method-assign]
+        backend = env.op.registry.get(profile)
+        await env.cluster.create(unlimited_queue("team-q"))
+        await env.create(ClusterTopologyBinding(
+            metadata=ObjectMeta(name="racks"), spec=ClusterTopologyBindingSpec(levels=[
+                TopologyLevel(domain="zone", key="topology.kubernetes.io/zone"),
+                TopologyLevel(domain="rack", key="example.com/rack")])))
+        await env.settle()
+        pcs = make_pcs("tas", [("a", 2)], scheduler=backend.scheduler_name,
+                       groups=[("g", ["a"], 3, 1)])
+        pcs.spec.template.topology_constraint = TopologyConstraint(
+            topology_name="racks", pack=TopologyPackConstraint(required="rack"))
+        label = TAS_PROFILES[profile]
+        if label is not None:
+            pcs.metadata.labels[label] = "team-q"
+        await env.create(pcs)
+        admitted = len(reads)  # admission resolves the name once, on the create
+        await env.settle()
+        gangs = await env.gangs()
+        assert sorted(gangs) == ["tas-0", "tas-0-g-0", "tas-0-g-1"]
+        assert all(g.spec.topology_constraint is not None for g in gangs.values())
+        assert reads[admitted:] == []  # the PodGang syncs read none
+
+    run(scenario, config=config)
