@@ -49,6 +49,10 @@ def _kind(kind: type) -> str:
     return f"{kind.API_VERSION}/{kind.KIND}"  # type: ignore[attr-defined]
 
 
+def _calls_on(client: s.CallLog, kind: type) -> list[tuple[str, str, str]]:
+    return [c for c in client.calls if c[1] == _kind(kind)]
+
+
 async def _setup(case: str) -> tuple[s.CallLog, Any, Any]:
     factory, _, _ = CASES[case]
     client = s.CallLog(MemoryCluster())
@@ -60,6 +64,13 @@ async def _setup(case: str) -> tuple[s.CallLog, Any, Any]:
     return client, backend, await s.create_podgang(client, s.podgang())
 
 
+async def _another_backend(case: str, client: s.CallLog) -> Any:
+    """A second instance of the case's backend (a restarted or another operator's)."""
+    backend = CASES[case][0]()
+    await backend.init(client)
+    return backend
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_a_new_podgang_gets_its_podgroups_created_without_a_read(case: str) -> None:
     async def main() -> None:
@@ -67,8 +78,7 @@ def test_a_new_podgang_gets_its_podgroups_created_without_a_read(case: str) -> N
         _, kind, names = CASES[case]
         client.calls.clear()
         await backend.sync_podgang(pg)
-        mine = [c for c in client.calls if c[1] == _kind(kind)]
-        assert mine == [("create", _kind(kind), n) for n in names]
+        assert _calls_on(client, kind) == [("create", _kind(kind), n) for n in names]
         for n in names:
             await client.get(kind, n, "default")  # they exist
 
@@ -83,11 +93,10 @@ def test_a_podgang_with_a_verdict_is_read_before_it_is_written(case: str) -> Non
         _, kind, names = CASES[case]
         await backend.sync_podgang(pg)
         set_condition(pg.status.conditions, PODGANG_BACKEND_SYNCED, True, "Synced")
-        restarted = CASES[case][0]()
-        await restarted.init(client)
+        restarted = await _another_backend(case, client)
         client.calls.clear()
         await restarted.sync_podgang(pg)
-        mine = [c for c in client.calls if c[1] == _kind(kind)]
+        mine = _calls_on(client, kind)
         assert [c for c in mine if c[0] == "create"] == []
         assert [c for c in mine if c[0] == "get"] == [("get", _kind(kind), n) for n in names]
 
@@ -99,12 +108,10 @@ def test_a_new_podgang_whose_podgroups_exist_is_merged_not_failed(case: str) -> 
     async def main() -> None:
         client, backend, pg = await _setup(case)
         _, kind, names = CASES[case]
-        other = CASES[case][0]()
-        await other.init(client)
-        await other.sync_podgang(pg)
+        await (await _another_backend(case, client)).sync_podgang(pg)
         client.calls.clear()
         await backend.sync_podgang(pg)
-        mine = [c for c in client.calls if c[1] == _kind(kind)]
+        mine = _calls_on(client, kind)
         assert mine[0] == ("create", _kind(kind), names[0])  # refused: it exists
         assert ("get", _kind(kind), names[0]) in mine  # then read and merged
         assert len((await client.list(kind, "default")).items) == len(names)
