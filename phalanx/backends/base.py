@@ -108,7 +108,6 @@ class SyncPending(Exception):
         self.after = after
 
 
-@runtime_checkable
 class CacheReader(Protocol):
     """Reads answered from the operator's informers, as Grove's backends read through
     controller-runtime's cached client (objects are shared: read them, do not change them)."""
@@ -118,6 +117,7 @@ class CacheReader(Protocol):
         ...
 
 
+@runtime_checkable
 class Backend(Protocol):
     # The profile name in OperatorConfiguration (e.g. "koordinator").
     name: ClassVar[str]

@@ -345,8 +345,8 @@ def member_templates(pcs: PodCliqueSet, podcliques: list[str]) -> list[str]:
 
 async def owning_podcliqueset(client: Client, podgang: PodGang,
                               cache: CacheReader | None = None) -> PodCliqueSet | None:
-    """The PodCliqueSet a PodGang belongs to (its owner, else its part-of label): from
-    `cache` when it holds it (a GET per PodGang sync otherwise), else read."""
+    """The PodCliqueSet a PodGang belongs to (its owner, else its part-of label), from
+    `cache` when it holds it, else from the API server."""
     from phalanx.api.grove import PodCliqueSet
 
     name = next(

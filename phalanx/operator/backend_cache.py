@@ -2,8 +2,8 @@
 
 Grove's backends read the PodCliqueSet behind a PodGang (KAI's and Volcano's queue) and the
 topology its constraints name through controller-runtime's cached client; ours asked the API
-server, once per PodGang sync. The
-objects handed out are the informers' own: backends read them and change nothing."""
+server, once per PodGang sync. The objects handed out are the informers' own: backends read
+them and change nothing."""
 
 from __future__ import annotations
 
