@@ -297,3 +297,10 @@ def first_error(results: Iterable[object]) -> BaseException | None:
         if isinstance(r, BaseException):
             return r
     return None
+
+
+def raise_first_error(results: Iterable[object]) -> None:
+    """Raise the first exception among `bounded`'s results, if there is one."""
+    err = first_error(results)
+    if err is not None:
+        raise err

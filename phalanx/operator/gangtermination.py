@@ -43,7 +43,7 @@ from .conditions import (
     breached_since,
 )
 from .updateprogress import in_progress, pcs_rolling
-from .context import IDX_PCS, OperatorContext, bounded, first_error, requeue_on_conflict
+from .context import IDX_PCS, OperatorContext, bounded, raise_first_error, requeue_on_conflict
 
 log = logging.getLogger(__name__)
 
@@ -214,10 +214,8 @@ class GangTerminationController:
             except NotFound:
                 pass
 
-        err = first_error(await bounded([lambda n=n: delete(n) for n in doomed],
+        raise_first_error(await bounded([lambda n=n: delete(n) for n in doomed],
                                         ctx.tunables.write_concurrency))
-        if err is not None:
-            raise err
         self.group_terminations += 1
 
     async def _terminate(self, pcs: PodCliqueSet, i: int, culprit: str, delay: float) -> None:
@@ -243,19 +241,15 @@ class GangTerminationController:
 
         jobs = [lambda n=n: delete(PodClique, n) for n in sorted(cliques)]
         jobs += [lambda n=n: delete(PodGang, n) for n in sorted(gangs)]
-        err = first_error(await bounded(jobs, ctx.tunables.write_concurrency))
-        if err is not None:
-            raise err
+        raise_first_error(await bounded(jobs, ctx.tunables.write_concurrency))
         self._terminated_at[(pcs.key, i)] = ctx.client.clock.now()
         self.terminations += 1
         # Action first, flag second (Grove): a crash in between fires once more, no worse.
         groups = [g.name for g in ctx.pcsgs.by_index(IDX_PCS, pcs.key)
                   if g.metadata.labels.get(L.LABEL_PODCLIQUESET_REPLICA_INDEX) == replica]
-        err = first_error(await bounded(
+        raise_first_error(await bounded(
             [lambda n=n: self._mark_in_progress(pcs.namespace, n, i) for n in sorted(groups)],
             ctx.tunables.write_concurrency))
-        if err is not None:
-            raise err
 
     async def _mark_in_progress(self, namespace: str | None, name: str, replica: int) -> None:
         """GangTerminationInProgress=True on a scaling group, on a fresh read (its status

@@ -25,7 +25,7 @@ from phalanx.cluster.informer import Informer
 from phalanx.cluster.objects import object_key
 
 from . import naming
-from .context import IDX_PCS, OperatorContext, bounded, first_error, requeue_on_conflict
+from .context import IDX_PCS, OperatorContext, bounded, raise_first_error, requeue_on_conflict
 
 CLUSTER_IP_NONE = "None"
 
@@ -116,9 +116,7 @@ class HeadlessServiceController:
                 for name, i in wanted.items()]
         jobs += [lambda name=name: self._delete(pcs, name) for name, svc in existing.items()
                  if name not in wanted and svc.metadata.deletion_timestamp is None]
-        err = first_error(await bounded(jobs, ctx.tunables.write_concurrency))
-        if err is not None:
-            raise err
+        raise_first_error(await bounded(jobs, ctx.tunables.write_concurrency))
         return None
 
     async def _ensure(self, pcs: PodCliqueSet, replica: int, existing: Service | None) -> None:

@@ -25,7 +25,7 @@ from phalanx.cluster.informer import Informer
 from phalanx.cluster.objects import object_key
 
 from . import naming
-from .context import IDX_PCS, OperatorContext, bounded, first_error, requeue_on_conflict
+from .context import IDX_PCS, OperatorContext, bounded, raise_first_error, requeue_on_conflict
 
 COMPONENT_HPA = "pcs-hpa"  # Grove's LabelComponentNameHorizontalPodAutoscaler
 
@@ -103,9 +103,7 @@ class HPAController:
                 for n, (k, cfg) in want.items()]
         jobs += [lambda n=n: self._delete(pcs, n) for n, h in existing.items()
                  if n not in want and h.metadata.deletion_timestamp is None]
-        err = first_error(await bounded(jobs, self.ctx.tunables.write_concurrency))
-        if err is not None:
-            raise err
+        raise_first_error(await bounded(jobs, self.ctx.tunables.write_concurrency))
         return None
 
     async def _ensure(self, pcs: PodCliqueSet, name: str, kind: str, cfg: AutoScalingConfig,

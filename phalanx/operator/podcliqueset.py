@@ -38,7 +38,10 @@ from phalanx.cluster.controller import Controller, PermanentError, Result, map_f
 
 from . import builders, lifecycle_events, naming, templatehash
 from .admission import check_all, default_podcliqueset
-from .context import IDX_OWNER, IDX_PCS, OperatorContext, bounded, first_error, owner_key, requeue_on_conflict
+from .context import (
+    IDX_OWNER, IDX_PCS, OperatorContext, bounded, first_error, owner_key, raise_first_error,
+    requeue_on_conflict,
+)
 from .plan import (
     CliquePlan,
     DomainKey,
@@ -144,12 +147,6 @@ def hash_drifted(existing: PodClique, want_hash: str | None) -> bool:
     """Whether the PodClique's pod template hash label differs from the template's."""
     return want_hash is not None and \
         existing.metadata.labels.get(L.LABEL_POD_TEMPLATE_HASH) != want_hash
-
-
-def _raise_first(results: list[Any]) -> None:
-    err = first_error(results)
-    if err is not None:
-        raise err
 
 
 class PodCliqueSetController:
@@ -288,12 +285,12 @@ class PodCliqueSetController:
         done = await bounded([lambda plan=plan: self._ensure_gang(
             pcs, plan, gangs.get(plan.name), scheduler, key_of, topology_name)
             for plan in plans], writes)
-        _raise_first(done)
+        raise_first_error(done)
         ready_gangs = {plan.name for plan, ready in zip(plans, done, strict=True) if ready}
-        _raise_first(await bounded([lambda plan=plan: self._ensure_clique(
+        raise_first_error(await bounded([lambda plan=plan: self._ensure_clique(
             pcs, plan, cliques.get(plan.name)) for plan in plans[0].cliques
             if plan.group is None and plan.podgang in ready_gangs], writes))
-        _raise_first(await bounded([lambda cfg=cfg: self._ensure_group(
+        raise_first_error(await bounded([lambda cfg=cfg: self._ensure_group(
             pcs, i, cfg, groups.get(naming.scaling_group_name(pcs.name, i, cfg.name)))
             for cfg in pcs.spec.template.pod_clique_scaling_groups or ()], writes))
 

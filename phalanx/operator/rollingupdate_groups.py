@@ -17,7 +17,7 @@ from phalanx.api.grove import PodClique, PodCliqueScalingGroup, PodCliqueSet
 from phalanx.api.grove_extras import PodCliqueScalingGroupReplicaUpdateProgress
 from phalanx.cluster.client import NotFound
 
-from .context import OperatorContext, bounded, first_error
+from .context import OperatorContext, bounded, raise_first_error
 from .updateprogress import expected_hash, pclq_current, pclq_min_available
 
 REASON_UPDATING_REPLICA = "RollingUpdateReplica"
@@ -147,7 +147,5 @@ class GroupRollingUpdater:
             except NotFound:
                 pass
 
-        err = first_error(await bounded([lambda n=n: delete(n) for n in names],
+        raise_first_error(await bounded([lambda n=n: delete(n) for n in names],
                                         self.ctx.tunables.write_concurrency))
-        if err is not None:
-            raise err

@@ -26,7 +26,7 @@ from phalanx.api.grove import PodClique
 from phalanx.api.grove_extras import PodsSelectedToUpdate
 from phalanx.cluster.client import NotFound
 
-from .context import OperatorContext, bounded, first_error
+from .context import OperatorContext, bounded, raise_first_error
 from .updateprogress import pclq_min_available
 
 REASON_UPDATING_POD = "RollingUpdatePod"
@@ -153,7 +153,5 @@ async def _delete(ctx: OperatorContext, pclq: PodClique, pods: list[Pod],
         if on_deleted is not None:
             on_deleted(pclq, pod)
 
-    err = first_error(await bounded([lambda p=p: delete(p) for p in pods],
+    raise_first_error(await bounded([lambda p=p: delete(p) for p in pods],
                                     ctx.tunables.write_concurrency))
-    if err is not None:
-        raise err

@@ -45,8 +45,8 @@ from .conditions import (
     is_breached,
 )
 from .context import (
-    IDX_OWNER, IDX_PCS, OperatorContext, bounded, copy_status, enqueue_batched, first_error,
-    owner_key, requeue_on_conflict,
+    IDX_OWNER, IDX_PCS, OperatorContext, bounded, copy_status, enqueue_batched, owner_key,
+    raise_first_error, requeue_on_conflict,
 )
 from .plan import group_clique_plans
 from .podcliqueset import clique_drifted, hash_drifted, owned_clique_replicas
@@ -167,17 +167,13 @@ class ScalingGroupController:
         # Concurrently, as Grove's RunConcurrently: a group scaled up by 100 replicas made
         # its PodCliques one at a time (~13 a second on a busy API server).
         writes = self.ctx.tunables.write_concurrency
-        err = first_error(await bounded(jobs, writes))
-        if err is not None:
-            raise err
+        raise_first_error(await bounded(jobs, writes))
         doomed = [name for name in sorted(existing, reverse=True)
                   if name not in planned and existing[name].metadata.deletion_timestamp is None]
         results = await bounded([lambda n=n: delete(n) for n in doomed], writes)
         deleted = [r for r in results if isinstance(r, str)]
         lifecycle_events.children_deleted(self.ctx.recorder, pcsg, "PodClique", deleted)
-        err = first_error(results)
-        if err is not None:
-            raise err
+        raise_first_error(results)
 
     @staticmethod
     def _update_status(pcs: PodCliqueSet, pcsg: PodCliqueScalingGroup,
