@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Iterable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -277,17 +278,33 @@ def enqueue_settled(controller: Controller, informer: Informer[Any],
     informer.add_handler(add, update, add)
 
 
+# The semaphores `bounded` jobs of the running task hold (tasks inherit their parent's).
+_HELD: ContextVar[tuple[asyncio.Semaphore, ...]] = ContextVar("bounded_held", default=())
+
+
 async def bounded(jobs: Iterable[Callable[[], Awaitable[T]]],
                   limit: int | asyncio.Semaphore) -> list[T | BaseException]:
     """Run the jobs with at most `limit` in flight; results (or exceptions) in order.
 
-    A semaphore as `limit` is shared with whoever else holds it: nested calls (a job per
-    replica, a write per object inside each) then bound the writes in flight altogether."""
+    A semaphore as `limit` is shared with whoever else holds it: calls side by side (a
+    replica's PodGangs, then its PodCliques, for every replica at once) then bound their
+    writes in flight altogether. A job must not pass the semaphore it runs under to a
+    `bounded` of its own: with every permit held by waiting jobs, their jobs could never
+    start. That raises RuntimeError instead of hanging."""
     sem = asyncio.Semaphore(limit) if isinstance(limit, int) else limit
+    held = _HELD.get()
+    if any(s is sem for s in held):
+        raise RuntimeError("bounded(): a job running under this semaphore passed it to a "
+                           "nested bounded(), which can wait forever for its own permits; "
+                           "give the nested call its own limit")
 
     async def run(job: Callable[[], Awaitable[T]]) -> T:
         async with sem:
-            return await job()
+            token = _HELD.set((*held, sem))
+            try:
+                return await job()
+            finally:
+                _HELD.reset(token)
 
     return await asyncio.gather(*(run(j) for j in jobs), return_exceptions=True)
 
