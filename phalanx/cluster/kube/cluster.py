@@ -27,7 +27,16 @@ from phalanx.cluster.clock import Clock, RealClock
 from phalanx.cluster.scale import Scale, scale_paths
 
 from .config import ConnectionConfig, load_connection
-from .convert import BaseCache, decode, decode_lenient, decode_list, merge_patch, prune
+from .convert import (
+    BaseCache,
+    decode,
+    decode_lenient,
+    decode_list,
+    dumped,
+    merge_patch,
+    normalized,
+    prune,
+)
 from .discovery import Discovery
 from .events import EventWriter
 from .paths import (
@@ -262,13 +271,14 @@ class KubeCluster:
             return decode(ObjectMeta, data.get("metadata") or {})
         return self.decode(kind, data) if returning else None
 
-    async def _base_for(self, obj: Resource) -> dict[str, Any]:
-        """The object as last decoded at obj's resourceVersion (read once on a miss)."""
+    async def _base_for(self, obj: Resource, status_only: bool) -> dict[str, Any]:
+        """The object as last decoded at obj's resourceVersion (read once on a miss), in
+        `normalized` form (its status alone with `status_only`)."""
         kind = type(obj)
         meta = obj.metadata
         cached = self._bases.get(meta.uid, meta.resource_version)
         if cached is not None:
-            return kind.model_validate(prune(kind, cached)).to_dict()
+            return normalized(kind, cached, status_only=status_only)
         live = await self.transport.request(
             "GET", object_path(kind, obj.name, self._ns(kind, meta.namespace)),
             kind=kind.KIND, name=obj.name,
@@ -285,7 +295,7 @@ class KubeCluster:
                 f"{kind.KIND} {obj.key} was deleted and re-created (uid changed)",
                 kind=kind.KIND, name=obj.name,
             )
-        return kind.model_validate(prune(kind, live)).to_dict()
+        return normalized(kind, live, status_only=status_only)
 
     async def _patch_from(self, obj: T, part: Literal["main", "status"],
                           returning: bool = True) -> T | None:
@@ -294,8 +304,9 @@ class KubeCluster:
         # Status goes where the server keeps it: its own subresource, or the object itself
         # for a CRD without one (discovery.py).
         status_sub = part == "status" and await self._discovery.status_subresource(kind)
-        old = await self._base_for(obj)
-        new = obj.to_dict(warnings=False)  # the server names a bad field
+        status_only = part == "status"
+        old = await self._base_for(obj, status_only)
+        new = dumped(obj, status_only=status_only)
         # The resourceVersion is a precondition (added below), never part of the diff: a
         # `resourceVersion: null` would be read as "0" and rejected.
         for doc in (old, new):

@@ -241,6 +241,49 @@ def decode_list(kind: type[T], raw: bytes) -> tuple[list[T], dict[str, Any]]:
     return page.get("items") or [], page.get("metadata") or {}
 
 
+_STATUS_MODELS: dict[type[BaseModel], type[BaseModel] | None] = {}
+
+
+def status_model(kind: type[BaseModel]) -> type[BaseModel] | None:
+    """The model of `kind`'s `status` field (optional or not); None when it has no status
+    or the status is not one model."""
+    if kind in _STATUS_MODELS:
+        return _STATUS_MODELS[kind]
+    info = kind.model_fields.get("status")
+    found: type[BaseModel] | None = None
+    if info is not None:
+        args = [a for a in (typing.get_args(info.annotation) or (info.annotation,))
+                if a is not type(None)]
+        if len(args) == 1 and isinstance(args[0], type) and issubclass(args[0], BaseModel):
+            found = args[0]
+    _STATUS_MODELS[kind] = found
+    return found
+
+
+def normalized(kind: type[Resource], data: dict[str, Any], *, status_only: bool = False) -> dict[str, Any]:
+    """The server's form of an object as `to_dict` would give it after decoding: the two
+    sides of a merge patch are compared in one form. `status_only`: {"status": ...} alone,
+    for a status write, without decoding the spec (a PodClique's holds a whole pod template)."""
+    model = status_model(kind) if status_only else None
+    if model is None:
+        return kind.model_validate(prune(kind, data)).to_dict()
+    raw = data.get("status")
+    if raw is None:
+        return {"status": {}}
+    return {"status": model.model_validate(prune(model, raw)).model_dump(
+        by_alias=True, exclude_none=True, mode="json")}
+
+
+def dumped(obj: Resource, *, status_only: bool = False) -> dict[str, Any]:
+    """`obj.to_dict()` (no serializer warnings: the server names a bad field), or
+    {"status": ...} alone (see `normalized`)."""
+    if not status_only or status_model(type(obj)) is None:
+        return obj.to_dict(warnings=False)
+    status = getattr(obj, "status", None)
+    return {"status": {} if status is None else status.model_dump(
+        by_alias=True, exclude_none=True, mode="json", warnings=False)}
+
+
 def json_copy(value: Any) -> Any:
     """A deep copy of JSON data (dicts, lists, scalars); faster than copy.deepcopy."""
     if isinstance(value, dict):

@@ -180,3 +180,96 @@ def test_lenient_decode_gives_the_pruned_decode() -> None:
     loose = {**server_pod(), "extraField": 1}
     kept = decode_lenient(Loose, json.loads(json.dumps(loose)))
     assert kept == decode(Loose, loose) and kept.model_extra == {"extraField": 1}
+
+
+# --- status writes: the status alone is decoded and compared ------------------------------
+
+def _full_status_patch(kind: type, base: dict[str, Any], obj: Any) -> Any:
+    """What a status write sent before: both whole objects normalised, their statuses diffed."""
+    old = kind.model_validate(prune(kind, base)).to_dict().get("status") or {}
+    return merge_patch(old, obj.to_dict(warnings=False).get("status") or {})
+
+
+def _status_only_patch(kind: type, base: dict[str, Any], obj: Any) -> Any:
+    from phalanx.cluster.kube.convert import dumped, normalized
+
+    return merge_patch(normalized(kind, base, status_only=True)["status"],
+                       dumped(obj, status_only=True)["status"])
+
+
+def _podclique(status: dict[str, Any] | None) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "apiVersion": "grove.io/v1alpha1", "kind": "PodClique",
+        "metadata": {"name": "s-0-w", "namespace": "ns", "uid": "u1", "resourceVersion": "5",
+                     "managedFields": [{"manager": "phalanx"}]},
+        "spec": {"replicas": 2, "minAvailable": 2, "roleName": "w",
+                 "podSpec": {"containers": [{"name": "c", "image": "busybox",
+                                             "terminationMessagePath": "/dev/termination-log"}],
+                             "dnsPolicy": "ClusterFirst"}},
+    }
+    if status is not None:
+        data["status"] = status
+    return data
+
+
+_CONDITION = st.fixed_dictionaries({
+    "type": st.sampled_from(["PodCliqueScheduled", "MinAvailableBreached"]),
+    "status": st.sampled_from(["True", "False", "Unknown"]),
+    "reason": st.sampled_from(["SufficientScheduledPods", "InsufficientReadyPods"]),
+    "message": st.text(max_size=8),
+    "lastTransitionTime": st.sampled_from(["2026-01-01T00:00:00Z", "2026-01-01T00:00:01Z"]),
+})
+_PCLQ_STATUS = st.one_of(st.none(), st.fixed_dictionaries(
+    {"replicas": st.integers(0, 4)},
+    optional={"readyReplicas": st.integers(0, 4), "scheduledReplicas": st.integers(0, 4),
+              "updatedReplicas": st.integers(0, 4), "observedGeneration": st.integers(1, 3),
+              "hpaPodSelector": st.sampled_from(["a=b", "a=c"]),
+              "conditions": st.lists(_CONDITION, max_size=2, unique_by=lambda c: c["type"]),
+              "someFutureStatusField": st.integers()}))
+
+
+@given(_PCLQ_STATUS, _PCLQ_STATUS)
+def test_a_status_write_sends_the_patch_the_whole_object_comparison_sent(
+        before: dict[str, Any] | None, after: dict[str, Any] | None) -> None:
+    from phalanx.api.grove import PodClique
+
+    base = _podclique(before)
+    obj = PodClique.model_validate(prune(PodClique, _podclique(after)))
+    assert _status_only_patch(PodClique, base, obj) == _full_status_patch(PodClique, base, obj)
+
+
+def test_a_pod_status_write_diffs_the_status_as_before() -> None:
+    base = server_pod()
+    obj = decode(Pod, server_pod())
+    obj.status.phase = "Running"
+    obj.status.conditions = [{"type": "Ready", "status": "True"}]  # type: ignore[list-item]
+    patch = _status_only_patch(Pod, base, obj)
+    assert patch == _full_status_patch(Pod, base, obj)
+    assert patch["phase"] == "Running" and "unknownStatus" not in patch
+
+
+def test_a_status_write_does_not_depend_on_decoding_the_spec() -> None:
+    """A spec this client cannot decode (a value its model refuses) no longer fails a write
+    of the status, which never touches it."""
+    import pytest
+    from pydantic import ValidationError
+
+    from phalanx.api.grove import PodClique
+    from phalanx.cluster.kube.convert import normalized
+
+    base = _podclique({"replicas": 2})
+    base["spec"]["replicas"] = "two"
+    with pytest.raises(ValidationError):
+        normalized(PodClique, base)
+    assert normalized(PodClique, base, status_only=True) == {"status": {"replicas": 2}}
+
+
+def test_kinds_without_a_status_model_are_compared_whole() -> None:
+    from phalanx.api.core import ConfigMap
+    from phalanx.cluster.kube.convert import dumped, normalized, status_model
+
+    assert status_model(ConfigMap) is None
+    data = {"metadata": {"name": "c", "namespace": "ns"}, "data": {"a": "b"}}
+    obj = ConfigMap.model_validate(data)
+    assert normalized(ConfigMap, data, status_only=True) == obj.to_dict()
+    assert dumped(obj, status_only=True) == obj.to_dict(warnings=False)
