@@ -192,7 +192,9 @@ class Framework:
                 break
             if p.NAME in skip:
                 continue
-            rows = rows[p.filter(state, pod, snap, rows).feasible]
+            res = p.filter(state, pod, snap, rows)
+            if not res.all_passed:
+                rows = rows[res.feasible]
         return rows
 
     def _refresh(self, entry: SignatureEntry, state: CycleState, pod: PodInfo, snap: Snapshot,
@@ -208,7 +210,9 @@ class Framework:
                 if ok.size == 0:
                     break
                 if p.NAME not in skip:
-                    ok = ok[p.filter(state, pod, snap, ok).feasible]
+                    res = p.filter(state, pod, snap, ok)
+                    if not res.all_passed:
+                        ok = ok[res.feasible]
             entry.node_ok[moved] = False
             entry.node_ok[ok] = True
         ok = live[entry.node_ok[live]]
@@ -216,7 +220,9 @@ class Framework:
             if ok.size == 0:
                 break
             if p.NAME not in skip:
-                ok = ok[p.filter(state, pod, snap, ok).feasible]
+                res = p.filter(state, pod, snap, ok)
+                if not res.all_passed:
+                    ok = ok[res.feasible]
         entry.set_feasible(dirty, ok)
         for plugins, rows in ((self.node_only_scores, moved), (self.usage_scores, live)):
             if not rows.size:
@@ -251,6 +257,8 @@ class Framework:
 
     @staticmethod
     def _account(plugin: str, res: FilterResult, rows: np.ndarray, diag: Diagnosis, codes: np.ndarray) -> np.ndarray:
+        if res.all_passed:
+            return rows
         rejected = ~res.feasible
         count = int(rejected.sum())
         if not count:

@@ -328,10 +328,13 @@ class FilterResult:
     rejections: list[Rejection] = field(default_factory=list)
     default_reason: str = ""
     unresolvable: bool = False  # code of nodes explained only by default_reason
+    # Set by `all_pass`: the cycle keeps its rows as they are instead of copying them
+    # through an all-True mask (Coscheduling passes every node for most gang members).
+    all_passed: bool = False
 
     @classmethod
     def all_pass(cls, n: int) -> FilterResult:
-        return cls(np.ones(n, dtype=bool))
+        return cls(np.ones(n, dtype=bool), all_passed=True)
 
     @classmethod
     def from_mask(cls, feasible: np.ndarray, reason: str, *, unresolvable: bool = False) -> FilterResult:
