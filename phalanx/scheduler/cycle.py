@@ -34,6 +34,17 @@ log = logging.getLogger(__name__)
 STATE_ASSUMED_AT = "scheduler/assumedAt"
 
 
+def score_window(rows: np.ndarray, start_row: int, k: int) -> np.ndarray:
+    """The `k` (< rows.size) feasible rows scored this cycle: from the first row at or after
+    `start_row`, wrapping around the end (kube's nextStartNodeIndex rotation). Slices of
+    `rows`, not an index array of k: this runs for every pod."""
+    start = int(np.searchsorted(rows, start_row)) % rows.size
+    end = start + k
+    if end <= rows.size:
+        return rows[start:end]
+    return np.concatenate((rows[start:], rows[:end - rows.size]))
+
+
 class SchedulingCycle:
     """schedule_one and its failure/binding paths. Expects the Scheduler's attributes."""
 
@@ -110,9 +121,7 @@ class SchedulingCycle:
         k = num_nodes_to_score(len(snap), fw.percentage_of_nodes_to_score or 0)
         if rows.size > k:
             # Rotate the window start across cycles so every node gets its turn.
-            start = int(np.searchsorted(rows, self._next_start_row))
-            take = np.arange(start, start + k) % rows.size
-            rows = rows[take]
+            rows = score_window(rows, self._next_start_row, k)
             self._next_start_row = int(rows[-1]) + 1
         if rows.size == 1:
             return snap.names[int(rows[0])]
