@@ -315,6 +315,9 @@ class Rejection:
     unresolvable: bool = False  # True: preemption cannot help on these nodes
 
 
+_ALL_TRUE = np.ones(0, dtype=bool)  # FilterResult.all_pass's masks are views of it
+
+
 @dataclass(slots=True)
 class FilterResult:
     """A vectorised Filter verdict over node indices `idx` (see FilterPlugin.filter).
@@ -334,7 +337,13 @@ class FilterResult:
 
     @classmethod
     def all_pass(cls, n: int) -> FilterResult:
-        return cls(np.ones(n, dtype=bool), all_passed=True)
+        """Every node passes. Its mask is a read-only view of one shared all-True array
+        (a filter of every node's pod at 5,000 nodes allocated and filled one per call)."""
+        global _ALL_TRUE
+        if _ALL_TRUE.size < n:
+            _ALL_TRUE = np.ones(max(n, 2 * _ALL_TRUE.size), dtype=bool)
+            _ALL_TRUE.setflags(write=False)
+        return cls(_ALL_TRUE[:n], all_passed=True)
 
     @classmethod
     def from_mask(cls, feasible: np.ndarray, reason: str, *, unresolvable: bool = False) -> FilterResult:

@@ -39,3 +39,14 @@ def test_a_partial_verdict_is_still_applied():
     kept, diag, _ = _account(FilterResult(mask, [Rejection("Insufficient cpu", ~mask)]), rows)
     assert kept.tolist() == [1, 4]
     assert diag.reason_counts == {"Insufficient cpu": 2} and diag.plugin_counts == {"P": 2}
+
+
+def test_all_pass_masks_are_read_only_and_any_length():
+    import pytest
+
+    small, large = FilterResult.all_pass(3), FilterResult.all_pass(10_000)
+    assert small.feasible.shape == (3,) and large.feasible.shape == (10_000,)
+    assert small.feasible.all() and large.feasible.all()
+    assert FilterResult.all_pass(0).feasible.shape == (0,)
+    with pytest.raises(ValueError):  # shared: no caller may change it
+        large.feasible[0] = False
