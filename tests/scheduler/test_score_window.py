@@ -5,7 +5,7 @@ positions start, start+1, ... modulo the number of feasible rows."""
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from phalanx.scheduler.cycle import score_window
@@ -19,6 +19,7 @@ def cases(draw):
     return rows, draw(st.integers(0, 320)), k
 
 
+@settings(deadline=None)
 @given(cases())
 def test_the_window_is_k_rows_from_the_start_row_wrapping_around(case):
     rows, start_row, k = case

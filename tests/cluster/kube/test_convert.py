@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from phalanx.api.pod import Pod
@@ -228,6 +228,7 @@ _PCLQ_STATUS = st.one_of(st.none(), st.fixed_dictionaries(
               "someFutureStatusField": st.integers()}))
 
 
+@settings(deadline=None)  # pydantic's first validations of a model are slower
 @given(_PCLQ_STATUS, _PCLQ_STATUS)
 def test_a_status_write_sends_the_patch_the_whole_object_comparison_sent(
         before: dict[str, Any] | None, after: dict[str, Any] | None) -> None:
