@@ -13,7 +13,8 @@ Indexes (all values are `namespace/name` keys):
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable
+import logging
+from collections.abc import Awaitable, Callable, Container, Iterable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -25,13 +26,13 @@ from phalanx.api.grove import PodClique, PodCliqueScalingGroup, PodCliqueSet, Po
 from phalanx.api.grove_topology import explicit_topology_name
 from phalanx.backends.base import Backend
 from phalanx.backends.registry import BackendRegistry
-from phalanx.cluster.client import Client, Conflict
+from phalanx.cluster.client import Client, Conflict, NotFound
 from phalanx.cluster.controller import Controller, Manager, Result
 from phalanx.cluster.events import EventRecorder
 from phalanx.cluster.informer import Informer
 from phalanx.cluster.objects import object_key
 
-from . import naming
+from . import lifecycle_events, naming
 from .plan import DomainKey, uses_topology
 from .podgang_sync_state import BackendSyncState
 from .recent_creates import RecentCreates
@@ -39,6 +40,8 @@ from .topologies import TopologyCache
 
 T = TypeVar("T")
 S = TypeVar("S", bound=KubeModel)
+
+log = logging.getLogger(__name__)
 
 IDX_PCS = "pcs"
 IDX_OWNER = "owner"
@@ -321,3 +324,31 @@ def raise_first_error(results: Iterable[object]) -> None:
     err = first_error(results)
     if err is not None:
         raise err
+
+
+async def delete_excess(ctx: OperatorContext, owner: Resource, existing: Mapping[str, Resource],
+                        planned: Container[str], kind: type[Resource], *,
+                        newest_first: bool = False) -> BaseException | None:
+    """Delete the children in `existing` that are not `planned` (and not being deleted yet),
+    concurrently within the write bound; one already gone is fine. One Event on `owner`
+    names those deleted. Returns the first error (the others were still tried).
+    `newest_first`: in descending name order (a scaling group's highest replicas first)."""
+    doomed = sorted((name for name, obj in existing.items()
+                     if name not in planned and obj.metadata.deletion_timestamp is None),
+                    reverse=newest_first)
+    if not doomed:
+        return None
+    log.info("%s: deleting %d %s no longer in the spec", owner.key, len(doomed), kind.KIND)
+
+    async def delete(name: str) -> str | None:
+        try:
+            await ctx.client.delete(kind, name, owner.namespace)
+        except NotFound:
+            return None
+        return name
+
+    results = await bounded([lambda n=n: delete(n) for n in doomed],
+                            ctx.tunables.write_concurrency)
+    lifecycle_events.children_deleted(ctx.recorder, owner, kind.KIND,
+                                      [r for r in results if isinstance(r, str)])
+    return first_error(results)

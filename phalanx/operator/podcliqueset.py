@@ -20,12 +20,10 @@ scale sticks until the template's value changes.
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Callable
 from typing import Any
 
 from phalanx.api import labels as L
-from phalanx.api.base import Resource
 from phalanx.api.grove import (
     PodClique,
     PodCliqueScalingGroup,
@@ -33,14 +31,13 @@ from phalanx.api.grove import (
     PodCliqueSet,
     PodGang,
 )
-from phalanx.cluster.client import NotFound
 from phalanx.cluster.controller import Controller, PermanentError, Result, map_from_label
 
 from . import builders, lifecycle_events, naming, templatehash
 from .admission import check_all, default_podcliqueset
 from .context import (
-    IDX_OWNER, IDX_PCS, OperatorContext, bounded, first_error, owner_key, raise_first_error,
-    requeue_on_conflict,
+    IDX_OWNER, IDX_PCS, OperatorContext, bounded, delete_excess, first_error, owner_key,
+    raise_first_error, requeue_on_conflict,
 )
 from .plan import (
     CliquePlan,
@@ -53,7 +50,6 @@ from .plan import (
     uses_topology,
 )
 
-log = logging.getLogger(__name__)
 
 # The PodCliqueSet fails admission's checks (reported when no webhook ran them).
 REASON_INVALID_SPEC = "InvalidSpec"
@@ -218,10 +214,10 @@ class PodCliqueSetController:
         for i in [i for i in synced if i >= pcs.spec.replicas]:
             del synced[i]
         errors = [first_error(await bounded(jobs, ctx.tunables.write_concurrency))]
-        errors.append(await self._delete_excess(pcs, gangs, planned_gangs, PodGang))
-        errors.append(await self._delete_excess(pcs, cliques, planned_cliques, PodClique))
-        errors.append(await self._delete_excess(pcs, groups, planned_groups,
-                                                PodCliqueScalingGroup))
+        errors.append(await delete_excess(ctx, pcs, gangs, planned_gangs, PodGang))
+        errors.append(await delete_excess(ctx, pcs, cliques, planned_cliques, PodClique))
+        errors.append(await delete_excess(ctx, pcs, groups, planned_groups,
+                                          PodCliqueScalingGroup))
         err = next((e for e in errors if e is not None), None)
         if err is not None:
             raise err
@@ -363,24 +359,4 @@ class PodCliqueSetController:
             updated.metadata.annotations[naming.ANNOTATION_TEMPLATE_REPLICAS] = applied
             await client.update(updated, returning=False)
 
-    async def _delete_excess(self, pcs: PodCliqueSet, existing: dict[str, Any],
-                             planned: set[str], kind: type[Resource]) -> BaseException | None:
-        doomed = sorted(name for name, obj in existing.items()
-                        if name not in planned and obj.metadata.deletion_timestamp is None)
-        if not doomed:
-            return None
-        log.info("%s: deleting %d %s no longer in the spec", pcs.key, len(doomed), kind.KIND)
-
-        async def delete(name: str) -> str | None:
-            try:
-                await self.ctx.client.delete(kind, name, pcs.namespace)
-            except NotFound:
-                return None
-            return name
-
-        results = await bounded([lambda n=n: delete(n) for n in doomed],
-                                self.ctx.tunables.write_concurrency)
-        lifecycle_events.children_deleted(self.ctx.recorder, pcs, kind.KIND,
-                                          [r for r in results if isinstance(r, str)])
-        return first_error(results)
 

@@ -30,7 +30,6 @@ from phalanx.api.grove import (
     PodCliqueScalingGroupStatus,
     PodCliqueSet,
 )
-from phalanx.cluster.client import NotFound
 from phalanx.cluster.controller import Controller, Result, map_to_owner
 from phalanx.cluster.objects import object_key
 
@@ -45,8 +44,8 @@ from .conditions import (
     is_breached,
 )
 from .context import (
-    IDX_OWNER, IDX_PCS, OperatorContext, bounded, copy_status, enqueue_batched, owner_key,
-    raise_first_error, requeue_on_conflict,
+    IDX_OWNER, IDX_PCS, OperatorContext, bounded, copy_status, delete_excess, enqueue_batched,
+    owner_key, raise_first_error, requeue_on_conflict,
 )
 from .plan import group_clique_plans
 from .podcliqueset import clique_drifted, hash_drifted, owned_clique_replicas
@@ -157,23 +156,12 @@ class ScalingGroupController:
                     updated.metadata.annotations.update(want.metadata.annotations)
                     jobs.append(lambda updated=updated: update(updated))
 
-        async def delete(name: str) -> str | None:
-            try:
-                await client.delete(PodClique, name, pcs.namespace)
-            except NotFound:
-                return None
-            return name
-
         # Concurrently, as Grove's RunConcurrently: a group scaled up by 100 replicas made
         # its PodCliques one at a time (~13 a second on a busy API server).
-        writes = self.ctx.tunables.write_concurrency
-        raise_first_error(await bounded(jobs, writes))
-        doomed = [name for name in sorted(existing, reverse=True)
-                  if name not in planned and existing[name].metadata.deletion_timestamp is None]
-        results = await bounded([lambda n=n: delete(n) for n in doomed], writes)
-        deleted = [r for r in results if isinstance(r, str)]
-        lifecycle_events.children_deleted(self.ctx.recorder, pcsg, "PodClique", deleted)
-        raise_first_error(results)
+        raise_first_error(await bounded(jobs, self.ctx.tunables.write_concurrency))
+        err = await delete_excess(self.ctx, pcsg, existing, planned, PodClique, newest_first=True)
+        if err is not None:
+            raise err
 
     @staticmethod
     def _update_status(pcs: PodCliqueSet, pcsg: PodCliqueScalingGroup,

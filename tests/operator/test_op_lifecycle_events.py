@@ -73,3 +73,20 @@ def test_scale_in_is_told_as_deletions() -> None:
             f"Updated PodClique {NS}/web-0-a"]
 
     run(scenario)
+
+
+def test_a_scaling_group_scale_in_is_told_on_the_group_highest_replica_first() -> None:
+    async def scenario(env: Env) -> None:
+        from phalanx.api.grove import PodCliqueScalingGroup
+
+        await env.create(make_pcs("sg", [("leader", 1), ("worker", 1)],
+                                  groups=[("grp", ["leader", "worker"], 4, 1)]))
+        await env.settle()
+        await env.cluster.patch(PodCliqueScalingGroup, "sg-0-grp", {"spec": {"replicas": 2}}, NS)
+        await env.settle()
+        evs = await events(env)
+        assert by_object(evs, E.PODCLIQUE_DELETE_SUCCESSFUL)["sg-0-grp"] == [
+            "Deleted 4 PodClique(s): sg-0-grp-3-worker, sg-0-grp-3-leader, sg-0-grp-2-worker, "
+            "sg-0-grp-2-leader"]
+
+    run(scenario)
