@@ -218,9 +218,7 @@ class PodCliqueSetController:
         errors.append(await delete_excess(ctx, pcs, cliques, planned_cliques, PodClique))
         errors.append(await delete_excess(ctx, pcs, groups, planned_groups,
                                           PodCliqueScalingGroup))
-        err = next((e for e in errors if e is not None), None)
-        if err is not None:
-            raise err
+        raise_first_error(errors)
         return None
 
     def _check_spec(self, pcs: PodCliqueSet) -> None:
