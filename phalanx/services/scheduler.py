@@ -84,10 +84,22 @@ def _queue_len(scheduler: Any) -> int:
         return 0
 
 
-def observe_gang_waits(scheduler: Any, metrics: PhalanxMetrics) -> None:
-    """Gang wait time: a PodGang's creation until its Scheduled condition turns True."""
+async def observe_gang_waits(scheduler: Any, metrics: PhalanxMetrics, client: Any) -> None:
+    """Gang wait time: a PodGang's creation until its Scheduled condition turns True.
+
+    Only where the server serves PodGangs: an informer of a kind not served never syncs,
+    and the scheduler waits for every informer before its first cycle."""
     from phalanx.api.base import get_condition
     from phalanx.api.podgang import PODGANG_SCHEDULED, PodGang
+
+    try:
+        served = await client.serves(PodGang)
+    except Exception as err:  # noqa: BLE001 - a metric must not hold the scheduler
+        log.warning("gang wait metric off: cannot tell whether PodGangs are served: %s", err)
+        return
+    if not served:
+        log.info("%s PodGang is not served: no gang wait metric", PodGang.API_VERSION)
+        return
 
     seen: set[str] = set()
 
@@ -145,7 +157,7 @@ async def run_scheduler_service(
             scheduler = Scheduler(client, default_configuration(tuple(opts.scheduler_names)))
             instrument(scheduler, metrics)
             with contextlib.suppress(Exception):
-                observe_gang_waits(scheduler, metrics)
+                await observe_gang_waits(scheduler, metrics, client)
             running[:] = [scheduler]
             try:
                 # Caches that cannot sync (e.g. RBAC) are waited for, not a crash: readiness

@@ -180,3 +180,37 @@ def test_scheduler_without_leader_election_is_not_ready_until_it_runs(
         await runner.cleanup()
 
     run_virtual(main)
+
+
+def test_a_server_without_the_podgang_crd_still_gets_its_pods_scheduled(tmp_path: Path) -> None:
+    """A cluster without Grove's CRDs: the gang-wait metric must not add a PodGang informer
+    that can never sync (before, the service waited for it for ever and bound nothing)."""
+    from phalanx.api.grove import PodGang
+
+    probe_port, metrics_port = free_ports(2)
+
+    async def main() -> None:
+        mem = MemoryCluster()
+        for node in make_nodes(1):
+            await mem.create(node)
+        await mem.create(_pod("fits", "1"))
+        facade, runner, url = await start_facade(mem)
+        del facade.kinds[(PodGang.API_VERSION, PodGang.PLURAL)]
+        stop = asyncio.Event()
+        opts = SchedulerServiceOptions(kubeconfig=kubeconfig(tmp_path, url), leader_elect=False,
+                                       probe_port=probe_port, metrics_port=metrics_port,
+                                       bind_address="127.0.0.1", tune_gc=False)
+        service = asyncio.create_task(run_scheduler_service(opts, stop))
+        try:
+            async def bound() -> bool:
+                return bool((await mem.get(Pod, "fits", "default")).spec.node_name)
+
+            assert await wait_for_condition(bound, timeout=30), "pod default/fits not bound"
+            assert not [p for m, p in facade.requests if "podgangs" in p], facade.requests
+        finally:
+            stop.set()
+            code = await asyncio.wait_for(service, 30)
+            await runner.cleanup()
+        assert code == 0
+
+    run_virtual(main)
