@@ -1,5 +1,5 @@
-"""`phalanx scheduler` against a kube-apiserver that serves none of Grove's, KAI's or
-Volcano's CRDs: it must get ready and bind plain pods.
+"""`phalanx scheduler` against a stock kube-apiserver (no alpha APIs: no Workload API) that
+serves none of Grove's, KAI's or Volcano's CRDs: it must get ready and bind plain pods.
 
 It gets a control plane of its own: the shared one has Grove's CRDs installed by other
 tests. Before the fix, the gang-wait metric added a PodGang informer that could never sync,
@@ -17,6 +17,7 @@ from phalanx.api.pod import Pod
 from phalanx.envtest import (
     BinariesNotFound,
     ControlPlane,
+    ControlPlaneOptions,
     create_nodes,
     find_binaries,
     gpu_cluster_spec,
@@ -36,7 +37,9 @@ def bare_plane() -> Iterator[ControlPlane]:
         binaries = find_binaries()
     except BinariesNotFound as err:
         pytest.skip(str(err))
-    plane = ControlPlane.start(binaries=binaries)
+    # A stock kube-apiserver: no alpha feature gates or APIs (the Workload API is off).
+    plane = ControlPlane.start(binaries=binaries,
+                               options=ControlPlaneOptions(feature_gates={}, runtime_config={}))
     try:
         yield plane
     finally:
