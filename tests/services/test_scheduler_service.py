@@ -5,7 +5,9 @@ UnboundLocalError in the metrics wrapper and was counted as an error)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,7 @@ from phalanx.scheduler.bench import make_nodes
 from phalanx.scheduler.framework.config import default_configuration
 from phalanx.services.metrics import PhalanxMetrics
 from phalanx.services.scheduler import SchedulerServiceOptions, instrument, run_scheduler_service
-from tests.cluster.kube.facade import start_facade
+from tests.cluster.kube.facade import Facade, start_facade
 from tests.services.test_operator_service import free_ports, kubeconfig
 
 PROFILE = "phalanx-scheduler"
@@ -82,9 +84,39 @@ def test_instrument_counts_scheduled_unschedulable_and_error(
     assert count == 1
 
 
+@contextlib.asynccontextmanager
+async def serving(tmp_path: Path, mem: MemoryCluster, metrics_port: int,
+                  hidden: tuple[type, ...] = ()) -> AsyncIterator[Facade]:
+    """`phalanx scheduler`'s service over a facade of `mem` (without the `hidden` kinds)
+    until the block ends; then it must stop cleanly (exit code 0)."""
+    facade, runner, url = await start_facade(mem)
+    for kind in hidden:
+        del facade.kinds[(kind.API_VERSION, kind.PLURAL)]
+    stop = asyncio.Event()
+    [probe_port] = free_ports(1)
+    opts = SchedulerServiceOptions(kubeconfig=kubeconfig(tmp_path, url), leader_elect=False,
+                                   probe_port=probe_port, metrics_port=metrics_port,
+                                   bind_address="127.0.0.1", tune_gc=False)
+    service = asyncio.create_task(run_scheduler_service(opts, stop))
+    try:
+        yield facade
+    finally:
+        stop.set()
+        code = await asyncio.wait_for(service, 30)
+        await runner.cleanup()
+    assert code == 0
+
+
+async def _bound(mem: MemoryCluster, name: str) -> None:
+    async def bound() -> bool:
+        return bool((await mem.get(Pod, name, "default")).spec.node_name)
+
+    assert await wait_for_condition(bound, timeout=30), f"pod default/{name} not bound"
+
+
 def test_scheduler_service_binds_and_reports_metrics(tmp_path: Path,
                                                      caplog: pytest.LogCaptureFixture) -> None:
-    probe_port, metrics_port = free_ports(2)
+    [metrics_port] = free_ports(1)
 
     async def main() -> str:
         mem = MemoryCluster()
@@ -92,17 +124,8 @@ def test_scheduler_service_binds_and_reports_metrics(tmp_path: Path,
             await mem.create(node)
         await mem.create(_pod("fits", "1"))
         await mem.create(_pod("too-big", "1000"))
-        facade, runner, url = await start_facade(mem)
-        stop = asyncio.Event()
-        opts = SchedulerServiceOptions(kubeconfig=kubeconfig(tmp_path, url), leader_elect=False,
-                                       probe_port=probe_port, metrics_port=metrics_port,
-                                       bind_address="127.0.0.1", tune_gc=False)
-        service = asyncio.create_task(run_scheduler_service(opts, stop))
-        try:
-            async def bound() -> bool:
-                return bool((await mem.get(Pod, "fits", "default")).spec.node_name)
-
-            assert await wait_for_condition(bound, timeout=30), "pod default/fits not bound"
+        async with serving(tmp_path, mem, metrics_port):
+            await _bound(mem, "fits")
             async with aiohttp.ClientSession() as http:
                 async def scraped() -> str:
                     async with http.get(f"http://127.0.0.1:{metrics_port}/metrics") as resp:
@@ -114,13 +137,7 @@ def test_scheduler_service_binds_and_reports_metrics(tmp_path: Path,
                             and 'result="unschedulable"}' in text)
 
                 assert await wait_for_condition(both_counted, timeout=30), await scraped()
-                text = await scraped()
-        finally:
-            stop.set()
-            code = await asyncio.wait_for(service, 30)
-            await runner.cleanup()
-        assert code == 0
-        return text
+                return await scraped()
 
     with caplog.at_level(logging.INFO):
         text = run_virtual(main)
@@ -187,30 +204,15 @@ def test_a_server_without_the_podgang_crd_still_gets_its_pods_scheduled(tmp_path
     that can never sync (before, the service waited for it for ever and bound nothing)."""
     from phalanx.api.grove import PodGang
 
-    probe_port, metrics_port = free_ports(2)
+    [metrics_port] = free_ports(1)
 
     async def main() -> None:
         mem = MemoryCluster()
         for node in make_nodes(1):
             await mem.create(node)
         await mem.create(_pod("fits", "1"))
-        facade, runner, url = await start_facade(mem)
-        del facade.kinds[(PodGang.API_VERSION, PodGang.PLURAL)]
-        stop = asyncio.Event()
-        opts = SchedulerServiceOptions(kubeconfig=kubeconfig(tmp_path, url), leader_elect=False,
-                                       probe_port=probe_port, metrics_port=metrics_port,
-                                       bind_address="127.0.0.1", tune_gc=False)
-        service = asyncio.create_task(run_scheduler_service(opts, stop))
-        try:
-            async def bound() -> bool:
-                return bool((await mem.get(Pod, "fits", "default")).spec.node_name)
-
-            assert await wait_for_condition(bound, timeout=30), "pod default/fits not bound"
-            assert not [p for m, p in facade.requests if "podgangs" in p], facade.requests
-        finally:
-            stop.set()
-            code = await asyncio.wait_for(service, 30)
-            await runner.cleanup()
-        assert code == 0
+        async with serving(tmp_path, mem, metrics_port, hidden=(PodGang,)) as facade:
+            await _bound(mem, "fits")
+            assert not [p for _, p in facade.requests if "podgangs" in p], facade.requests
 
     run_virtual(main)
