@@ -30,6 +30,7 @@ from typing import Any, Generic, TypeVar
 from phalanx.api.base import Resource
 
 from .client import Client, Gone, Selector, WatchEvent
+from .deferred_informers import DeferredInformers, Served
 from .objects import object_key
 
 log = logging.getLogger(__name__)
@@ -326,6 +327,7 @@ class InformerFactory:
     def __init__(self, client: Client) -> None:
         self.client = client
         self._informers: dict[tuple[Any, ...], Informer[Any]] = {}
+        self._deferred = DeferredInformers()
         self._started = False
 
     def informer(
@@ -339,6 +341,8 @@ class InformerFactory:
         key = (kind, namespace, _selector_key(label_selector), _selector_key(field_selector))
         inf = self._informers.get(key)
         if inf is None:
+            inf = self._deferred.get(key)  # not served yet: stays deferred
+        if inf is None:
             inf = Informer(self.client, kind, namespace, label_selector=label_selector,
                            field_selector=field_selector)
             self._informers[key] = inf
@@ -346,8 +350,30 @@ class InformerFactory:
                 inf.start()
         return inf
 
+    def informer_when_served(self, kind: type[T], served: Served) -> Informer[T]:
+        """The cluster-wide informer of a kind the server does not serve yet (its CRD is
+        not installed): handlers attach now; it starts, and counts for sync and readiness,
+        once `served()` says so (asked again every few seconds: deferred_informers.py).
+        An informer of the kind that already exists is returned as it is."""
+        key = (kind, None, None, None)
+        inf = self._informers.get(key)
+        if inf is None:
+            inf = self._deferred.get(key)
+        if inf is None:
+            inf = Informer(self.client, kind)
+            self._deferred.add(key, inf, served)
+            if self._started:
+                self._deferred.start(self._served)
+        return inf
+
+    def _served(self, key: tuple[Any, ...], inf: Informer[Any]) -> None:
+        self._informers[key] = inf
+        if self._started:
+            inf.start()
+
     @property
     def informers(self) -> list[Informer[Any]]:
+        """The informers started (or to start with the factory); deferred ones once served."""
         return list(self._informers.values())
 
     def start(self) -> None:
@@ -355,6 +381,7 @@ class InformerFactory:
         self._started = True
         for inf in self._informers.values():
             inf.start()
+        self._deferred.start(self._served)
 
     async def wait_for_cache_sync(self, timeout: float | None = None) -> bool:
         """True once every informer has synced; False if `timeout` (loop seconds) passed."""
@@ -367,6 +394,7 @@ class InformerFactory:
 
     async def stop(self) -> None:
         self._started = False
+        await self._deferred.stop()
         for inf in self._informers.values():
             await inf.stop()
 

@@ -1,9 +1,12 @@
 """`phalanx scheduler` against a stock kube-apiserver (no alpha APIs: no Workload API) that
-serves none of Grove's, KAI's or Volcano's CRDs: it must get ready and bind plain pods.
+serves none of Grove's, KAI's or Volcano's CRDs: it must get ready and bind plain pods;
+and once Phalanx's CRDs are installed, with the scheduler running, read PodGangs and bind
+their pods (no restart).
 
 It gets a control plane of its own: the shared one has Grove's CRDs installed by other
-tests. Before the fix, the gang-wait metric added a PodGang informer that could never sync,
-the scheduler waited for it before its first cycle, and /readyz stayed 500 for ever.
+tests. Before, the gang-wait metric added a PodGang informer that could never sync, the
+scheduler waited for it before its first cycle, and /readyz stayed 500 for ever; and a
+PodGang kind not served at start was never read (its pods waited as GangNotFound).
 """
 
 from __future__ import annotations
@@ -13,7 +16,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from phalanx.api.crds import crds
 from phalanx.api.pod import Pod
+from phalanx.cluster.deferred_informers import RECHECK_SECONDS
 from phalanx.envtest import (
     BinariesNotFound,
     ControlPlane,
@@ -21,9 +26,11 @@ from phalanx.envtest import (
     create_nodes,
     find_binaries,
     gpu_cluster_spec,
+    install_crds,
     start_phalanx_scheduler,
     wait_until_async,
 )
+from tests.scheduler.gang.builders import members, podgang
 
 pytestmark = [pytest.mark.real_cluster, pytest.mark.timeout(150)]
 
@@ -70,8 +77,26 @@ def test_the_scheduler_binds_plain_pods_on_a_server_without_gang_crds(
                 await wait_until_async(node_name, BIND_TIMEOUT, what=f"pod {ns}/plain bound")
 
         asyncio.run(bound())
+
+        async def gang_bound() -> None:
+            async with bare_plane.client() as kube:
+                await install_crds(kube, crds())
+                await kube.create(podgang("g", {"w": 2}, namespace=ns))
+                for member in members("g", "w", 2, gpu=1, cpu="100m"):
+                    member.metadata.namespace = ns
+                    await kube.create(member)
+
+                async def both() -> bool:
+                    pods = [await kube.get(Pod, f"w-{i}", ns) for i in range(2)]
+                    return all(p.spec.node_name for p in pods)
+
+                await wait_until_async(both, RECHECK_SECONDS + BIND_TIMEOUT,
+                                       what=f"the members of PodGang {ns}/g bound")
+
+        asyncio.run(gang_bound())
         log = scheduler.log_text()
         assert "PodGang is not served" in log
+        assert "PodGang is served now" in log
         assert "Traceback" not in log
     finally:
         scheduler.stop()

@@ -11,7 +11,7 @@ are built first), so a new member is counted before PreEnqueue looks at it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from .cache import GangCache
@@ -132,8 +132,9 @@ class GangRuntime:
             log.debug("activation of %s deferred", keys, exc_info=True)
 
     async def start(self, client: Any) -> None:
-        """Watch pods, and each gang kind and the ClusterTopology if the server serves them
-        (a cluster without Volcano's CRDs must not keep the scheduler from syncing).
+        """Watch pods, and each gang kind and the ClusterTopology the server serves (a cluster
+        without Volcano's CRDs must not keep the scheduler from syncing); a kind not served
+        yet is read once it is (its CRD installed later: deferred_informers.py).
         Idempotent; called by the gang plugins' `start` hook."""
         if self._attached or self._informers is None:
             return
@@ -150,23 +151,35 @@ class GangRuntime:
                     ok = True
                 if not ok:
                     skip.add(kind)
-                    log.info("%s %s is not served: gangs of that kind are not read", kind.API_VERSION, kind.KIND)
-        self.attach_informers(self._informers, skip=skip)
+                    log.info("%s %s is not served: gangs of that kind are read once it is",
+                             kind.API_VERSION, kind.KIND)
+        self.attach_informers(self._informers, skip=skip, served=serves)
 
-    def attach_informers(self, informers: InformerFactory, *, skip: set[type] | frozenset[type] = frozenset()) -> None:
+    def attach_informers(self, informers: InformerFactory, *, skip: set[type] | frozenset[type] = frozenset(),
+                         served: Callable[[type], Awaitable[bool]] | None = None) -> None:
+        """Handlers on the informers of pods, gang kinds and topologies; kinds in `skip`
+        are not served: with `served`, their informers start once they are, else never."""
         from phalanx.api.core import Pod
         from phalanx.api.grove import ClusterTopology, ClusterTopologyBinding
 
         if self._attached:
             return
         self._attached = True
+
+        def informer(kind: type) -> Any:
+            if kind not in skip:
+                return informers.informer(kind)
+            if served is None:
+                return None
+            return informers.informer_when_served(kind, lambda: served(kind))
+
         pods = informers.informer(Pod)
         pods.add_handler(self._guard(self.cache.add_pod), self._guard(self.cache.update_pod), self._guard(self.cache.delete_pod))
         for src in self.cache.sources:
             kind = getattr(src, "kind", None)
-            if kind is None or kind in skip:
+            inf = None if kind is None else informer(kind)
+            if inf is None:
                 continue
-            inf = informers.informer(kind)
             self._object_informers.append((src, inf))
             inf.add_handler(
                 self._guard(lambda obj, s=src: self.cache.set_object(s, obj)),
@@ -174,9 +187,9 @@ class GangRuntime:
                 self._guard(lambda obj, s=src: self.cache.delete_object(s, obj)),
             )
         for topo_kind in (ClusterTopologyBinding, ClusterTopology):  # Grove's current, legacy
-            if topo_kind in skip:
+            topo = informer(topo_kind)
+            if topo is None:
                 continue
-            topo = informers.informer(topo_kind)
             topo.add_handler(
                 self._guard(self._on_topology),
                 self._guard(lambda _old, obj: self._on_topology(obj)),

@@ -19,7 +19,7 @@ divide). A pod is preemptible when its priority is below the threshold (KAI: 100
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from phalanx.api import labels
@@ -117,24 +117,35 @@ class QueueRuntime:
                     kinds[kind] = bool(await serves(kind))
                 except Exception:  # discovery failed: try to watch anyway
                     kinds[kind] = True
-        self.attach(informers, queues=kinds[Queue], pod_groups=kinds[KaiPodGroup])
+        self.attach(informers, queues=kinds[Queue], pod_groups=kinds[KaiPodGroup], served=serves)
 
     def attach(self, informers: InformerFactory, *, queues: bool = True,
-               pod_groups: bool = True) -> None:
+               pod_groups: bool = True,
+               served: Callable[[type], Awaitable[bool]] | None = None) -> None:
+        """Handlers on pods, Queues and KAI PodGroups. A kind not served (False) is read once
+        it is, given `served` to ask (its CRD installed later: deferred_informers.py)."""
+        from phalanx.api.scheduling import KaiPodGroup
+
         self._attached = True
         self._pods = informers.informer(Pod)
         self._pods.add_handler(self._on_pod, lambda _o, n: self._on_pod(n), self._on_pod_gone)
-        if queues:
-            inf = informers.informer(Queue)
+
+        def informer(kind: type, is_served: bool) -> Any:
+            if is_served:
+                return informers.informer(kind)
+            if served is None:
+                return None
+            return informers.informer_when_served(kind, lambda: served(kind))
+
+        if not queues:
+            log.info("%s %s is not served: no queues, quotas or fair share until it is",
+                     Queue.API_VERSION, Queue.KIND)
+        inf = informer(Queue, queues)
+        if inf is not None:
             inf.add_handler(self._on_queue, self._on_queue_update,
                             lambda q: self._on_queue(q, deleted=True))
-        else:
-            log.info("%s %s is not served: no queues, quotas or fair share",
-                     Queue.API_VERSION, Queue.KIND)
-        if pod_groups:
-            from phalanx.api.scheduling import KaiPodGroup
-
-            groups = informers.informer(KaiPodGroup)
+        groups = informer(KaiPodGroup, pod_groups)
+        if groups is not None:
             groups.add_handler(self._on_group, lambda _o, n: self._on_group(n),
                                lambda g: self._on_group(g, deleted=True))
 

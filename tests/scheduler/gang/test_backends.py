@@ -3,6 +3,7 @@ object of each kind carries the GangScheduled condition."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -142,3 +143,47 @@ def test_a_server_without_a_backends_crds_does_not_keep_the_scheduler_from_start
 
     by_gang, nodes = run_virtual(main)
     assert all(by_gang["g"]) and nodes["p-0"] is None and nodes["p-1"] is None
+
+
+def test_a_backends_crds_installed_after_the_scheduler_started_are_read() -> None:
+    """Volcano's CRDs installed after the scheduler started: its PodGroups are read once
+    discovery serves them (deferred_informers.py), and their pods scheduled, with no restart.
+    Until then the pods wait as GangNotFound."""
+    from phalanx.cluster.client import NotFound
+    from phalanx.cluster.clock import run_virtual
+    from phalanx.cluster.deferred_informers import RECHECK_SECONDS
+
+    class LateVolcano(MemoryCluster):
+        installed = False
+
+        async def serves(self, kind: type) -> bool:
+            return kind is not VolcanoPodGroup or self.installed
+
+        async def list(self, kind: Any, *a: Any, **kw: Any) -> Any:
+            if kind is VolcanoPodGroup and not self.installed:
+                raise NotFound("the server could not find the requested resource")
+            return await super().list(kind, *a, **kw)
+
+    async def main() -> tuple[dict[str, Any], list[str], dict[str, Any]]:
+        client = LateVolcano()
+        await client.create(node("n1", gpu=8))
+        sched = Scheduler(client)
+        await sched.start(sync_timeout=30)
+        group, vpods = _volcano(2)
+        for o in vpods:
+            await client.create(o)
+        assert await sched.wait_idle(timeout=60)
+        before = await bound_nodes(client)
+        reasons = sorted({e.reason for e in (await client.list(Event, "default")).items})
+        client.installed = True
+        await client.create(group)
+        await asyncio.sleep(RECHECK_SECONDS + 1)
+        assert await sched.wait_idle(timeout=60)
+        after = await bound_nodes(client)
+        await sched.stop()
+        return before, reasons, after
+
+    before, reasons, after = run_virtual(main)
+    assert before == {"p-0": None, "p-1": None}
+    assert "GangNotFound" in reasons, reasons
+    assert all(after.values()), after
