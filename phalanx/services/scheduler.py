@@ -87,8 +87,9 @@ def _queue_len(scheduler: Any) -> int:
 async def observe_gang_waits(scheduler: Any, metrics: PhalanxMetrics, client: Any) -> None:
     """Gang wait time: a PodGang's creation until its Scheduled condition turns True.
 
-    Only where the server serves PodGangs: an informer of a kind not served never syncs,
-    and the scheduler waits for every informer before its first cycle."""
+    Where the server does not serve PodGangs (yet), the informer is the deferred one the
+    gang plugins read too: an informer of a kind not served never syncs, and the scheduler
+    waits for every started informer before its first cycle."""
     from phalanx.api.base import get_condition
     from phalanx.api.podgang import PODGANG_SCHEDULED, PodGang
 
@@ -96,9 +97,6 @@ async def observe_gang_waits(scheduler: Any, metrics: PhalanxMetrics, client: An
         served = await client.serves(PodGang)
     except Exception as err:  # noqa: BLE001 - a metric must not hold the scheduler
         log.warning("gang wait metric off: cannot tell whether PodGangs are served: %s", err)
-        return
-    if not served:
-        log.info("%s PodGang is not served: no gang wait metric", PodGang.API_VERSION)
         return
 
     seen: set[str] = set()
@@ -115,7 +113,9 @@ async def observe_gang_waits(scheduler: Any, metrics: PhalanxMetrics, client: An
         wait = (cond.last_transition_time - created).total_seconds()
         metrics.gang_wait_seconds.labels(label).observe(max(wait, 0.0))
 
-    informer = scheduler.informers.informer(PodGang)
+    informers = scheduler.informers
+    informer = (informers.informer(PodGang) if served else
+                informers.informer_when_served(PodGang, lambda: client.serves(PodGang)))
     informer.add_handler(on_add=check, on_update=lambda old, new: check(new),
                          on_delete=lambda gang: seen.discard(gang.metadata.uid or ""))
 

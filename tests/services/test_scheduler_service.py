@@ -216,3 +216,45 @@ def test_a_server_without_the_podgang_crd_still_gets_its_pods_scheduled(tmp_path
             assert not [p for _, p in facade.requests if "podgangs" in p], facade.requests
 
     run_virtual(main)
+
+
+def test_the_gang_wait_metric_counts_gangs_whose_crd_was_installed_after_start(
+        tmp_path: Path) -> None:
+    """PodGang not served at start, served later: the metric's informer is the deferred one
+    the gang plugins read, so it starts with theirs and observes the gang's wait."""
+    from phalanx.api.grove import PodGang
+    from phalanx.cluster.deferred_informers import RECHECK_SECONDS
+    from tests.scheduler.gang.builders import podgang
+
+    [metrics_port] = free_ports(1)
+    kind = (PodGang.API_VERSION, PodGang.PLURAL)
+
+    async def main() -> str:
+        mem = MemoryCluster()
+        for node in make_nodes(1):
+            await mem.create(node)
+        await mem.create(_pod("fits", "1"))
+        async with serving(tmp_path, mem, metrics_port, hidden=(PodGang,)) as facade:
+            await _bound(mem, "fits")  # running: PodGang found not served
+            gang = podgang("g", {"w": 1})
+            gang.metadata.labels["grove.io/scheduler-name"] = PROFILE
+            created = await mem.create(gang)
+            created.status.conditions = [{"type": "Scheduled", "status": "True",
+                                          "reason": "PodsScheduled", "message": "",
+                                          "lastTransitionTime": "2026-01-01T00:00:05Z"}]
+            await mem.update_status(created)
+            facade.kinds[kind] = PodGang  # the CRD installed
+            await asyncio.sleep(RECHECK_SECONDS + 1)
+            async with aiohttp.ClientSession() as http:
+                async def scraped() -> str:
+                    async with http.get(f"http://127.0.0.1:{metrics_port}/metrics") as resp:
+                        return await resp.text()
+
+                async def observed() -> bool:
+                    return f'phalanx_gang_wait_seconds_count{{scheduler="{PROFILE}"}} 1.0' \
+                        in await scraped()
+
+                assert await wait_for_condition(observed, timeout=30), await scraped()
+                return await scraped()
+
+    run_virtual(main)
