@@ -107,6 +107,21 @@ async def serving(tmp_path: Path, mem: MemoryCluster, metrics_port: int,
     assert code == 0
 
 
+async def _cluster(nodes: int, *pods: Pod) -> MemoryCluster:
+    mem = MemoryCluster()
+    for node in make_nodes(nodes):
+        await mem.create(node)
+    for pod in pods:
+        await mem.create(pod)
+    return mem
+
+
+async def _scraped(metrics_port: int) -> str:
+    async with aiohttp.ClientSession() as http, \
+            http.get(f"http://127.0.0.1:{metrics_port}/metrics") as resp:
+        return await resp.text()
+
+
 async def _bound(mem: MemoryCluster, name: str) -> None:
     async def bound() -> bool:
         return bool((await mem.get(Pod, name, "default")).spec.node_name)
@@ -119,25 +134,17 @@ def test_scheduler_service_binds_and_reports_metrics(tmp_path: Path,
     [metrics_port] = free_ports(1)
 
     async def main() -> str:
-        mem = MemoryCluster()
-        for node in make_nodes(2):
-            await mem.create(node)
-        await mem.create(_pod("fits", "1"))
-        await mem.create(_pod("too-big", "1000"))
+        mem = await _cluster(2, _pod("fits", "1"), _pod("too-big", "1000"))
         async with serving(tmp_path, mem, metrics_port):
             await _bound(mem, "fits")
-            async with aiohttp.ClientSession() as http:
-                async def scraped() -> str:
-                    async with http.get(f"http://127.0.0.1:{metrics_port}/metrics") as resp:
-                        return await resp.text()
 
-                async def both_counted() -> bool:
-                    text = await scraped()
-                    return ('result="scheduled"} 1.0' in text
-                            and 'result="unschedulable"}' in text)
+            async def both_counted() -> bool:
+                text = await _scraped(metrics_port)
+                return 'result="scheduled"} 1.0' in text and 'result="unschedulable"}' in text
 
-                assert await wait_for_condition(both_counted, timeout=30), await scraped()
-                return await scraped()
+            assert await wait_for_condition(both_counted, timeout=30), \
+                await _scraped(metrics_port)
+            return await _scraped(metrics_port)
 
     with caplog.at_level(logging.INFO):
         text = run_virtual(main)
@@ -207,10 +214,7 @@ def test_a_server_without_the_podgang_crd_still_gets_its_pods_scheduled(tmp_path
     [metrics_port] = free_ports(1)
 
     async def main() -> None:
-        mem = MemoryCluster()
-        for node in make_nodes(1):
-            await mem.create(node)
-        await mem.create(_pod("fits", "1"))
+        mem = await _cluster(1, _pod("fits", "1"))
         async with serving(tmp_path, mem, metrics_port, hidden=(PodGang,)) as facade:
             await _bound(mem, "fits")
             assert not [p for _, p in facade.requests if "podgangs" in p], facade.requests
@@ -229,11 +233,8 @@ def test_the_gang_wait_metric_counts_gangs_whose_crd_was_installed_after_start(
     [metrics_port] = free_ports(1)
     kind = (PodGang.API_VERSION, PodGang.PLURAL)
 
-    async def main() -> str:
-        mem = MemoryCluster()
-        for node in make_nodes(1):
-            await mem.create(node)
-        await mem.create(_pod("fits", "1"))
+    async def main() -> None:
+        mem = await _cluster(1, _pod("fits", "1"))
         async with serving(tmp_path, mem, metrics_port, hidden=(PodGang,)) as facade:
             await _bound(mem, "fits")  # running: PodGang found not served
             gang = podgang("g", {"w": 1})
@@ -245,16 +246,11 @@ def test_the_gang_wait_metric_counts_gangs_whose_crd_was_installed_after_start(
             await mem.update_status(created)
             facade.kinds[kind] = PodGang  # the CRD installed
             await asyncio.sleep(RECHECK_SECONDS + 1)
-            async with aiohttp.ClientSession() as http:
-                async def scraped() -> str:
-                    async with http.get(f"http://127.0.0.1:{metrics_port}/metrics") as resp:
-                        return await resp.text()
 
-                async def observed() -> bool:
-                    return f'phalanx_gang_wait_seconds_count{{scheduler="{PROFILE}"}} 1.0' \
-                        in await scraped()
+            async def observed() -> bool:
+                return f'phalanx_gang_wait_seconds_count{{scheduler="{PROFILE}"}} 1.0' \
+                    in await _scraped(metrics_port)
 
-                assert await wait_for_condition(observed, timeout=30), await scraped()
-                return await scraped()
+            assert await wait_for_condition(observed, timeout=30), await _scraped(metrics_port)
 
     run_virtual(main)
