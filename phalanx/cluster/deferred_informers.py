@@ -29,9 +29,14 @@ class DeferredInformers:
         self._waiting: dict[tuple[Any, ...], tuple[Any, Served]] = {}
         self._task: asyncio.Task[None] | None = None
         self._on_served: Callable[[tuple[Any, ...], Any], None] | None = None
+        self._listeners: dict[tuple[Any, ...], list[Callable[[], None]]] = {}
 
     def add(self, key: tuple[Any, ...], informer: Any, served: Served) -> None:
         self._waiting[key] = (informer, served)
+
+    def on_served(self, key: tuple[Any, ...], fn: Callable[[], None]) -> None:
+        """Call `fn()` once the deferred informer of `key` has been handed on."""
+        self._listeners.setdefault(key, []).append(fn)
 
     def get(self, key: tuple[Any, ...]) -> Any:
         entry = self._waiting.get(key)
@@ -66,3 +71,5 @@ class DeferredInformers:
                              informer.kind.KIND)
                     assert self._on_served is not None
                     self._on_served(key, informer)
+                    for fn in self._listeners.pop(key, ()):
+                        fn()

@@ -350,11 +350,13 @@ class InformerFactory:
                 inf.start()
         return inf
 
-    def informer_when_served(self, kind: type[T], served: Served) -> Informer[T]:
+    def informer_when_served(self, kind: type[T], served: Served,
+                             on_served: Callable[[], None] | None = None) -> Informer[T]:
         """The cluster-wide informer of a kind the server does not serve yet (its CRD is
         not installed): handlers attach now; it starts, and counts for sync and readiness,
-        once `served()` says so (asked again every few seconds: deferred_informers.py).
-        An informer of the kind that already exists is returned as it is."""
+        once `served()` says so (asked again every few seconds: deferred_informers.py), and
+        then `on_served()` is called. An informer of the kind that already exists is
+        returned as it is."""
         key = (kind, None, None, None)
         inf = self._informers.get(key)
         if inf is None:
@@ -364,6 +366,11 @@ class InformerFactory:
             self._deferred.add(key, inf, served)
             if self._started:
                 self._deferred.start(self._served)
+        if on_served is not None:
+            if key in self._informers:
+                on_served()
+            else:
+                self._deferred.on_served(key, on_served)
         return inf
 
     def _served(self, key: tuple[Any, ...], inf: Informer[Any]) -> None:

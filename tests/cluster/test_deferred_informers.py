@@ -83,3 +83,30 @@ def test_a_deferred_informer_made_after_start_is_rechecked_too():
         await factory.stop()
 
     run_virtual(main)
+
+
+def test_on_served_is_told_once_when_the_kind_is_served_or_at_once_if_it_is():
+    async def main():
+        c = MemoryCluster()
+        served = {"now": False}
+
+        async def serves():
+            return served["now"]
+
+        told = []
+        factory = InformerFactory(c)
+        factory.informer_when_served(Widget, serves, lambda: told.append("first"))
+        factory.informer_when_served(Widget, serves, lambda: told.append("second"))
+        factory.start()
+        await asyncio.sleep(1.5 * RECHECK_SECONDS)
+        assert told == []
+        served["now"] = True
+        await asyncio.sleep(RECHECK_SECONDS)
+        assert told == ["first", "second"]
+        factory.informer_when_served(Widget, serves, lambda: told.append("late"))
+        assert told == ["first", "second", "late"]
+        await asyncio.sleep(2 * RECHECK_SECONDS)
+        assert told == ["first", "second", "late"]
+        await factory.stop()
+
+    run_virtual(main)

@@ -88,6 +88,9 @@ class GangCache:
         # schedulerName -> its profile's defaults (set by the Coscheduling plugin of each
         # profile; the peer's defaults, gang/defaults.py, until then).
         self._defaults: dict[str, GangDefaults] = {}
+        # source -> "apiVersion Kind" of its gang objects while the server does not serve
+        # them (their CRD not installed yet): GangNotFound says so (gang/runtime.py).
+        self.unserved: dict[Source, str] = {}
 
     # --- listeners ---------------------------------------------------------------------------
 

@@ -127,6 +127,10 @@ class GangManager:
         if st.spec is None:
             _, _, name = st.id.partition(":")
             message = f"gang {name} not found: waiting for its scheduling object"
+            unserved = self.cache.unserved.get(st.id.partition(":")[0])
+            if unserved:
+                message += (f"; {unserved} is not served by the API server (is its CRD "
+                            "installed?): it is read once it is")
             problems = self.cache.problems(st.id)
             if problems:
                 more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""

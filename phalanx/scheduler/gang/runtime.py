@@ -166,18 +166,26 @@ class GangRuntime:
             return
         self._attached = True
 
-        def informer(kind: type) -> Any:
+        def informer(kind: type, source: str | None = None) -> Any:
             if kind not in skip:
                 return informers.informer(kind)
             if served is None:
                 return None
-            return informers.informer_when_served(kind, lambda: served(kind))
+            on_served: Callable[[], None] | None = None
+            if source is not None:  # its pods' GangNotFound says why, until it is served
+                self.cache.unserved[source] = f"{kind.API_VERSION} {kind.KIND}"
+
+                def clear() -> None:
+                    self.cache.unserved.pop(source, None)
+
+                on_served = clear
+            return informers.informer_when_served(kind, lambda: served(kind), on_served)
 
         pods = informers.informer(Pod)
         pods.add_handler(self._guard(self.cache.add_pod), self._guard(self.cache.update_pod), self._guard(self.cache.delete_pod))
         for src in self.cache.sources:
             kind = getattr(src, "kind", None)
-            inf = None if kind is None else informer(kind)
+            inf = None if kind is None else informer(kind, src.source)
             if inf is None:
                 continue
             self._object_informers.append((src, inf))

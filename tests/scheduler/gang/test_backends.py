@@ -148,7 +148,7 @@ def test_a_server_without_a_backends_crds_does_not_keep_the_scheduler_from_start
 def test_a_backends_crds_installed_after_the_scheduler_started_are_read() -> None:
     """Volcano's CRDs installed after the scheduler started: its PodGroups are read once
     discovery serves them (deferred_informers.py), and their pods scheduled, with no restart.
-    Until then the pods wait as GangNotFound."""
+    Until then the pods wait as GangNotFound, saying the kind is not served."""
     from phalanx.cluster.client import NotFound
     from phalanx.cluster.clock import run_virtual
     from phalanx.cluster.deferred_informers import RECHECK_SECONDS
@@ -174,7 +174,8 @@ def test_a_backends_crds_installed_after_the_scheduler_started_are_read() -> Non
             await client.create(o)
         assert await sched.wait_idle(timeout=60)
         before = await bound_nodes(client)
-        reasons = sorted({e.reason for e in (await client.list(Event, "default")).items})
+        reasons = sorted({f"{e.reason}: {e.message}"
+                          for e in (await client.list(Event, "default")).items})
         client.installed = True
         await client.create(group)
         await asyncio.sleep(RECHECK_SECONDS + 1)
@@ -185,5 +186,8 @@ def test_a_backends_crds_installed_after_the_scheduler_started_are_read() -> Non
 
     before, reasons, after = run_virtual(main)
     assert before == {"p-0": None, "p-1": None}
-    assert "GangNotFound" in reasons, reasons
+    assert ("GangNotFound: gang default/g: gang default/g not found: waiting for its "
+            "scheduling object; "
+            "scheduling.volcano.sh/v1beta1 PodGroup is not served by the API server (is its "
+            "CRD installed?): it is read once it is") in reasons, reasons
     assert all(after.values()), after
