@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -372,6 +372,18 @@ class InformerFactory:
             else:
                 self._deferred.on_served(key, on_served)
         return inf
+
+    def informer_if_served(self, kind: type[T], served: bool,
+                           serves: Callable[[type[T]], Awaitable[bool]] | None,
+                           on_served: Callable[[], None] | None = None) -> Informer[T] | None:
+        """`kind`'s cluster-wide informer where the server serves it (`served`: discovery's
+        answer at start); else, given `serves` to ask again, the deferred one that starts
+        once it is (`informer_when_served`); else None (the kind is not read)."""
+        if served:
+            return self.informer(kind)
+        if serves is None:
+            return None
+        return self.informer_when_served(kind, lambda: serves(kind), on_served)
 
     def _served(self, key: tuple[Any, ...], inf: Informer[Any]) -> None:
         self._informers[key] = inf

@@ -113,9 +113,7 @@ async def observe_gang_waits(scheduler: Any, metrics: PhalanxMetrics, client: An
         wait = (cond.last_transition_time - created).total_seconds()
         metrics.gang_wait_seconds.labels(label).observe(max(wait, 0.0))
 
-    informers = scheduler.informers
-    informer = (informers.informer(PodGang) if served else
-                informers.informer_when_served(PodGang, lambda: client.serves(PodGang)))
+    informer = scheduler.informers.informer_if_served(PodGang, served, client.serves)
     informer.add_handler(on_add=check, on_update=lambda old, new: check(new),
                          on_delete=lambda gang: seen.discard(gang.metadata.uid or ""))
 

@@ -125,9 +125,9 @@ class GangManager:
     def blocked(self, st: GangState) -> Admission | None:
         """Why the gang cannot be scheduled at all yet (object missing, members missing)."""
         if st.spec is None:
-            _, _, name = st.id.partition(":")
+            source, _, name = st.id.partition(":")
             message = f"gang {name} not found: waiting for its scheduling object"
-            unserved = self.cache.unserved.get(st.id.partition(":")[0])
+            unserved = self.cache.unserved.get(source)
             if unserved:
                 message += (f"; {unserved} is not served by the API server (is its CRD "
                             "installed?): it is read once it is")

@@ -167,19 +167,16 @@ class GangRuntime:
         self._attached = True
 
         def informer(kind: type, source: str | None = None) -> Any:
-            if kind not in skip:
-                return informers.informer(kind)
-            if served is None:
-                return None
             on_served: Callable[[], None] | None = None
-            if source is not None:  # its pods' GangNotFound says why, until it is served
+            if kind in skip and served is not None and source is not None:
+                # Its pods' GangNotFound says why, until it is served.
                 self.cache.unserved[source] = f"{kind.API_VERSION} {kind.KIND}"
 
                 def clear() -> None:
                     self.cache.unserved.pop(source, None)
 
                 on_served = clear
-            return informers.informer_when_served(kind, lambda: served(kind), on_served)
+            return informers.informer_if_served(kind, kind not in skip, served, on_served)
 
         pods = informers.informer(Pod)
         pods.add_handler(self._guard(self.cache.add_pod), self._guard(self.cache.update_pod), self._guard(self.cache.delete_pod))

@@ -130,21 +130,14 @@ class QueueRuntime:
         self._pods = informers.informer(Pod)
         self._pods.add_handler(self._on_pod, lambda _o, n: self._on_pod(n), self._on_pod_gone)
 
-        def informer(kind: type, is_served: bool) -> Any:
-            if is_served:
-                return informers.informer(kind)
-            if served is None:
-                return None
-            return informers.informer_when_served(kind, lambda: served(kind))
-
         if not queues:
             log.info("%s %s is not served: no queues, quotas or fair share until it is",
                      Queue.API_VERSION, Queue.KIND)
-        inf = informer(Queue, queues)
+        inf = informers.informer_if_served(Queue, queues, served)
         if inf is not None:
             inf.add_handler(self._on_queue, self._on_queue_update,
                             lambda q: self._on_queue(q, deleted=True))
-        groups = informer(KaiPodGroup, pod_groups)
+        groups = informers.informer_if_served(KaiPodGroup, pod_groups, served)
         if groups is not None:
             groups.add_handler(self._on_group, lambda _o, n: self._on_group(n),
                                lambda g: self._on_group(g, deleted=True))
