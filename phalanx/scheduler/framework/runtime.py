@@ -192,9 +192,7 @@ class Framework:
                 break
             if p.NAME in skip:
                 continue
-            res = p.filter(state, pod, snap, rows)
-            if not res.all_passed:
-                rows = rows[res.feasible]
+            rows = p.filter(state, pod, snap, rows).kept(rows)
         return rows
 
     def _refresh(self, entry: SignatureEntry, state: CycleState, pod: PodInfo, snap: Snapshot,
@@ -210,9 +208,7 @@ class Framework:
                 if ok.size == 0:
                     break
                 if p.NAME not in skip:
-                    res = p.filter(state, pod, snap, ok)
-                    if not res.all_passed:
-                        ok = ok[res.feasible]
+                    ok = p.filter(state, pod, snap, ok).kept(ok)
             entry.node_ok[moved] = False
             entry.node_ok[ok] = True
         ok = live[entry.node_ok[live]]
@@ -220,9 +216,7 @@ class Framework:
             if ok.size == 0:
                 break
             if p.NAME not in skip:
-                res = p.filter(state, pod, snap, ok)
-                if not res.all_passed:
-                    ok = ok[res.feasible]
+                ok = p.filter(state, pod, snap, ok).kept(ok)
         entry.set_feasible(dirty, ok)
         for plugins, rows in ((self.node_only_scores, moved), (self.usage_scores, live)):
             if not rows.size:

@@ -345,6 +345,10 @@ class FilterResult:
             _ALL_TRUE.setflags(write=False)
         return cls(_ALL_TRUE[:n], all_passed=True)
 
+    def kept(self, rows: np.ndarray) -> np.ndarray:
+        """The `rows` (the node indices filtered) that pass: `rows` itself when all do."""
+        return rows if self.all_passed else rows[self.feasible]
+
     @classmethod
     def from_mask(cls, feasible: np.ndarray, reason: str, *, unresolvable: bool = False) -> FilterResult:
         return cls(feasible, [], reason, unresolvable)
