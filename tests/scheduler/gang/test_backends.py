@@ -18,6 +18,7 @@ from phalanx.scheduler import Scheduler
 from phalanx.scheduler.gang_status import CONDITION_GANG_SCHEDULED
 
 from ..helpers import bound_nodes, node, pod, run_scheduler
+from ..without_crd import WithoutCRD
 
 
 def _workload(n: int) -> tuple[Resource, list[Any]]:
@@ -114,22 +115,12 @@ def test_koordinator_gang_group_is_placed_together_or_not_at_all() -> None:
 def test_a_server_without_a_backends_crds_does_not_keep_the_scheduler_from_starting() -> None:
     """A real cluster may lack Volcano's CRDs: the scheduler starts, watches what is served,
     gang-schedules the rest, and holds pods of the missing kind as GangNotFound."""
-    from phalanx.cluster.client import NotFound
     from phalanx.cluster.clock import run_virtual
 
     from .builders import bound_by_gang, members, podgang
 
-    class NoVolcano(MemoryCluster):
-        async def serves(self, kind: type) -> bool:
-            return kind is not VolcanoPodGroup
-
-        async def list(self, kind: Any, *a: Any, **kw: Any) -> Any:
-            if kind is VolcanoPodGroup:
-                raise NotFound("the server could not find the requested resource")
-            return await super().list(kind, *a, **kw)
-
     async def main() -> tuple[dict[str, Any], dict[str, Any]]:
-        client = NoVolcano()
+        client = WithoutCRD(VolcanoPodGroup)
         await client.create(node("n1", gpu=8))
         sched = Scheduler(client)
         await sched.start(sync_timeout=30)
@@ -149,23 +140,11 @@ def test_a_backends_crds_installed_after_the_scheduler_started_are_read() -> Non
     """Volcano's CRDs installed after the scheduler started: its PodGroups are read once
     discovery serves them (deferred_informers.py), and their pods scheduled, with no restart.
     Until then the pods wait as GangNotFound, saying the kind is not served."""
-    from phalanx.cluster.client import NotFound
     from phalanx.cluster.clock import run_virtual
     from phalanx.cluster.deferred_informers import RECHECK_SECONDS
 
-    class LateVolcano(MemoryCluster):
-        installed = False
-
-        async def serves(self, kind: type) -> bool:
-            return kind is not VolcanoPodGroup or self.installed
-
-        async def list(self, kind: Any, *a: Any, **kw: Any) -> Any:
-            if kind is VolcanoPodGroup and not self.installed:
-                raise NotFound("the server could not find the requested resource")
-            return await super().list(kind, *a, **kw)
-
     async def main() -> tuple[dict[str, Any], list[str], dict[str, Any]]:
-        client = LateVolcano()
+        client = WithoutCRD(VolcanoPodGroup)
         await client.create(node("n1", gpu=8))
         sched = Scheduler(client)
         await sched.start(sync_timeout=30)
@@ -176,7 +155,7 @@ def test_a_backends_crds_installed_after_the_scheduler_started_are_read() -> Non
         before = await bound_nodes(client)
         reasons = sorted({f"{e.reason}: {e.message}"
                           for e in (await client.list(Event, "default")).items})
-        client.installed = True
+        client.install()
         await client.create(group)
         await asyncio.sleep(RECHECK_SECONDS + 1)
         assert await sched.wait_idle(timeout=60)
