@@ -1,9 +1,10 @@
-"""The real Kubernetes tier: one control plane for the whole session.
+"""The real Kubernetes tier: one control plane per test process.
 
-- `control_plane`: etcd + kube-apiserver 1.36 (Workload API on), started once, on first
-  use, and stopped at the end of the session (or by the harness's nets on Ctrl-C or a
-  crash). Skipped, with the reason, when no binaries are found (phalanx/envtest/binaries.py:
-  KUBEBUILDER_ASSETS, else ../shared/kube beside the checkout).
+- `control_plane`: etcd + kube-apiserver 1.36 (Workload API on), started once per process
+  (pytest-xdist's workers each have their own), on first use, and stopped at the end of the
+  session (or by the harness's nets on Ctrl-C or a crash). Skipped, with the reason, when
+  no binaries are found (phalanx/envtest/binaries.py: KUBEBUILDER_ASSETS, else ../shared/kube
+  beside the checkout).
 - `kube_namespace`: a fresh namespace per test, which is how tests sharing the server keep
   apart. Cluster-scoped objects a test creates are its own to delete (`fake_nodes` does).
 - `kube_scheduler`, `controller_manager`: started for the test that asks and stopped after
