@@ -173,17 +173,22 @@ def required_pod_labels(pod: Pod, *keys: str) -> tuple[str, ...]:
     return values
 
 
-async def ensure(client: Client, desired: T, merge: Merge[T]) -> T:
-    """Create `desired`, or bring the live object in line with it through `merge`."""
+async def ensure(client: Client, desired: T, merge: Merge[T], *, listed: T | None = None) -> T:
+    """Create `desired`, or bring the live object in line with it through `merge`.
+
+    `listed`: the live object as a list just returned it (a private copy), taken instead of
+    the first read; a conflict reads it afresh."""
     kind = type(desired)
     for _ in range(_CONFLICT_RETRIES):
-        try:
-            existing = await client.get(kind, desired.name, desired.namespace)
-        except NotFound:
+        existing, listed = listed, None
+        if existing is None:
             try:
-                return await client.create(desired)
-            except AlreadyExists:
-                continue  # raced with another writer: re-read and merge
+                existing = await client.get(kind, desired.name, desired.namespace)
+            except NotFound:
+                try:
+                    return await client.create(desired)
+                except AlreadyExists:
+                    continue  # raced with another writer: re-read and merge
         mine, theirs = desired.metadata.controller_ref(), existing.metadata.controller_ref()
         if mine is not None and theirs is not None and mine.uid != theirs.uid:
             raise OwnedElsewhere(

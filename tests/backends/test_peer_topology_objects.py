@@ -158,6 +158,36 @@ def test_volcano_refreshes_hypernodes_as_nodes_come_and_go() -> None:
     run_virtual(main)
 
 
+def test_volcanos_topology_check_reads_one_list_and_repairs_only_what_differs() -> None:
+    """The ClusterTopology controller checks every HyperNode: from one list, not a read per
+    HyperNode (hundreds at 5,000 nodes), writing only a changed or deleted one back."""
+
+    async def main() -> None:
+        client, backend = await _volcano_cluster()
+        ct = await client.get(ClusterTopology, "grove-topology")
+        await backend.sync_cluster_topology(ct)
+        tree = {h.name: h.spec for h in hypernode_tree(LEVELS, (n.metadata.labels for n in NODES))}
+        assert len(tree) == 6  # 3 racks, 2 blocks, 1 zone
+
+        client.stats.reset()
+        await backend.sync_cluster_topology(ct)  # all in line
+        assert client.stats.reads[("get", "HyperNode")] == 0
+        assert client.stats.reads[("list", "HyperNode")] == 1
+        assert client.stats.total_writes("HyperNode") == 0
+
+        edited = await client.get(HyperNode, _name("rack", "r1"))
+        edited.spec.tier = 7
+        await client.update(edited)
+        await client.delete(HyperNode, _name("block", "b2"))
+        client.stats.reset()
+        await backend.sync_cluster_topology(ct)
+        assert client.stats.writes == {("update", "HyperNode"): 1, ("create", "HyperNode"): 1}
+        live = {h.name: h.spec for h in (await client.list(HyperNode)).items}
+        assert live == tree
+
+    run_virtual(main)
+
+
 async def _sleep(seconds: float) -> None:
     import asyncio
 
