@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from phalanx.api import labels
 from phalanx.api.core import Pod
 from phalanx.cluster.client import Client
-from phalanx.cluster.informer import InformerFactory
+from phalanx.cluster.informer_factory import InformerFactory
 
 
 def is_running(pod: Pod) -> bool:

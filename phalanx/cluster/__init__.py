@@ -29,7 +29,8 @@ from .controller import (
 )
 from .events import EventRecorder
 from .faults import FaultInjector
-from .informer import Informer, InformerFactory
+from .informer import Informer
+from .informer_factory import InformerFactory
 from .memory import MemoryCluster
 from .objects import merge_patch, object_key, split_key
 from .scale import Scale

@@ -44,7 +44,8 @@ from phalanx.api.errors import short_cause
 
 from .client import ApiError, Client, Conflict, Forbidden, Invalid
 from .clock import VirtualTimeLoop
-from .informer import Informer, InformerFactory
+from .informer import Informer
+from .informer_factory import InformerFactory
 from .objects import object_key
 from .workqueue import ExponentialBackoff, ShutDown, WorkQueue
 

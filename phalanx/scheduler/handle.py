@@ -15,7 +15,7 @@ from phalanx.scheduler.framework.waiting import WaitingPodImpl
 
 if TYPE_CHECKING:
     from phalanx.cluster.client import Client
-    from phalanx.cluster.informer import InformerFactory
+    from phalanx.cluster.informer_factory import InformerFactory
     from phalanx.cluster.clock import Clock
     from phalanx.scheduler.framework.runtime import Framework
     from phalanx.scheduler.scheduler import Scheduler

@@ -18,7 +18,7 @@ import numpy as np
 
 from phalanx.api.core import Node, Pod
 from phalanx.cluster.client import ApiError, NotFound
-from phalanx.cluster.informer import InformerFactory
+from phalanx.cluster.informer_factory import InformerFactory
 from phalanx.scheduler.cache import SchedulerCache
 from phalanx.scheduler.cycle import SchedulingCycle
 from phalanx.scheduler.events import new_event_recorder

@@ -6,7 +6,7 @@ import asyncio
 
 from phalanx.cluster.clock import run_virtual
 from phalanx.cluster.deferred_informers import RECHECK_SECONDS
-from phalanx.cluster.informer import InformerFactory
+from phalanx.cluster.informer_factory import InformerFactory
 from phalanx.cluster.memory import MemoryCluster
 
 from .kinds import Widget, widget

@@ -5,7 +5,7 @@ import random
 
 from phalanx.cluster.client import AlreadyExists, NotFound, ServerError
 from phalanx.cluster.clock import run_virtual, settle
-from phalanx.cluster.informer import InformerFactory
+from phalanx.cluster.informer_factory import InformerFactory
 from phalanx.cluster.memory import MemoryCluster
 
 from .kinds import Widget, widget

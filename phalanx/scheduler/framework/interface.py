@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from phalanx.api.core import Pod
     from phalanx.cluster.client import Client
     from phalanx.cluster.clock import Clock
-    from phalanx.cluster.informer import InformerFactory
+    from phalanx.cluster.informer_factory import InformerFactory
     from phalanx.scheduler.snapshot import Snapshot
 
 # Kube-scheduler's score range: every Score plugin returns (after normalisation) 0..100.

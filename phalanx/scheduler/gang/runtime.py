@@ -19,7 +19,7 @@ from .manager import DEFAULT_SCHEDULE_TIMEOUT, GangManager
 from .sources import GangSource, Levels, default_sources
 
 if TYPE_CHECKING:
-    from phalanx.cluster.informer import InformerFactory
+    from phalanx.cluster.informer_factory import InformerFactory
     from phalanx.scheduler.framework.interface import Handle
     from phalanx.scheduler.framework.types import PodInfo
 

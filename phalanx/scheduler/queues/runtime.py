@@ -38,7 +38,8 @@ from .share import QueueShare, path_to_root
 from .usage import UsageTracker
 
 if TYPE_CHECKING:
-    from phalanx.cluster.informer import Informer, InformerFactory
+    from phalanx.cluster.informer import Informer
+    from phalanx.cluster.informer_factory import InformerFactory
     from phalanx.scheduler.framework.interface import Handle
     from phalanx.scheduler.framework.types import PodInfo
 
