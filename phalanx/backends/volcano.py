@@ -168,8 +168,9 @@ class VolcanoBackend(ConfiguredBackend[VolcanoBackendConfig]):
                 log.warning("%s", _NOT_SERVED)
         if not self._hypernodes_served:
             return False
-        nodes = (await client.list(Node)).items
-        tree = hypernode_tree(levels, (n.metadata.labels for n in nodes))
+        # Labels are all it reads: the nodes' metadata, not their status (images, conditions).
+        nodes = (await client.list_metadata(Node)).items
+        tree = hypernode_tree(levels, (meta.labels for meta in nodes))
         _, written = self._hypernodes.get(levels.name, (0.0, {}))
         wanted = {h.name: h.spec for h in tree}
         stale = look or not written or bool(written.keys() - wanted.keys())  # domains gone

@@ -189,6 +189,12 @@ class FencedClient:
         return await _as_server(lambda: self.inner.list(
             kind, namespace, label_selector=label_selector, field_selector=field_selector))
 
+    async def list_metadata(self, kind: type[Resource], namespace: str | None = None, *,
+                            label_selector: Selector = None) -> ObjectList[ObjectMeta]:
+        self._check()
+        return await _as_server(lambda: self.inner.list_metadata(
+            kind, namespace, label_selector=label_selector))
+
     async def create(self, obj: T, *,  # type: ignore[override]
                      returning: bool | Literal["metadata"] = True,
                      hand_over: bool = False) -> T | ObjectMeta | None:

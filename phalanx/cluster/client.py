@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from .scale import Scale
 
 T = TypeVar("T", bound=Resource)
+Item = TypeVar("Item")
 
 EventType = Literal["ADDED", "MODIFIED", "DELETED", "BOOKMARK"]
 PropagationPolicy = Literal["Background", "Foreground", "Orphan"]
@@ -99,8 +100,8 @@ class WatchEvent(Generic[T]):
 
 
 @dataclass(slots=True)
-class ObjectList(Generic[T]):
-    items: list[T]
+class ObjectList(Generic[Item]):
+    items: list[Item]
     resource_version: str
 
 
@@ -128,6 +129,18 @@ class Client(Protocol):
     ) -> ObjectList[T]:
         """Label selectors: "a=b,c!=d,e in (x,y),!f,g" or a dict of equalities.
         Field selectors: "metadata.name=x,spec.nodeName=" or a dict."""
+        ...
+
+    async def list_metadata(
+        self,
+        kind: type[Resource],
+        namespace: str | None = None,
+        *,
+        label_selector: Selector = None,
+    ) -> ObjectList[ObjectMeta]:
+        """The metadata of each object `list` would return (names, labels, owners), without
+        the rest: kube-apiserver's PartialObjectMetadataList, what client-go's metadata
+        informers read. A Node's status alone (images, conditions) is most of its size."""
         ...
 
     @overload

@@ -213,6 +213,21 @@ class MemoryCluster(GarbageCollector):
             raise Invalid(str(err), kind=store.kind, field="selector") from None
         return ObjectList(items, str(self._rv))  # type: ignore[arg-type]
 
+    async def list_metadata(self, kind: type[Resource], namespace: str | None = None, *,
+                            label_selector: Selector = None) -> ObjectList[ObjectMeta]:
+        store = self._store(kind)
+        if self.faults.active:
+            self.faults.check("list", store.kind, namespace or "")
+        self.stats.reads[("list", store.kind)] += 1
+        try:
+            labels = parse_label_selector(label_selector)
+        except SelectorError as err:
+            raise Invalid(str(err), kind=store.kind, field="selector") from None
+        items = [obj.metadata.copy_deep()
+                 for obj in store.scan(namespace if kind.NAMESPACED else None)
+                 if labels.matches(obj.metadata.labels)]
+        return ObjectList(items, str(self._rv))
+
     def watch(
         self,
         kind: type[T],

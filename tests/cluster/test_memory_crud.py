@@ -310,6 +310,32 @@ def test_list_filters_and_returns_resource_version(client_factory):
     client_factory.run(main)
 
 
+def test_list_metadata_is_the_lists_metadata_alone(client_factory):
+    async def main():
+        c = client_factory()
+        for i, ns in enumerate(["a", "a", "b"]):
+            w = widget(f"w{i}", ns=ns, node_name=f"n{i}")
+            w.metadata.labels = {"team": "x" if i < 2 else "y"}
+            await c.create(w)
+        full = await c.list(Widget)
+        metas = await c.list_metadata(Widget)
+        assert metas.items == [o.metadata for o in full.items]
+        assert all(type(m) is ObjectMeta for m in metas.items)
+        assert [m.name for m in (await c.list_metadata(Widget, "a")).items] == ["w0", "w1"]
+        assert [m.name for m in (await c.list_metadata(
+            Widget, label_selector={"team": "y"})).items] == ["w2"]
+        with pytest.raises(Invalid):
+            await c.list_metadata(Widget, label_selector="a in (")
+        if client_factory.real:  # and the server was asked for metadata only
+            from phalanx.cluster.kube.cluster import METADATA_LIST_ACCEPT
+            from phalanx.cluster.kube.paths import collection_path
+
+            raw = await c.transport.request_bytes("GET", collection_path(Widget, None),
+                                                  accept=METADATA_LIST_ACCEPT)
+            assert b'"kind":"PartialObjectMetadataList"' in raw and b'"nodeName"' not in raw
+    client_factory.run(main)
+
+
 def test_update_conflict_on_stale_resource_version(client_factory):
     async def main():
         c = client_factory()

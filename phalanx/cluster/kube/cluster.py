@@ -32,6 +32,7 @@ from .convert import (
     decode,
     decode_lenient,
     decode_list,
+    decode_metadata_list,
     dumped,
     merge_patch,
     normalized,
@@ -53,6 +54,9 @@ from .watch import KubeWatchStream, watch_events
 T = TypeVar("T", bound=Resource)
 
 LIST_PAGE_SIZE = 500
+# The metadata of each object (kube-apiserver's PartialObjectMetadataList), else whole objects.
+METADATA_LIST_ACCEPT = ("application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,"
+                        "application/json")
 WATCH_OPEN_WAIT = 10.0  # seconds a write waits for watches opened before it
 
 
@@ -199,6 +203,28 @@ class KubeCluster:
                 data = await self.transport.request("GET", path, query=query, kind=kind.KIND)
                 meta = data.get("metadata") or {}
                 items.extend(self.decode(kind, item) for item in data.get("items") or ())
+            rv = rv or str(meta.get("resourceVersion") or "")
+            token = meta.get("continue") or ""
+            if not token:
+                return ObjectList(items=items, resource_version=rv)
+
+    async def list_metadata(self, kind: type[Resource], namespace: str | None = None, *,
+                            label_selector: Selector = None) -> ObjectList[ObjectMeta]:
+        """All pages, as `list`, of the objects' metadata alone (PartialObjectMetadataList;
+        a server that cannot answer so sends whole objects, whose metadata is read)."""
+        path = collection_path(kind, namespace)
+        base = selector_queries(kind, label_selector, None)
+        items: list[ObjectMeta] = []
+        token = ""
+        rv = ""
+        while True:
+            query = [*base, ("limit", str(LIST_PAGE_SIZE))]
+            if token:
+                query.append(("continue", token))
+            raw = await self.transport.request_bytes("GET", path, query=query, kind=kind.KIND,
+                                                     accept=METADATA_LIST_ACCEPT)
+            page, meta = decode_metadata_list(raw)
+            items.extend(page)
             rv = rv or str(meta.get("resourceVersion") or "")
             token = meta.get("continue") or ""
             if not token:

@@ -14,6 +14,7 @@ does not know are never in that difference and stay as they are on the server.
 
 from __future__ import annotations
 
+import functools
 import json
 import types
 import typing
@@ -25,7 +26,7 @@ from pydantic import BaseModel
 from pydantic_core import SchemaValidator
 from pydantic_core import core_schema as cs
 
-from phalanx.api.base import Resource
+from phalanx.api.base import ObjectMeta, Resource
 
 T = TypeVar("T", bound=Resource)
 
@@ -239,6 +240,27 @@ def decode_list(kind: type[T], raw: bytes) -> tuple[list[T], dict[str, Any]]:
                 data.get("metadata") or {})
     page = list_validator(kind).validate_json(raw, extra="ignore")
     return page.get("items") or [], page.get("metadata") or {}
+
+
+def decode_metadata_list(raw: bytes) -> tuple[list[ObjectMeta], dict[str, Any]]:
+    """The items' metadata and the list metadata of a PartialObjectMetadataList (or of a
+    whole list, whose items' metadata is read alike), unknown fields ignored."""
+    page = _metadata_list_validator().validate_json(raw, extra="ignore")
+    return [item.get("metadata") or ObjectMeta() for item in page.get("items") or ()], \
+        page.get("metadata") or {}
+
+
+@functools.cache
+def _metadata_list_validator() -> SchemaValidator:
+    ObjectMeta.model_rebuild()
+    return SchemaValidator(cs.typed_dict_schema({
+        "metadata": cs.typed_dict_field(cs.dict_schema(), required=False),
+        "items": cs.typed_dict_field(cs.nullable_schema(cs.list_schema(
+            cs.typed_dict_schema({
+                "metadata": cs.typed_dict_field(
+                    ObjectMeta.__pydantic_core_schema__, required=False),
+            }, extra_behavior="ignore"))), required=False),
+    }, extra_behavior="ignore"))
 
 
 _STATUS_MODELS: dict[type[BaseModel], type[BaseModel] | None] = {}

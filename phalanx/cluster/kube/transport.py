@@ -136,8 +136,11 @@ class Transport:
             headers += conn.impersonation.headers()
         return headers
 
-    async def _headers(self, content_type: str | None) -> list[tuple[str, str]]:
+    async def _headers(self, content_type: str | None,
+                       accept: str | None = None) -> list[tuple[str, str]]:
         headers = list(self._fixed)
+        if accept is not None:
+            headers = [("Accept", accept) if k == "Accept" else (k, v) for k, v in headers]
         if content_type:
             headers.append(("Content-Type", content_type))
         cfg = self.conn.configuration
@@ -185,8 +188,10 @@ class Transport:
         content_type: str = "application/json",
         kind: str = "",
         name: str = "",
+        accept: str | None = None,
     ) -> bytes:
-        """As `request`, returning the raw body (for callers that parse it themselves)."""
+        """As `request`, returning the raw body (for callers that parse it themselves).
+        `accept` replaces the Accept header (e.g. to ask for metadata only)."""
         data = to_json(body) if body is not None else None
         url = self.server + path
         delay = 0.2
@@ -200,7 +205,8 @@ class Transport:
                     url,
                     params=list(query),
                     data=data,
-                    headers=await self._headers(content_type if data is not None else None),
+                    headers=await self._headers(content_type if data is not None else None,
+                                                accept),
                     timeout=self._timeout,
                     **self._request_kwargs(),
                 ) as resp:
