@@ -68,7 +68,7 @@ from phalanx.cluster.memory import MemoryCluster
 from phalanx.scheduler import Scheduler
 from phalanx.scheduler.framework import CycleState, PodInfo
 from phalanx.scheduler.framework.config import COSCHEDULING
-from phalanx.scheduler.framework.status import Code
+from phalanx.scheduler.framework.status import Code, Status
 from phalanx.scheduler.framework.types import POD, ActionType, QueueingHint
 from phalanx.scheduler.gang.defaults import KUBE_GANG_PERMIT_TIMEOUT
 
@@ -386,3 +386,60 @@ def test_pod_group_state_scheduled_pods() -> None:
     assert st is not None
     scheduled = {**st.bound, **st.assumed}
     assert scheduled == {"ns/p3": "node1", "ns/p2": "node2"}
+
+
+# --- Ours: where a default-scheduler gang differs from kube's plugin (README, "Gangs and
+# kube-scheduler's Workload API"). Kube has no test of these; they pin what the README says.
+
+
+def _waiting_gang(env: Env, waiting: Sequence[Pod]) -> dict[str, Any]:
+    waits: dict[str, Any] = {}
+    for p in waiting:
+        info, state = PodInfo(p), CycleState()
+        assert env.plugin.reserve(state, info, NODE).is_success
+        status, _ = env.plugin.permit(state, info, NODE)
+        assert status.is_wait, p.name
+        assert env.framework.run_permit(state, info, NODE).is_wait
+        waits[p.name] = env.handle.get_waiting_pod(info.uid)
+    return waits
+
+
+def test_a_member_failing_its_cycle_releases_the_members_waiting_at_permit() -> None:
+    """Kube keeps p1 and p2 waiting when p3 fails; here they are rejected with it."""
+
+    async def main() -> None:
+        env = Env()
+        env.add_pod_groups(GANG_PG1)
+        env.add_pods(P1, P2, P3)
+        waits = _waiting_gang(env, (P1, P2))
+        env.plugin.before_post_filter(CycleState(), PodInfo(P3),
+                                      Status(Code.UNSCHEDULABLE, ["no node fits"]), None)
+        for name, wp in waits.items():
+            assert wp.done, name
+            got = await wp.wait()
+            assert got.code == Code.UNSCHEDULABLE and "member ns1/p3 is unschedulable" in \
+                got.message, (name, got)
+
+    run_virtual(main)
+
+
+def test_the_wait_runs_from_the_first_members_permit_for_the_whole_gang() -> None:
+    """Kube gives p2 its own 5 minutes; here p2 waits only for what remains of p1's."""
+
+    async def main() -> None:
+        import asyncio
+
+        env = Env()
+        env.add_pod_groups(GANG_PG1)
+        env.add_pods(P1, P2, P3)
+        info1, state1 = PodInfo(P1), CycleState()
+        assert env.plugin.reserve(state1, info1, NODE).is_success
+        _, first = env.plugin.permit(state1, info1, NODE)
+        assert first == KUBE_GANG_PERMIT_TIMEOUT
+        await asyncio.sleep(100)
+        info2, state2 = PodInfo(P2), CycleState()
+        assert env.plugin.reserve(state2, info2, NODE).is_success
+        _, second = env.plugin.permit(state2, info2, NODE)
+        assert second == pytest.approx(KUBE_GANG_PERMIT_TIMEOUT - 100)
+
+    run_virtual(main)
