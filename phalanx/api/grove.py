@@ -330,11 +330,17 @@ class PodClique(Resource):
         **_SCALE_STATUS,
         "labelSelectorPath": ".status.hpaPodSelector",
     }
+    # Grove's, column for column (`kubectl get pclq`; priority 1: `-o wide` only).
     PRINTER_COLUMNS: ClassVar[tuple[dict[str, object], ...]] = (
+        {"name": "MinAvail", "type": "integer", "jsonPath": ".spec.minAvailable"},
         {"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"},
-        {"name": "Scheduled", "type": "integer", "jsonPath": ".status.scheduledReplicas"},
         {"name": "Ready", "type": "integer", "jsonPath": ".status.readyReplicas"},
-        {"name": "Gated", "type": "integer", "jsonPath": ".status.scheduleGatedReplicas"},
+        {"name": "Scheduled", "type": "integer", "jsonPath": ".status.scheduledReplicas"},
+        {"name": "Updated", "type": "integer", "jsonPath": ".status.updatedReplicas"},
+        {"name": "Gated", "type": "integer", "priority": 1,
+         "jsonPath": ".status.scheduleGatedReplicas"},
+        {"name": "MinBreached", "type": "string", "priority": 1,
+         "jsonPath": '.status.conditions[?(@.type=="MinAvailableBreached")].status'},
         {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
     )
 
@@ -378,10 +384,19 @@ class PodCliqueScalingGroup(Resource):
         **_SCALE_STATUS,
         "labelSelectorPath": ".status.selector",
     }
+    # Grove's, column for column (`kubectl get pcsg`; priority 1: `-o wide` only).
     PRINTER_COLUMNS: ClassVar[tuple[dict[str, object], ...]] = (
+        {"name": "MinAvail", "type": "integer", "jsonPath": ".spec.minAvailable"},
         {"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"},
-        {"name": "Scheduled", "type": "integer", "jsonPath": ".status.scheduledReplicas"},
         {"name": "Available", "type": "integer", "jsonPath": ".status.availableReplicas"},
+        {"name": "Scheduled", "type": "integer", "jsonPath": ".status.scheduledReplicas"},
+        {"name": "Updated", "type": "integer", "jsonPath": ".status.updatedReplicas"},
+        {"name": "PCLQs-Updated", "type": "integer",
+         "jsonPath": ".status.updateProgress.updatedPodCliquesCount"},
+        {"name": "PCLQs-Total", "type": "integer",
+         "jsonPath": ".status.updateProgress.totalPodCliquesCount"},
+        {"name": "MinBreached", "type": "string", "priority": 1,
+         "jsonPath": '.status.conditions[?(@.type=="MinAvailableBreached")].status'},
         {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
     )
 

@@ -110,16 +110,19 @@ class PodGang(Resource):
     SHORT_NAMES = ("pg",)
     NAMESPACED = True
     HAS_STATUS = True
+    # Grove's (Phase, Age), and two conditions in `kubectl get pg -o wide` only.
     PRINTER_COLUMNS: ClassVar[tuple[dict[str, object], ...]] = (
         {"name": "Phase", "type": "string", "jsonPath": ".status.phase"},
         {
             "name": "Initialized",
             "type": "string",
+            "priority": 1,
             "jsonPath": '.status.conditions[?(@.type=="Initialized")].status',
         },
         {
             "name": "Scheduled",
             "type": "string",
+            "priority": 1,
             "jsonPath": '.status.conditions[?(@.type=="Scheduled")].status',
         },
         {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},

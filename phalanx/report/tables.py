@@ -73,7 +73,7 @@ def object_rows(kind: str, cls: Any, items: list[dict[str, Any]], now: datetime 
     elif base == "Queue":  # queues.py: allocated, deserved, fair share, limit
         head, rows = queue_rows(items, [age(o, now) for o in items], opts.wide)
     else:
-        head, rows = _printer_column_rows(cls, items, now)
+        head, rows = _printer_column_rows(cls, items, now, opts.wide)
     if opts.with_kind:
         for r in rows:
             r[0] = f"{prefix}/{r[0]}"
@@ -227,9 +227,11 @@ def _node_rows(items: list[dict[str, Any]], now: datetime | None,
     return head, rows
 
 
-def _printer_column_rows(cls: Any, items: list[dict[str, Any]],
-                         now: datetime | None) -> tuple[list[str], list[list[str]]]:
-    columns = [c for c in getattr(cls, "PRINTER_COLUMNS", ()) if c.get("jsonPath")]
+def _printer_column_rows(cls: Any, items: list[dict[str, Any]], now: datetime | None,
+                         wide: bool = False) -> tuple[list[str], list[list[str]]]:
+    # As kubectl: a column of priority above 0 only in the wide output.
+    columns = [c for c in getattr(cls, "PRINTER_COLUMNS", ())
+               if c.get("jsonPath") and (wide or not c.get("priority"))]
     head = ["NAME"] + [str(c["name"]).upper() for c in columns]
     if not any(c["jsonPath"] == ".metadata.creationTimestamp" for c in columns):
         head.append("AGE")

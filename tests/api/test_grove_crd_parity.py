@@ -86,11 +86,11 @@ def differences() -> list[tuple[str, str, str]]:
         gv, ov = _version(g), _version(o)
         if (gv["name"], gv.get("subresources")) != (ov["name"], ov.get("subresources")):
             out.append((kind, "(subresources)", "version or subresources differ"))
-        columns = [[(c["name"], c["jsonPath"]) for c in v.get("additionalPrinterColumns", [])]
-                   for v in (gv, ov)]
+        columns = [[(c["name"], c["jsonPath"], c.get("type"), c.get("priority", 0))
+                    for c in v.get("additionalPrinterColumns", [])] for v in (gv, ov)]
         if columns[0] != columns[1]:
             out.append((kind, "(printer columns)",
-                        f"{[c for c, _ in columns[0]]} != {[c for c, _ in columns[1]]}"))
+                        f"{[c[0] for c in columns[0]]} != {[c[0] for c in columns[1]]}"))
         gn = _nodes(gv["schema"]["openAPIV3Schema"])
         on = _nodes(ov["schema"]["openAPIV3Schema"])
         for path in sorted(set(gn) | set(on)):

@@ -49,7 +49,7 @@ def test_a_finished_gang_is_succeeded_everywhere(tmp_path: Path) -> None:
     r = phalanx("run", "w.yaml", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert _row(r.stdout, "pretrain-0")[1] == "Succeeded"
-    got = phalanx("get", "pg", cwd=tmp_path).stdout
+    got = phalanx("get", "pg", "-o", "wide", cwd=tmp_path).stdout
     assert _row(got, "pretrain-0")[1:4] == ["Succeeded", "True", "True"]
     described = phalanx("describe", "podgang", "pretrain-0", cwd=tmp_path).stdout
     assert "Phase:         Succeeded" in described

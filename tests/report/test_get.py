@@ -24,7 +24,9 @@ def _rows(text: str) -> list[list[str]]:
 
 
 def test_podgang_columns_with_a_jsonpath_filter_are_filled() -> None:
-    rows = _rows(_get("podgangs"))
+    # Grove's columns; the two conditions (priority 1) only in the wide output, as kubectl.
+    assert _rows(_get("podgangs"))[0] == ["NAME", "PHASE", "AGE"]
+    rows = _rows(_get("podgangs", output="wide"))
     assert rows[0] == ["NAME", "PHASE", "INITIALIZED", "SCHEDULED", "AGE"]
     assert rows[1][:4] == ["big-0", "Pending", "True", "False"]
     assert rows[2][:4] == ["train-0", "Running", "True", "True"]
