@@ -113,6 +113,9 @@ class MemoryCluster(GarbageCollector):
             from .runtimeclass import install_runtimeclass_admission  # RuntimeClass plugin
 
             install_runtimeclass_admission(self)
+            from .hpavalidation import install_hpa_validation  # autoscaling/v2 metrics
+
+            install_hpa_validation(self)
             from .queues import install_queue_admission  # KAI Queue: numbers, tree, quotas
 
             install_queue_admission(self)

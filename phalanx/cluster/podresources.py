@@ -74,6 +74,11 @@ def _name_error(name: str) -> str | None:
     return None
 
 
+def container_resource_name_error(name: str) -> str | None:
+    """Why `name` is no container resource name (kube's ValidateContainerResourceName)."""
+    return _name_error(name)
+
+
 def _quantity(raw: Any) -> float | None:
     try:
         return parse_quantity(raw)

@@ -10,8 +10,8 @@ Messages name the field as users write it (camelCase paths) and say what is wron
 is allowed.
 
 Grove fields Phalanx holds but does not act on yet are refused by name, never admitted and
-ignored. Autoscaling `metrics` are admitted: they go to the HorizontalPodAutoscaler
-(operator/hpa.py). Resource sharing is checked in admission_resourcesharing.py; env var
+ignored. Autoscaling `metrics` are checked as the HPA's API server checks them
+(admission_metrics.py) and go to the HorizontalPodAutoscaler (operator/hpa.py). Resource sharing is checked in admission_resourcesharing.py; env var
 names in admission_env.py.
 """
 
@@ -30,6 +30,7 @@ from phalanx.cluster.client import Invalid
 from phalanx.cluster.podvalidation import pod_spec_errors
 
 from .admission_env import env_errors
+from .admission_metrics import metrics_errors
 from .admission_mnnvl import mnnvl_errors
 from .admission_queue import queue_errors
 from .admission_resourcesharing import resource_sharing_errors
@@ -94,6 +95,7 @@ def validate_podcliqueset(pcs: PodCliqueSet, old: PodCliqueSet | None = None) ->
     _check_groups(pcs, clique_names, errs)
     errs.extend(unsupported_fields(pcs))
     errs.extend(env_errors(pcs))
+    errs.extend(metrics_errors(pcs))
     errs.extend(resource_sharing_errors(pcs, old))
     delay = t.termination_delay
     if delay is not None:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import pytest
 from op_harness import NS, Env, make_pcs, run
 
 from phalanx.api import labels as L
@@ -52,6 +53,33 @@ def test_autoscaling_metrics_are_admitted() -> None:
     data = _pcs().to_dict()
     data["spec"]["template"]["cliques"][0]["spec"]["autoScalingConfig"]["metrics"] = [METRIC]
     assert validate_podcliqueset(default_podcliqueset(from_dict(data))) == []  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("where", ["clique", "group"])
+@pytest.mark.parametrize("metric,path,message", [
+    ({"type": "Resource", "resource": {"name": "cpu", "target": {
+        "type": "Utilization", "averageUtilizationX": 80}}},
+     "resource.target.averageUtilizationX", "Unknown field"),
+    ({"type": "Memory", "resource": {"name": "memory", "target": {
+        "type": "Utilization", "averageUtilization": 80}}},
+     "type", 'Unsupported value: "Memory"'),
+    ({"type": "Pods", "pods": {"metric": {"name": "qps"}, "target": {"type": "Value"}}},
+     "pods.target.averageValue", "must specify a positive target averageValue"),
+], ids=["unknown-field", "unknown-type", "pods-without-average-value"])
+def test_a_metric_no_hpa_would_take_is_refused_by_name(where: str, metric: dict[str, object],
+                                                       path: str, message: str) -> None:
+    """Grove's CRD (unknown fields) and the HPA's own validation (the rest) refuse these:
+    here admission does, naming the field, before any HPA is written."""
+    data = _pcs().to_dict()
+    t = data["spec"]["template"]
+    if where == "clique":
+        t["cliques"][0]["spec"]["autoScalingConfig"]["metrics"] = [METRIC, metric]
+        at = "spec.template.cliques[0].spec.autoScalingConfig.metrics[1]"
+    else:
+        t["podCliqueScalingGroups"][0]["scaleConfig"]["metrics"] = [metric]
+        at = "spec.template.podCliqueScalingGroups[0].scaleConfig.metrics[0]"
+    errs = validate_podcliqueset(default_podcliqueset(from_dict(data)))  # type: ignore[arg-type]
+    assert any(p == f"{at}.{path}" and message in m for p, m in errs), errs
 
 
 def test_hpas_follow_the_podcliqueset() -> None:
