@@ -49,6 +49,10 @@ SOURCE_TYPES = ("ContainerResource", "External", "Object", "Pods", "Resource")
 _FIELD_OF = {"Object": "object", "Pods": "pods", "Resource": "resource",
              "External": "external", "ContainerResource": "containerResource"}
 TARGET_TYPES = ("Utilization", "Value", "AverageValue")
+_NEED_VALUE = "must set either a target value for metric or a per-pod target"
+_BOTH_VALUES = "may not set both a target value for metric and a per-pod target"
+_NEED_RESOURCE = "must set either a target raw value or a target utilization"
+_BOTH_RESOURCE = "may not set both a target raw value and a target utilization"
 _QUANTITY_WHY = ("quantities must match the regular expression "
                  "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
 
@@ -128,13 +132,8 @@ def _external_errors(src: ExternalMetricSource, path: str) -> FieldErrors:
     errs = _identifier_errors(src.metric, f"{path}.metric")
     errs += _target_errors(src.target, f"{path}.target")
     t = src.target
-    if t.value is None and t.average_value is None:
-        errs.append(required(f"{path}.target.averageValue",
-                             "must set either a target value for metric or a per-pod target"))
-    if t.value is not None and t.average_value is not None:
-        errs.append(forbidden(f"{path}.target.value",
-                              "may not set both a target value for metric and a per-pod target"))
-    return errs
+    return errs + _one_of(path, ("value", t.value), ("averageValue", t.average_value),
+                          need=("averageValue", _NEED_VALUE), both=("value", _BOTH_VALUES))
 
 
 def _pods_errors(src: PodsMetricSource, path: str) -> FieldErrors:
@@ -162,13 +161,22 @@ def _resource_errors(src: ResourceMetricSource | ContainerResourceMetricSource,
                      for why in dns_label_errors(src.container)]
     errs += _target_errors(src.target, f"{path}.target")
     t = src.target
-    if t.average_utilization is None and t.average_value is None:
-        errs.append(required(f"{path}.target.averageUtilization",
-                             "must set either a target raw value or a target utilization"))
-    if t.average_utilization is not None and t.average_value is not None:
-        errs.append(forbidden(f"{path}.target.averageValue",
-                              "may not set both a target raw value and a target utilization"))
-    return errs
+    return errs + _one_of(path, ("averageUtilization", t.average_utilization),
+                          ("averageValue", t.average_value),
+                          need=("averageUtilization", _NEED_RESOURCE),
+                          both=("averageValue", _BOTH_RESOURCE))
+
+
+def _one_of(path: str, a: tuple[str, Any], b: tuple[str, Any], *, need: tuple[str, str],
+            both: tuple[str, str]) -> FieldErrors:
+    """A source's target sets one of two numbers: neither is `need` (Required at its field),
+    both is `both` (Forbidden at its field)."""
+    set_a, set_b = a[1] is not None, b[1] is not None
+    if not (set_a or set_b):
+        return [required(f"{path}.target.{need[0]}", need[1])]
+    if set_a and set_b:
+        return [forbidden(f"{path}.target.{both[0]}", both[1])]
+    return []
 
 
 def _target_errors(t: MetricTarget, path: str) -> FieldErrors:

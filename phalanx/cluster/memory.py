@@ -201,6 +201,17 @@ class MemoryCluster(GarbageCollector):
         label_selector: Selector = None,
         field_selector: Selector = None,
     ) -> ObjectList[T]:
+        found = self._listed(kind, namespace, label_selector, field_selector)
+        return ObjectList([clone(obj) for obj in found], str(self._rv))  # type: ignore[arg-type]
+
+    async def list_metadata(self, kind: type[Resource], namespace: str | None = None, *,
+                            label_selector: Selector = None) -> ObjectList[ObjectMeta]:
+        found = self._listed(kind, namespace, label_selector, None)
+        return ObjectList([obj.metadata.copy_deep() for obj in found], str(self._rv))
+
+    def _listed(self, kind: type[Resource], namespace: str | None, label_selector: Selector,
+                field_selector: Selector) -> list[Resource]:
+        """The stored objects a list returns (shared: the caller copies what it hands out)."""
         store = self._store(kind)
         if self.faults.active:
             self.faults.check("list", store.kind, namespace or "")
@@ -208,28 +219,10 @@ class MemoryCluster(GarbageCollector):
         try:
             labels = parse_label_selector(label_selector)
             fields = parse_field_selector(field_selector)
-            items = [
-                clone(obj) for obj in store.scan(namespace if kind.NAMESPACED else None)
-                if labels.matches(obj.metadata.labels) and fields.matches(obj)
-            ]
         except SelectorError as err:
             raise Invalid(str(err), kind=store.kind, field="selector") from None
-        return ObjectList(items, str(self._rv))  # type: ignore[arg-type]
-
-    async def list_metadata(self, kind: type[Resource], namespace: str | None = None, *,
-                            label_selector: Selector = None) -> ObjectList[ObjectMeta]:
-        store = self._store(kind)
-        if self.faults.active:
-            self.faults.check("list", store.kind, namespace or "")
-        self.stats.reads[("list", store.kind)] += 1
-        try:
-            labels = parse_label_selector(label_selector)
-        except SelectorError as err:
-            raise Invalid(str(err), kind=store.kind, field="selector") from None
-        items = [obj.metadata.copy_deep()
-                 for obj in store.scan(namespace if kind.NAMESPACED else None)
-                 if labels.matches(obj.metadata.labels)]
-        return ObjectList(items, str(self._rv))
+        return [obj for obj in store.scan(namespace if kind.NAMESPACED else None)
+                if labels.matches(obj.metadata.labels) and fields.matches(obj)]
 
     def watch(
         self,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal, TypeVar, overload
 
 from phalanx.api.base import ObjectMeta, Resource
@@ -185,50 +185,28 @@ class KubeCluster:
         field_selector: Selector = None,
     ) -> ObjectList[T]:
         """All pages of a consistent list (one resourceVersion for the whole snapshot)."""
-        path = collection_path(kind, namespace)
-        base = selector_queries(kind, label_selector, field_selector)
-        items: list[T] = []
-        token = ""
-        rv = ""
-        while True:
-            query = [*base, ("limit", str(LIST_PAGE_SIZE))]
-            if token:
-                query.append(("continue", token))
+        async def page(query: list[tuple[str, str]]) -> tuple[list[T], dict[str, Any]]:
             if kind in self.lists_without_bases:
                 raw = await self.transport.request_bytes("GET", path, query=query,
                                                          kind=kind.KIND)
-                page, meta = decode_list(kind, raw)
-                items.extend(page)
-            else:
-                data = await self.transport.request("GET", path, query=query, kind=kind.KIND)
-                meta = data.get("metadata") or {}
-                items.extend(self.decode(kind, item) for item in data.get("items") or ())
-            rv = rv or str(meta.get("resourceVersion") or "")
-            token = meta.get("continue") or ""
-            if not token:
-                return ObjectList(items=items, resource_version=rv)
+                return decode_list(kind, raw)
+            data = await self.transport.request("GET", path, query=query, kind=kind.KIND)
+            return ([self.decode(kind, item) for item in data.get("items") or ()],
+                    data.get("metadata") or {})
+
+        path = collection_path(kind, namespace)
+        return await _all_pages(selector_queries(kind, label_selector, field_selector), page)
 
     async def list_metadata(self, kind: type[Resource], namespace: str | None = None, *,
                             label_selector: Selector = None) -> ObjectList[ObjectMeta]:
         """All pages, as `list`, of the objects' metadata alone (PartialObjectMetadataList;
         a server that cannot answer so sends whole objects, whose metadata is read)."""
+        async def page(query: list[tuple[str, str]]) -> tuple[list[ObjectMeta], dict[str, Any]]:
+            return decode_metadata_list(await self.transport.request_bytes(
+                "GET", path, query=query, kind=kind.KIND, accept=METADATA_LIST_ACCEPT))
+
         path = collection_path(kind, namespace)
-        base = selector_queries(kind, label_selector, None)
-        items: list[ObjectMeta] = []
-        token = ""
-        rv = ""
-        while True:
-            query = [*base, ("limit", str(LIST_PAGE_SIZE))]
-            if token:
-                query.append(("continue", token))
-            raw = await self.transport.request_bytes("GET", path, query=query, kind=kind.KIND,
-                                                     accept=METADATA_LIST_ACCEPT)
-            page, meta = decode_metadata_list(raw)
-            items.extend(page)
-            rv = rv or str(meta.get("resourceVersion") or "")
-            token = meta.get("continue") or ""
-            if not token:
-                return ObjectList(items=items, resource_version=rv)
+        return await _all_pages(selector_queries(kind, label_selector, None), page)
 
     async def current_resource_version(self, kind: type[Resource], namespace: str | None) -> str:
         """The collection's current resourceVersion (a one-item list)."""
@@ -523,3 +501,24 @@ class KubeCluster:
 
 
 __all__ = ["KubeCluster", "decode"]
+
+
+async def _all_pages(
+    base: list[tuple[str, str]],
+    page: Callable[[list[tuple[str, str]]], Awaitable[tuple[list[Any], dict[str, Any]]]],
+) -> ObjectList[Any]:
+    """Every page of a list, `LIST_PAGE_SIZE` at a time, following `continue` tokens; the
+    first page's resourceVersion is the snapshot's."""
+    items: list[Any] = []
+    token = ""
+    rv = ""
+    while True:
+        query = [*base, ("limit", str(LIST_PAGE_SIZE))]
+        if token:
+            query.append(("continue", token))
+        found, meta = await page(query)
+        items.extend(found)
+        rv = rv or str(meta.get("resourceVersion") or "")
+        token = meta.get("continue") or ""
+        if not token:
+            return ObjectList(items=items, resource_version=rv)
