@@ -31,7 +31,6 @@ from phalanx.api.autoscaling import (
 )
 from phalanx.api.quantity import parse_quantity
 
-from .client import Invalid
 from .podresources import container_resource_name_error
 from .podvalidation.fielderrors import (
     FieldErrors,
@@ -41,6 +40,7 @@ from .podvalidation.fielderrors import (
     not_supported,
     required,
 )
+from .storage import raise_errors
 
 if TYPE_CHECKING:
     from .memory import MemoryCluster
@@ -79,12 +79,14 @@ def _spec_errors(spec: MetricSpec, path: str) -> FieldErrors:
     errs: FieldErrors = []
     if not spec.type:
         errs.append(required(f"{path}.type", "must specify a metric source type"))
-    present = [name for name, src in (("object", spec.object), ("external", spec.external),
-                                      ("pods", spec.pods), ("resource", spec.resource),
-                                      ("containerResource", spec.container_resource))
-               if src is not None]
-    if present:  # as kube: only the first source set is checked further
-        errs.extend(_source_errors(spec, present[0], f"{path}.{present[0]}"))
+    sources = [(name, src) for name, src in (
+        ("object", spec.object), ("external", spec.external), ("pods", spec.pods),
+        ("resource", spec.resource), ("containerResource", spec.container_resource))
+        if src is not None]
+    present = [name for name, _ in sources]
+    if sources:  # as kube: only the first source set is checked further
+        name, src = sources[0]
+        errs.extend(_source_errors(src, f"{path}.{name}"))
     expected = _FIELD_OF.get(spec.type)
     if expected is None:
         errs.append(not_supported(f"{path}.type", spec.type, SOURCE_TYPES))
@@ -97,9 +99,7 @@ def _spec_errors(spec: MetricSpec, path: str) -> FieldErrors:
     return errs
 
 
-def _source_errors(spec: MetricSpec, name: str, path: str) -> FieldErrors:
-    src = {"object": spec.object, "external": spec.external, "pods": spec.pods,
-           "resource": spec.resource, "containerResource": spec.container_resource}[name]
+def _source_errors(src: Any, path: str) -> FieldErrors:
     if isinstance(src, ObjectMetricSource):
         return _object_errors(src, path)
     if isinstance(src, ExternalMetricSource):
@@ -220,12 +220,8 @@ def install_hpa_validation(cluster: MemoryCluster) -> None:
     would refuse, every problem listed (`Invalid.field`: the first one's path)."""
 
     def check(hpa: HorizontalPodAutoscaler, _old: HorizontalPodAutoscaler | None) -> None:
-        errs = [e for j, metric in enumerate(hpa.spec.metrics or ())
-                for e in metric_errors(metric, f"spec.metrics[{j}]")]
-        if errs:
-            detail = "; ".join(f"{field}: {why}" for field, why in errs)
-            raise Invalid(f'HorizontalPodAutoscaler.autoscaling "{hpa.name}" is invalid: '
-                          + (detail if len(errs) == 1 else f"[{detail}]"),
-                          kind=HorizontalPodAutoscaler.KIND, name=hpa.name, field=errs[0][0])
+        raise_errors(hpa, [e for j, metric in enumerate(hpa.spec.metrics or ())
+                           for e in metric_errors(metric, f"spec.metrics[{j}]")],
+                     resource="HorizontalPodAutoscaler.autoscaling")
 
     cluster.register_admission(HorizontalPodAutoscaler, validate=check)

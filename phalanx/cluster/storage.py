@@ -297,12 +297,13 @@ def validate_storage_class_update(old: StorageClass, new: StorageClass) -> Error
 # --- admission on the embedded cluster -----------------------------------------------------
 
 
-def raise_errors(obj: Resource, errs: Errors) -> None:
-    """Invalid naming the first field, with every error in the message (as kube does)."""
+def raise_errors(obj: Resource, errs: Errors, *, resource: str | None = None) -> None:
+    """Invalid naming the first field, with every error in the message (as kube does);
+    `resource` is how the message names the kind (kube's `Kind.group`), else its KIND."""
     if not errs:
         return
     detail = "; ".join(f"{path}: {why}" for path, why in errs)
-    raise Invalid(f'{obj.KIND} "{obj.name}" is invalid: '
+    raise Invalid(f'{resource or obj.KIND} "{obj.name}" is invalid: '
                   + (detail if len(errs) == 1 else f"[{detail}]"),
                   kind=obj.KIND, name=obj.name, field=errs[0][0])
 

@@ -19,16 +19,11 @@ _T = "spec.template"
 
 
 def metrics_errors(pcs: PodCliqueSet) -> FieldErrors:
-    errs: FieldErrors = []
     t = pcs.spec.template
-    for i, c in enumerate(t.cliques):
-        cfg = c.spec.auto_scaling_config
-        for j, metric in enumerate((cfg.metrics or ()) if cfg is not None else ()):
-            errs.extend(metric_errors(metric, f"{_T}.cliques[{i}].spec.autoScalingConfig"
-                                              f".metrics[{j}]"))
-    for i, g in enumerate(t.pod_clique_scaling_groups or ()):
-        cfg = g.scale_config
-        for j, metric in enumerate((cfg.metrics or ()) if cfg is not None else ()):
-            errs.extend(metric_errors(metric, f"{_T}.podCliqueScalingGroups[{i}].scaleConfig"
-                                              f".metrics[{j}]"))
-    return errs
+    configs = [(f"{_T}.cliques[{i}].spec.autoScalingConfig", c.spec.auto_scaling_config)
+               for i, c in enumerate(t.cliques)]
+    configs += [(f"{_T}.podCliqueScalingGroups[{i}].scaleConfig", g.scale_config)
+                for i, g in enumerate(t.pod_clique_scaling_groups or ())]
+    return [e for at, cfg in configs if cfg is not None
+            for j, metric in enumerate(cfg.metrics or ())
+            for e in metric_errors(metric, f"{at}.metrics[{j}]")]
