@@ -34,6 +34,11 @@ def all_manifests(
         "default-scheduler with --no-scheduler), topology-aware scheduling on."),
     scheduler: bool = typer.Option(True, "--scheduler/--no-scheduler",
                                    help="Also deploy the Phalanx gang scheduler."),
+    scheduler_config: str = typer.Option(
+        "", "--scheduler-config", metavar="FILE",
+        help="KubeSchedulerConfiguration for the Phalanx scheduler (mounted from a "
+        "ConfigMap, given to `phalanx scheduler --config`); it must have a profile for "
+        "phalanx-scheduler. Default: the default profile."),
     webhook: bool = typer.Option(True, "--webhook/--no-webhook",
                                  help="Serve PodCliqueSet admission as a webhook."),
     replicas: int = typer.Option(2, min=1, help="Replicas of each Deployment (leader-elected)."),
@@ -48,7 +53,22 @@ def all_manifests(
     from phalanx.manifests.install import DEFAULT_IMAGE
 
     cfg = load_operator_config(Path(config)) if config else None
+    sched_cfg = None
+    if scheduler_config:
+        from phalanx.cli.errors import UserError
+        from phalanx.manifests.install import SCHEDULER
+        from phalanx.scheduler import configfile
+
+        if not scheduler:
+            raise UserError("--scheduler-config configures the Phalanx scheduler, which "
+                            "--no-scheduler leaves out")
+        loaded = configfile.load(scheduler_config)
+        if SCHEDULER not in configfile.served_names(loaded):
+            raise UserError(f"{scheduler_config}: profiles: no profile has schedulerName "
+                            f"{SCHEDULER!r}, which the operator gives the pods of its "
+                            f"{SCHEDULER} backend")
+        sched_cfg = loaded.to_dict()
     opts = InstallOptions(namespace=namespace, image=image or DEFAULT_IMAGE, config=cfg,
                           scheduler=scheduler, webhook=webhook, operator_replicas=replicas,
-                          scheduler_replicas=replicas)
+                          scheduler_replicas=replicas, scheduler_config=sched_cfg)
     typer.echo(to_yaml(install_manifests(opts)), nl=False)

@@ -52,6 +52,11 @@ def run(
         "--config", "-c", help="OperatorConfiguration YAML (scheduler backend profiles). "
                                "Default: every backend enabled, phalanx-scheduler for pods "
                                "naming none.")] = None,
+    scheduler_config: Annotated[Path | None, typer.Option(
+        "--scheduler-config", help="KubeSchedulerConfiguration YAML for the embedded "
+        "scheduler (plugins, pluginConfig, backoff): each of its profiles replaces the "
+        "embedded one of that schedulerName. Default: one in the workload files, else "
+        "Phalanx's defaults.")] = None,
     until: Annotated[str, typer.Option(
         help="'settled' (nothing left to happen) or a virtual duration such as 30m.")
     ] = "settled",
@@ -98,7 +103,12 @@ def run(
     from phalanx.services.gctune import tuned_gc
     from phalanx.sim.record import save_record, write_atomic
     from phalanx.sim.runner import RunFailed, RunOptions, Simulation
-    from phalanx.sim.workload import load_cluster_spec, load_config, load_workload
+    from phalanx.sim.workload import (
+        load_cluster_spec,
+        load_config,
+        load_scheduler_config,
+        load_workload,
+    )
 
     until_s = _parse_until(until)
     try:
@@ -114,9 +124,11 @@ def run(
     wl = load_workload(list(workload))
     spec, spec_source = load_cluster_spec(cluster, wl)
     cfg, cfg_source = load_config(config, wl)
+    sched_cfg, sched_source = load_scheduler_config(scheduler_config, wl)
     options = RunOptions(until=until_s, max_duration=cap, phalanx_version=version_text())
     sim = Simulation(wl, spec, cfg, options, cluster_source=spec_source,
-                     config_source=cfg_source)
+                     config_source=cfg_source, scheduler_config=sched_cfg,
+                     scheduler_config_source=sched_source)
     try:
         extra = sim.prepare()
     except RunFailed as e:

@@ -74,9 +74,15 @@ def operator(
 def scheduler(
     kubeconfig: str = typer.Option(None, "--kubeconfig", help=KUBECONFIG_HELP),
     context: str = typer.Option(None, "--context", help="kubeconfig context to use."),
+    config: str = typer.Option(
+        None, "--config", "-c", metavar="FILE",
+        help="KubeSchedulerConfiguration file, as kube-scheduler's --config: its profiles "
+        "(plugins, pluginConfig) are the schedulerNames served. Default: one default "
+        "profile per --scheduler-name."),
     scheduler_name: list[str] = typer.Option(
-        ["phalanx-scheduler"], "--scheduler-name",
-        help="schedulerName to serve (repeatable); other pods are left to their scheduler."),
+        None, "--scheduler-name",
+        help="schedulerName to serve (repeatable; default phalanx-scheduler), with the "
+        "default profile; other pods are left to their scheduler. Not with --config."),
     leader_elect: bool = typer.Option(True, "--leader-elect/--no-leader-elect",
                                       help="Elect one active replica through a Lease."),
     namespace: str = typer.Option(None, "--namespace", "-n",
@@ -106,7 +112,10 @@ def scheduler(
                               "above --qps (client-go's Burst)."),
     tune_gc: bool = typer.Option(True, "--tune-gc/--no-tune-gc", help=TUNE_GC_HELP),
 ) -> None:
-    """Run the Phalanx gang scheduler against a Kubernetes API server until SIGTERM."""
+    """Run the Phalanx gang scheduler against a Kubernetes API server until SIGTERM.
+
+    Pods whose spec.schedulerName it serves (--scheduler-name, or the profiles of --config)
+    are scheduled; every other pod is left to its own scheduler."""
     from phalanx.api.duration import parse_duration
     from phalanx.services.leader import LeaseTiming
     from phalanx.services.scheduler import SchedulerServiceOptions, run_scheduler_service
@@ -116,8 +125,18 @@ def scheduler(
                                (lease_duration, renew_deadline, retry_period)))
     except ValueError as err:
         raise UserError(f"--leader-elect-*: {err}") from None
+    sched_config = None
+    names = list(scheduler_name or ["phalanx-scheduler"])
+    if config:
+        if scheduler_name:
+            raise UserError("--scheduler-name and --config: the configuration's profiles "
+                            "name the schedulers served; give one or the other")
+        from phalanx.scheduler import configfile
+
+        sched_config = configfile.load(config)  # ManifestError: the file and field
+        names = configfile.served_names(sched_config)
     _run(run_scheduler_service(SchedulerServiceOptions(
-        kubeconfig=kubeconfig, context=context, scheduler_names=list(scheduler_name),
+        kubeconfig=kubeconfig, context=context, scheduler_names=names, config=sched_config,
         leader_elect=leader_elect, lease_namespace=namespace or lease_namespace,
         probe_port=probe_port,
         metrics_port=metrics_port, log_format=log_format, lease_timing=timing,

@@ -27,17 +27,26 @@ def validate(
     config: Annotated[Path | None, typer.Option(
         "--config", "-c", help="OperatorConfiguration YAML (which scheduler backends are "
                                "enabled). Default: every backend.")] = None,
+    scheduler_config: Annotated[Path | None, typer.Option(
+        "--scheduler-config", help="KubeSchedulerConfiguration YAML, checked as the "
+        "scheduler would load it (as `phalanx run --scheduler-config`).")] = None,
 ) -> None:
     """Check workload files without running them: every field (file, line, field path), and
     admission of every object, as `phalanx run` and the operator's webhook would admit it
     (the same as `phalanx run --dry-run`). Exits 0 when all is valid."""
     from phalanx.cli import preflight
     from phalanx.sim.runner import RunFailed, Simulation
-    from phalanx.sim.workload import load_cluster_spec, load_config, load_workload
+    from phalanx.sim.workload import (
+        load_cluster_spec,
+        load_config,
+        load_scheduler_config,
+        load_workload,
+    )
 
     wl = load_workload(list(workload))
     spec, _ = load_cluster_spec(cluster, wl)
     cfg, _ = load_config(config, wl)
+    load_scheduler_config(scheduler_config, wl)  # raises, naming the field
     sim = Simulation(wl, spec, cfg)
     try:
         extra = sim.prepare()
@@ -49,7 +58,8 @@ def validate(
 @app.command("export")
 def export(workload: FilesArg) -> None:
     """Print the workload of `phalanx run` files, ready for `kubectl apply -f -`: without the
-    simulation-only documents (Scenario, ClusterSpec, OperatorConfiguration) and the
+    simulation-only documents (Scenario, ClusterSpec, OperatorConfiguration,
+    KubeSchedulerConfiguration) and the
     sim.phalanx.dev annotations; objects a Scenario applies later are included."""
     from phalanx.sim.export import export_workload
     from phalanx.sim.workload import load_workload

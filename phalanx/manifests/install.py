@@ -31,6 +31,7 @@ OPERATOR, SCHEDULER = "phalanx-operator", "phalanx-scheduler"
 WEBHOOK_SERVICE = "phalanx-webhook"
 MUTATING, VALIDATING = "phalanx-mutating-webhook", "phalanx-validating-webhook"
 CONFIG_MAP, CONFIG_FILE = "phalanx-operator-config", "config.yaml"
+SCHEDULER_CONFIG_MAP = "phalanx-scheduler-config"
 SCHEDULER_LEASE = "phalanx-scheduler-leader-election"
 DEFAULT_PROFILE = "default-scheduler"
 
@@ -58,6 +59,9 @@ class InstallOptions:
     # None: `install_config(scheduler)`
     config: OperatorConfiguration | None = None
     scheduler: bool = True  # also run the Phalanx gang scheduler
+    # The scheduler's KubeSchedulerConfiguration (`phalanx scheduler --config`), as a dict
+    # to mount; None: its default profile for phalanx-scheduler.
+    scheduler_config: dict[str, Any] | None = None
     webhook: bool = True
     operator_replicas: int = 2
     scheduler_replicas: int = 2
@@ -250,11 +254,21 @@ def install_manifests(opts: InstallOptions | None = None) -> list[dict[str, Any]
                             [{"name": "config", "configMap": {"name": CONFIG_MAP}}], metrics))
     if opts.scheduler:
         sprobe, smetrics = SCHEDULER_PROBE_PORT, SCHEDULER_METRICS_PORT
-        container = _container(opts, "scheduler", [
-            "scheduler", "--leader-elect", "--lease-namespace", ns,
-            "--probe-port", str(sprobe), "--metrics-port", str(smetrics)],
-            {"probes": sprobe, "metrics": smetrics}, sprobe)
-        docs.append(_deployment(opts, "scheduler", opts.scheduler_replicas, container, [],
+        args = ["scheduler", "--leader-elect", "--lease-namespace", ns,
+                "--probe-port", str(sprobe), "--metrics-port", str(smetrics)]
+        volumes: list[dict[str, Any]] = []
+        if opts.scheduler_config is not None:
+            docs.append({"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta(
+                SCHEDULER_CONFIG_MAP, "scheduler", ns), "data": {CONFIG_FILE: yaml.safe_dump(
+                    opts.scheduler_config, sort_keys=False)}})
+            args += ["--config", f"/etc/phalanx-scheduler/{CONFIG_FILE}"]
+            volumes.append({"name": "config", "configMap": {"name": SCHEDULER_CONFIG_MAP}})
+        container = _container(opts, "scheduler", args, {"probes": sprobe, "metrics": smetrics},
+                               sprobe)
+        if volumes:
+            container["volumeMounts"].append({"name": "config", "readOnly": True,
+                                              "mountPath": "/etc/phalanx-scheduler"})
+        docs.append(_deployment(opts, "scheduler", opts.scheduler_replicas, container, volumes,
                                 smetrics))
     if opts.webhook:
         docs.append({"apiVersion": "v1", "kind": "Service",

@@ -1,7 +1,8 @@
 """`phalanx scheduler`: the gang scheduler as a long-running service on a real cluster.
 
 By default it serves only pods with `schedulerName: phalanx-scheduler`, next to
-kube-scheduler (and KAI, Volcano, ... if installed), as a second scheduler does. Replicas
+kube-scheduler (and KAI, Volcano, ... if installed), as a second scheduler does; a
+KubeSchedulerConfiguration (`--config`) names the schedulerNames served by its profiles. Replicas
 elect a leader through a Lease: only the leader schedules.
 """
 
@@ -12,7 +13,7 @@ import contextlib
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from phalanx.ports import SCHEDULER_METRICS_PORT, SCHEDULER_PROBE_PORT
 
@@ -20,10 +21,18 @@ from .gctune import collect_rarely, freeze_after_warmup
 from .leader import LeaseTiming
 from .metrics import PhalanxMetrics
 from .runtime import (
-    cache_sync_check, connect, install_signal_handlers, own_namespace, readiness_checks,
-    run_with_leadership, setup_logging,
+    cache_sync_check,
+    connect,
+    install_signal_handlers,
+    own_namespace,
+    readiness_checks,
+    run_with_leadership,
+    setup_logging,
 )
 from .server import Probes, ServiceServer
+
+if TYPE_CHECKING:
+    from phalanx.scheduler.framework.config import SchedulerConfiguration
 
 log = logging.getLogger("phalanx.scheduler.service")
 
@@ -35,6 +44,8 @@ class SchedulerServiceOptions:
     kubeconfig: str | None = None
     context: str | None = None
     scheduler_names: list[str] = field(default_factory=lambda: ["phalanx-scheduler"])
+    # A KubeSchedulerConfiguration (`--config`); None: a default profile per scheduler name.
+    config: SchedulerConfiguration | None = None
     leader_elect: bool = True
     lease_namespace: str | None = None
     probe_port: int = SCHEDULER_PROBE_PORT
@@ -152,7 +163,8 @@ async def run_scheduler_service(
         await server.start()
 
         async def lead() -> None:
-            scheduler = Scheduler(client, default_configuration(tuple(opts.scheduler_names)))
+            scheduler = Scheduler(client, opts.config or
+                                  default_configuration(tuple(opts.scheduler_names)))
             instrument(scheduler, metrics)
             with contextlib.suppress(Exception):
                 await observe_gang_waits(scheduler, metrics, client)

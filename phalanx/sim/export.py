@@ -2,7 +2,8 @@
 
 Left out: the documents only `phalanx run` reads (Scenario, ClusterSpec), the
 OperatorConfiguration (it configures the operator; `phalanx manifests all --config` installs
-it), and the `sim.phalanx.dev/` annotations that script simulated pods. Objects a Scenario
+it), the KubeSchedulerConfiguration (it configures the scheduler; `phalanx manifests all
+--scheduler-config` installs it), and the `sim.phalanx.dev/` annotations that script simulated pods. Objects a Scenario
 applies later are kept, after the rest, with a comment saying when they arrive.
 """
 
@@ -60,6 +61,9 @@ def export_workload(workload: Workload) -> tuple[str, list[str]]:
     if workload.operator_config is not None:
         notes.append("left out the OperatorConfiguration (install it with "
                      "`phalanx manifests all --config FILE`)")
+    if workload.scheduler_config is not None:
+        notes.append("left out the KubeSchedulerConfiguration (install it with "
+                     "`phalanx manifests all --scheduler-config FILE`)")
     if stripped:
         notes.append(f"removed {stripped} {SIM_PREFIX} annotation(s) (simulated run times)")
     return "---\n".join(docs), notes

@@ -213,6 +213,7 @@ class RunMeta(_Record):
     inputs: list[str] = Field(default_factory=list)
     cluster: str = ""
     config: str = ""
+    scheduler_config: str = ""  # the KubeSchedulerConfiguration's file ("": the defaults)
     until: str = "settled"
     duration: float = 0.0  # virtual seconds the run lasted
     settled: bool = False

@@ -15,7 +15,7 @@ import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from phalanx.api.base import ObjectMeta, Resource
 from phalanx.api.config import OperatorConfiguration
@@ -34,6 +34,9 @@ from .record import RunMeta, RunRecord, Snapshot, StepRecord, TopologyLevel
 from .recorder import RunRecorder
 from .steps import run_scenario
 from .workload import Workload
+
+if TYPE_CHECKING:
+    from phalanx.scheduler.framework.config import SchedulerConfiguration
 
 DEFAULT_TOPOLOGY_NAME = "phalanx-topology"
 __all__ = ["Components", "RunFailed", "RunOptions", "Simulation"]
@@ -80,8 +83,9 @@ class Components:
 
         def scheduler(client: Any, sim: Simulation) -> Any:
             from phalanx.scheduler import Scheduler
+            from phalanx.scheduler.configfile import embedded
 
-            return Scheduler(client)
+            return Scheduler(client, embedded(sim.scheduler_config))
 
         def kubelet(client: Any, sim: Simulation) -> Any:
             from .kubelet import Kubelet
@@ -131,13 +135,22 @@ class Simulation:
                  config: OperatorConfiguration, options: RunOptions | None = None, *,
                  cluster_source: str = "", config_source: str = "",
                  progress: ProgressFn | None = None,
-                 components: Components | None = None) -> None:
+                 components: Components | None = None,
+                 scheduler_config: SchedulerConfiguration | None = None,
+                 scheduler_config_source: str = "") -> None:
         self.workload = workload
         self.cluster_spec = cluster
         self.config = config
         self.options = options or RunOptions()
         self.cluster_source = cluster_source
         self.config_source = config_source
+        # The user's KubeSchedulerConfiguration (None: the embedded defaults), given or in
+        # the workload files.
+        if scheduler_config is None:
+            scheduler_config = workload.scheduler_config
+            scheduler_config_source = workload.scheduler_config_source
+        self.scheduler_config = scheduler_config
+        self.scheduler_config_source = scheduler_config_source
         self.progress = progress
         self.create_progress: CreateProgressFn | None = None
         self.components = components or Components.default()
@@ -303,6 +316,7 @@ class Simulation:
             inputs=list(self.workload.sources),
             cluster=self.cluster_spec.name or self.cluster_source,
             config=self.config_source,
+            scheduler_config=self.scheduler_config_source,
             until="settled" if self.options.until is None else f"{self.options.until:g}s",
             duration=end,
             settled=settled,

@@ -16,6 +16,8 @@ from phalanx.api.duration import parse_duration
 from phalanx.api.errors import ManifestError
 from phalanx.api.grove import AnyTopology, ClusterTopology, ClusterTopologyBinding, PodCliqueSet
 from phalanx.api.loader import load_file
+from phalanx.scheduler import configfile
+from phalanx.scheduler.configfile import KubeSchedulerConfiguration
 
 from .clusterspec import ClusterSpec, default_cluster_spec
 from .scenario import ANNOTATION_EXIT_CODE, LIFECYCLE_ANNOTATIONS, Scenario, Step
@@ -36,6 +38,8 @@ class Workload:
     cluster_source: str = ""
     operator_config: OperatorConfiguration | None = None
     config_source: str = ""
+    scheduler_config: KubeSchedulerConfiguration | None = None
+    scheduler_config_source: str = ""
     sources: list[str] = field(default_factory=list)
 
     @property
@@ -110,6 +114,12 @@ def load_workload(paths: list[str | Path]) -> Workload:
                     raise ManifestError("only one OperatorConfiguration may be given",
                                         source=str(path))
                 wl.operator_config, wl.config_source = obj, str(path)
+            elif isinstance(obj, KubeSchedulerConfiguration):
+                if wl.scheduler_config is not None:
+                    raise ManifestError("only one KubeSchedulerConfiguration may be given",
+                                        source=str(path))
+                configfile.check(obj, source=str(path))
+                wl.scheduler_config, wl.scheduler_config_source = obj, str(path)
             else:
                 _check_lifecycle_notes(obj, str(path))
                 wl.objects.append(obj)
@@ -141,6 +151,15 @@ def load_config(path: str | Path | None, workload: Workload) -> tuple[OperatorCo
     if workload.operator_config is not None:
         return load_operator_config(workload.operator_config), workload.config_source
     return embedded_default_config(), "built-in"
+
+
+def load_scheduler_config(path: str | Path | None, workload: Workload
+                          ) -> tuple[KubeSchedulerConfiguration | None, str]:
+    """--scheduler-config FILE, else one in the workload files, else None (the defaults)."""
+    if path is not None:
+        _check_path(Path(path))
+        return configfile.load(path), str(path)
+    return workload.scheduler_config, workload.scheduler_config_source
 
 
 EMBEDDED_DEFAULT_PROFILE = "phalanx-scheduler"
