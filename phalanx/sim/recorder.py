@@ -58,6 +58,7 @@ class _Gang:
     initialized: bool = False
     state: str = ""
     disrupted: bool = False
+    uid: str = ""  # of the PodGang's current incarnation
 
 
 class RunRecorder:
@@ -177,6 +178,13 @@ class RunRecorder:
         rec = g.rec
         if rec.created is None:
             rec.created = t
+        uid = pg.metadata.uid or ""
+        if type_ != "DELETED" and uid != g.uid:
+            if rec.deleted is not None:
+                # The same PodGang made again (Grove's gang termination recreates the replica
+                # under its name): one gang, disrupted and back, not a deleted one.
+                rec.deleted, g.initialized = None, False
+            g.uid = uid
         pcs = pg.metadata.labels.get(labels.LABEL_PART_OF, rec.podcliqueset)
         if pcs != rec.podcliqueset:
             key = f"{rec.namespace}/{rec.name}"

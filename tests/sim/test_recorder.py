@@ -132,3 +132,39 @@ def test_a_rolling_update_window_opens_and_closes_on_its_replica_only() -> None:
     assert windows["a/train-0"] == [] and windows["b/train-0"] == []
     [(start, end)] = windows["a/train-1"]
     assert end is not None and end - start == 5
+
+
+async def _recreated() -> tuple:
+    """A PodGang deleted and made again under its name (Grove's gang termination recreates
+    the replica), its new pods bound and running."""
+    c = MemoryCluster()
+    for node in build_nodes(default_cluster_spec()):
+        await c.create(node)
+    rec = RunRecorder(c, [])
+    await rec.start()
+    gang = PodGang(metadata=ObjectMeta(name="g-0", labels={labels.LABEL_PART_OF: "g"}),
+                   spec=PodGangSpec(pod_groups=[PodGangGroup(name="w", min_replicas=1,
+                                                             pod_references=[])]))
+    await c.create(gang.model_copy(deep=True))
+    await asyncio.sleep(1)
+    await c.delete(PodGang, "g-0", "default")
+    await asyncio.sleep(1)
+    await c.create(gang.model_copy(deep=True))
+    await c.create(_pod("g-0-w-new", "g-0"))
+    p = await c.get(Pod, "g-0-w-new", "default")
+    p.spec.scheduling_gates = []
+    await c.update(p)
+    await c.bind("g-0-w-new", "default", "node-000")
+    p = await c.get(Pod, "g-0-w-new", "default")
+    p.status.phase = "Running"
+    await c.update_status(p)
+    await asyncio.sleep(1)
+    await rec.stop()
+    return rec.finish()
+
+
+def test_a_podgang_made_again_under_its_name_is_one_gang_not_a_deleted_one() -> None:
+    g = run_virtual(_recreated()).gang("g-0")
+    assert g is not None
+    assert g.deleted is None and g.phase != "Deleted"
+    assert g.nodes == ["node-000"]
