@@ -35,6 +35,13 @@ from phalanx.api.quantity import parse_quantity
 
 SIM_API_VERSION = "sim.phalanx.dev/v1alpha1"
 HOSTNAME_KEY = "kubernetes.io/hostname"
+# What a kubelet on linux/amd64 labels its Node with besides the hostname (kubelet's
+# updateDefaultLabels): manifests select on them (`nodeSelector: {kubernetes.io/os: linux}`).
+# A pool's own `labels` override them (say, arm64 nodes).
+KUBELET_LABELS = {
+    "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+    "beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64",
+}
 ZONE_KEY = "topology.kubernetes.io/zone"
 BLOCK_KEY = "topology.phalanx.dev/block"
 RACK_KEY = "topology.phalanx.dev/rack"
@@ -220,7 +227,8 @@ def build_nodes(spec: ClusterSpec) -> list[Node]:
         first = dict(next_domain)
         for i in range(pool.count):
             name = f"{prefix}-{i:0{width}d}"
-            labels = {POOL_LABEL: pool.name, HOSTNAME_KEY: name, **pool.labels}
+            labels = {POOL_LABEL: pool.name, **KUBELET_LABELS, HOSTNAME_KEY: name,
+                      **pool.labels}
             for lvl in levels:
                 if _is_host(lvl.domain) or lvl.key == HOSTNAME_KEY:
                     labels[lvl.key] = name

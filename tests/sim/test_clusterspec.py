@@ -63,3 +63,16 @@ def test_bad_specs_say_what_is_wrong(pools: list[dict], topology: list[dict] | N
                                      message: str) -> None:
     with pytest.raises(ValidationError, match=message):
         _spec(pools, topology)
+
+
+def test_nodes_carry_the_labels_a_kubelet_gives_them() -> None:
+    """kubelet's default labels (os and arch, stable and beta) are what manifests select on
+    (`nodeSelector: {kubernetes.io/os: linux}`); a pool's own labels win."""
+    default = build_nodes(default_cluster_spec())[0].metadata.labels
+    assert {k: default[k] for k in ("kubernetes.io/os", "kubernetes.io/arch",
+                                    "beta.kubernetes.io/os", "beta.kubernetes.io/arch")} == {
+        "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+        "beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64"}
+    arm = _spec([{"name": "arm", "count": 1, "allocatable": {"cpu": "1"},
+                  "labels": {"kubernetes.io/arch": "arm64"}}])
+    assert build_nodes(arm)[0].metadata.labels["kubernetes.io/arch"] == "arm64"
