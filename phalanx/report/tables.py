@@ -242,10 +242,17 @@ def _printer_column_rows(cls: Any, items: list[dict[str, Any]], now: datetime | 
             if c["jsonPath"] == ".metadata.creationTimestamp":
                 row.append(age(o, now))
             else:
-                value = json_path(o, str(c["jsonPath"]))
-                # Zero counters are left out of stored objects; kubectl would show 0.
-                row.append(value if value is not None
-                           else ("0" if c.get("type") == "integer" else ""))
+                path = str(c["jsonPath"])
+                value = json_path(o, path)
+                if value is None:
+                    # Zero counters are left out of stored objects (Go's omitempty) and the
+                    # CRDs default them to 0 where their parent exists (status,
+                    # status.updateProgress); a field without its parent is a blank cell in
+                    # kubectl's output.
+                    parent = path.rpartition(".")[0]
+                    value = "0" if c.get("type") == "integer" and (
+                        not parent or json_path(o, parent) is not None) else ""
+                row.append(value)
         if len(row) < len(head):
             row.append(age(o, now))
         rows.append(row)

@@ -129,3 +129,15 @@ def test_unknown_names_and_kinds() -> None:
         _get("pods", "nope")
     with pytest.raises(GetError, match="unknown resource type"):
         _get("widgets")
+
+
+def test_an_absent_counter_is_zero_only_where_the_crd_would_default_it() -> None:
+    """As kubectl shows Grove's objects from kube-apiserver: the CRD defaults a counter to 0
+    where its parent exists; without the parent (no status, no updateProgress) the cell is
+    blank."""
+    rows = {r[0]: r for r in _rows(_get("podcliquesets"))}
+    # train: status without updatedReplicas or updateProgress; idle: no status at all.
+    assert rows["NAME"][:8] == ["NAME", "REPLICAS", "AVAILABLE", "UPDATED", "PCLQS-UPDATED",
+                                "PCLQS-TOTAL", "PCSGS-UPDATED", "PCSGS-TOTAL"]
+    assert rows["train"][1:4] == ["3", "3", "0"] and len(rows["train"]) == 5  # blanks, AGE
+    assert rows["idle"][1] == "0" and len(rows["idle"]) == 3  # REPLICAS (spec), AGE
