@@ -68,9 +68,12 @@ class SchedulingCycle:
             return
 
         rows = fw.feasible_rows(state, info, snap, allowed)
+        if state.filter_error is not None:  # kube: an Error from Filter aborts the attempt
+            self._fail(fw, state, qpi, state.filter_error, None)
+            return
         reserved = None
         if len(self.nominator) and rows.size:
-            rows, reserved = self.nominator.filter_rows(info, snap, rows)
+            rows, reserved = self.nominator.filter_rows(info, snap, rows, fw.fit_vector)
         if rows.size == 0:
             fit = fw.diagnose(state, info, snap, allowed, why)
             if reserved is not None and reserved.size:

@@ -83,6 +83,11 @@ class SchedulerHandle:
     def on_cluster_event(self, event: ClusterEvent, old: Any = None, new: Any = None) -> None:
         self._s.queue.on_event(event, old, new)
 
+    def fit_vector(self, pod: PodInfo) -> tuple[np.ndarray, np.ndarray]:
+        """What `pod` needs room for in this profile (Framework.fit_vector)."""
+        assert self.framework is not None
+        return self.framework.fit_vector(pod, self._s.cache.snapshot)
+
     def run_filter_plugins(self, state: CycleState, pod: PodInfo, idx: np.ndarray) -> FilterResult:
         assert self.framework is not None
         return self.framework.run_filter_plugins(state, pod, self._s.cache.snapshot, np.asarray(idx, dtype=np.int64))

@@ -12,12 +12,15 @@ group once none of its nodes has anything left to free and a member fails again)
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from phalanx.scheduler.framework.types import PodInfo
 from phalanx.scheduler.snapshot import Snapshot
 
 REASON = "node(s) had room reserved for nominated pods of higher priority"
+FitVector = Callable[[PodInfo, Snapshot], tuple[np.ndarray, np.ndarray]]
 
 
 class Nominator:
@@ -97,13 +100,15 @@ class Nominator:
                 out[row, cols] += vals
         return out
 
-    def filter_rows(self, pod: PodInfo, snap: Snapshot, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def filter_rows(self, pod: PodInfo, snap: Snapshot, rows: np.ndarray,
+                    fit: FitVector | None = None) -> tuple[np.ndarray, np.ndarray]:
         """`rows` minus those where the pod no longer fits next to nominated pods of equal or
-        higher priority. Returns (kept rows, removed rows)."""
+        higher priority. Returns (kept rows, removed rows). `fit(pod, snap)`: what the pod's
+        profile checks room for (Framework.fit_vector); all it requests when None."""
         none = np.zeros(0, dtype=np.int64)
         if not self._by_node:
             return rows, none
-        cols, vals = snap.request_vector(pod)
+        cols, vals = fit(pod, snap) if fit is not None else snap.request_vector(pod)
         drop: list[int] = []
         for node, pods in self._by_node.items():
             row = snap.index.get(node)

@@ -15,6 +15,7 @@ from enum import StrEnum
 from pydantic import Field, model_validator
 
 from phalanx.api.base import KubeModel
+from phalanx.scheduler.framework.pluginargs import raise_errors
 from phalanx.scheduler.nodeselector import label_key_errors
 from phalanx.scheduler.resources import CPU, GPU, MEMORY
 
@@ -130,8 +131,7 @@ def shape_errors(shape: list[UtilizationShapePoint], path: str) -> list[str]:
 
 
 def _raise(errors: list[str]) -> None:
-    if errors:
-        raise ValueError(errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]")
+    raise_errors(errors)  # ArgsError: one message per field, printed as kube aggregates them
 
 
 class NodeResourcesFitArgs(KubeModel):

@@ -27,6 +27,7 @@ from phalanx.scheduler.framework.config import (
     SchedulerProfile,
     default_configuration,
 )
+from phalanx.scheduler.framework.pluginargs import configuration_args
 from phalanx.scheduler.framework.runtime import Framework, ProfileError
 from phalanx.scheduler.framework.types import (
     ASSIGNED_POD,
@@ -96,9 +97,11 @@ class Scheduler(SchedulingCycle):
         self._next_start_row = 0
         self.handles: dict[str, SchedulerHandle] = {}
         self.frameworks: dict[str, Framework] = {}
-        for prof in self.config.profiles:
+        # Every profile's pluginConfig args, enabled plugins or not (kube validates them all).
+        profile_args = configuration_args(self.config)
+        for prof, args in zip(self.config.profiles, profile_args, strict=True):
             handle = SchedulerHandle(self, prof.scheduler_name)
-            fw = Framework(prof, handle, self.waiting)
+            fw = Framework(prof, handle, self.waiting, args)
             if prof.percentage_of_nodes_to_score is None:
                 fw.percentage_of_nodes_to_score = self.config.percentage_of_nodes_to_score
             handle.framework = fw

@@ -29,13 +29,18 @@ from phalanx.cluster.selectors import (
     check_labels,
     parse_label_selector,
 )
-from phalanx.scheduler.spread import DO_NOT_SCHEDULE, SCHEDULE_ANYWAY
+from phalanx.scheduler.framework.pluginargs import raise_errors
+from phalanx.scheduler.spread import DO_NOT_SCHEDULE, SCHEDULE_ANYWAY, parse_constraint
 
 SYSTEM = "System"
 LIST = "List"
 # kube's helper.DefaultSelector reads these controller kinds (exact apiVersion and kind).
 RC = ("v1", "ReplicationController")
 CONTROLLER_KINDS = (RC, ("apps/v1", "ReplicaSet"), ("apps/v1", "StatefulSet"))
+# v1.TopologySpreadConstraint's fields (kube 1.36).
+CONSTRAINT_FIELDS = frozenset({"maxSkew", "topologyKey", "whenUnsatisfiable", "labelSelector",
+                               "minDomains", "nodeAffinityPolicy", "nodeTaintsPolicy",
+                               "matchLabelKeys"})
 
 
 class PodTopologySpreadArgs(KubeModel):
@@ -52,6 +57,8 @@ class PodTopologySpreadArgs(KubeModel):
         seen: set[tuple[Any, Any]] = set()
         for i, c in enumerate(self.default_constraints):
             where = f"defaultConstraints[{i}]"
+            # A v1.TopologySpreadConstraint, decoded strictly as kube decodes plugin args.
+            errors += [f"{where}.{k}: unknown field" for k in c if k not in CONSTRAINT_FIELDS]
             skew = c.get("maxSkew")
             if not isinstance(skew, int) or skew <= 0:
                 errors.append(
@@ -74,8 +81,13 @@ class PodTopologySpreadArgs(KubeModel):
             if (key, when) in seen:
                 errors.append(f"defaultConstraints[{i}]: Duplicate value: {{{key}, {when}}}")
             seen.add((key, when))
-        if errors:
-            raise ValueError("; ".join(errors))
+            try:
+                parse_constraint(c, {}, where)
+            except SelectorError as exc:  # minDomains, nodeAffinityPolicy, nodeTaintsPolicy
+                field = str(exc).split(":", 1)[0]
+                if not any(e.startswith(f"{field}:") for e in errors):
+                    errors.append(str(exc))
+        raise_errors(errors)
         return self
 
 

@@ -49,7 +49,8 @@ def test_yaml_style_profile_merges_like_kube_scheduler():
     )
     points = fw.extension_points()
     assert "TaintToleration" not in points["score"] and "TaintToleration" in points["filter"]
-    assert points["score"][0] == "NodeAffinity"  # point-specific entries run first
+    # Re-enabled at score and a default (so in the multiPoint list too): kube's "part 1", first.
+    assert points["score"][0] == "NodeAffinity"
     assert dict(zip(points["score"], fw.score_weights, strict=True))["NodeAffinity"] == 7
     assert "NodeUnschedulable" not in points["filter"]
     assert fw.plugins["NodeResourcesFit"].most_allocated
@@ -61,7 +62,7 @@ def test_disable_star_removes_every_default_at_that_point():
 
 
 def test_errors_name_the_problem():
-    with pytest.raises(ProfileError, match="pluginConfig for NodeResourcesFit"):
+    with pytest.raises(ProfileError, match=r"profiles\[0\]\.pluginConfig\[0\]\.args\.scoringStrategy\.type"):
         fw_of({"pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "Nope"}}}]})
     with pytest.raises(ProfileError, match="does not implement bind"):
         fw_of({"plugins": {"bind": {"enabled": [{"name": "NodeAffinity"}]}}})

@@ -12,12 +12,15 @@ it backtracks when a later request or a `matchAttribute` constraint cannot be sa
 returns one AllocationResult per claim, or None when the claims do not fit the node. Errors
 in a claim or class (an unknown class, a selector that does not compile or fails on a
 device, an unsupported mode, too many devices) raise AllocationError; FailedOnNode means only
-this node failed in a way worth reporting (invalid pools).
+this node failed in a way worth reporting (invalid pools). With a `timeout` (seconds), a
+search still running after it stops with AllocationTimeout, checked at every search step as
+kube's allocateOne checks its context.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
+import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -49,6 +52,14 @@ class AllocationError(Exception):
 
 class FailedOnNode(AllocationError):
     """Allocation failed on this node for a reason worth reporting (invalid pools)."""
+
+
+class AllocationTimeout(Exception):
+    """The search ran past its timeout (DynamicResources' filterTimeout). Not an
+    AllocationError: the claims may well fit, this node took too long to tell."""
+
+
+_now = time.monotonic  # the timeout's clock (tests replace it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,15 +111,17 @@ class Allocator:
         self.features = features
         self.invocations = 0  # search steps (allocateOne calls), for tests and benchmarks
 
-    def allocate(self, node: Any, claims: Sequence[ResourceClaim],
-                 pools: Sequence[Pool]) -> list[AllocationResult] | None:
-        return _Run(self, node, claims, pools).run()
+    def allocate(self, node: Any, claims: Sequence[ResourceClaim], pools: Sequence[Pool],
+                 timeout: float | None = None) -> list[AllocationResult] | None:
+        deadline = _now() + timeout if timeout else None
+        return _Run(self, node, claims, pools, deadline).run()
 
 
 class _Run:
     def __init__(self, a: Allocator, node: Any, claims: Sequence[ResourceClaim],
-                 pools: Sequence[Pool]) -> None:
+                 pools: Sequence[Pool], deadline: float | None = None) -> None:
         self.a = a
+        self.deadline = deadline
         self.f = a.features
         self.node = node
         self.claims = claims
@@ -215,6 +228,8 @@ class _Run:
         """allocateOne: True when claims ci.. fit from request ri, alternative si, device
         di on; False when not; _TOO_MANY when the claim's device limit was exceeded."""
         self.a.invocations += 1
+        if self.deadline is not None and _now() > self.deadline:
+            raise AllocationTimeout
         if ci >= len(self.claims):
             return True
         claim = self.claims[ci]

@@ -89,7 +89,7 @@ def plan(free: np.ndarray, members: Sequence[Member], allocate: AllocFn, *,
         allowed = set(rows.tolist())
         used = [r for r in on_row if r in allowed]
         rest = rows[~np.isin(rows, used)] if used else rows
-        if rest.size:
+        if rest.size and it.cols.size:  # no resources checked: any order
             left = (work[np.ix_(rest, it.cols)] - it.vals) / np.maximum(it.vals, _EPS)
             rest = rest[np.argsort(left.min(axis=1), kind="stable")]
         return sorted(used) + rest.tolist()
@@ -289,7 +289,7 @@ def plan_members(handle: Any, infos: Sequence[Any], claims: Sequence[Any], pod: 
                 ps.write(per_pod_key, True)
                 mask[rows[handle.run_filter_plugins(ps, info, rows).feasible]] = True
             masks[shape] = mask
-        cols, vals = snap.request_vector(info)
+        cols, vals = handle.fit_vector(info)
         members.append(Member(info.key, cols, vals, masks[shape], mine, shape))
     free = snap.free()
     allocate = node_allocator(handle, [i.key for i in infos])

@@ -16,17 +16,24 @@ profiles:
     args: {scoringStrategy: {type: LeastAllocated}}   # spread (the default packs GPUs)
 ```
 
-A profile's plugins are merged onto `DEFAULT_PLUGINS` as kube-scheduler does: `enabled` adds,
-`disabled` removes (`"*"` removes every default at that point). `multiPoint` enables a plugin
-at every extension point it implements; a plugin enabled at a specific point runs before the
-multiPoint ones there.
+A profile's plugins are merged onto `DEFAULT_PLUGINS` as kube-scheduler does (resolve.py):
+`multiPoint.enabled` adds, and re-stating a default there reconfigures it in its default
+place; `disabled` removes (`"*"` removes every default at that point). `multiPoint` enables a
+plugin at every extension point it implements. At one point, a plugin enabled both there and
+in the merged multiPoint list runs first (in the point's order), then the multiPoint ones,
+then the plugins enabled only at that point. A plugin named twice in one `enabled` list, or
+twice in `pluginConfig`, is refused. A score weight of 0 (or none) means 1, as in kube.
+
+`schedulerName` is required when there are several profiles (and may never be empty). A
+single profile without one serves `phalanx-scheduler` (Phalanx's default; kube-scheduler's
+is `default-scheduler`).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import Field, model_validator
+from pydantic import BeforeValidator, Field, model_validator
 
 from phalanx.api.base import KubeModel
 
@@ -76,7 +83,9 @@ DEFAULT_PROFILE_NAME = "phalanx-scheduler"
 
 class PluginRef(KubeModel):
     name: str
-    weight: int | None = Field(default=None, ge=0)
+    # kube's int32; 0 or unset means 1 at Score (framework.go: "a weight of zero is not
+    # permitted"). Negative weights are refused.
+    weight: int | None = Field(default=None, ge=0, le=2**31 - 1)
 
 
 class PluginSet(KubeModel):
@@ -111,6 +120,8 @@ class PluginConfig(KubeModel):
 
 
 class SchedulerProfile(KubeModel):
+    # Required with several profiles; a lone profile without one serves phalanx-scheduler
+    # (kube-scheduler's default would be default-scheduler). Never empty.
     scheduler_name: str = DEFAULT_PROFILE_NAME
     plugins: Plugins = Field(default_factory=Plugins)
     plugin_config: list[PluginConfig] = Field(default_factory=list)
@@ -124,12 +135,27 @@ class SchedulerProfile(KubeModel):
         return {}
 
 
+def _whole_number(value: Any) -> Any:
+    """1.0 is 1 (a YAML float without fraction decodes into kube's int64); 1.5 is refused."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+# kube's int64 seconds: whole numbers only (no strings, no booleans, no fractions).
+Int64 = Annotated[int, BeforeValidator(_whole_number), Field(strict=True)]
+
+# kube validation.go invalidPluginsByVersion: plugins removed from the v1 API.
+KUBE_CONFIG_V1 = "kubescheduler.config.k8s.io/v1"
+REMOVED_PLUGINS: dict[str, str] = {
+    name: KUBE_CONFIG_V1 for name in ("AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits")
+}
+
+
 class SchedulerConfiguration(KubeModel):
     api_version: str = "phalanx.io/v1alpha1"
     kind: str = "SchedulerConfiguration"
     profiles: list[SchedulerProfile] = Field(default_factory=list)
-    pod_initial_backoff_seconds: float = Field(default=1.0, gt=0)
-    pod_max_backoff_seconds: float = Field(default=10.0, gt=0)
+    pod_initial_backoff_seconds: Int64 = Field(default=1, gt=0)
+    pod_max_backoff_seconds: Int64 = Field(default=10, gt=0)
     # Unschedulable pods are retried at least this often even without a helpful event.
     pod_max_in_unschedulable_pods_duration_seconds: float = Field(default=300.0, gt=0)
     # 0: adaptive like kube-scheduler (50% minus 1% per 125 nodes, at least 5%, >= 100 nodes).
@@ -138,15 +164,52 @@ class SchedulerConfiguration(KubeModel):
     seed: int = 0
 
     @model_validator(mode="after")
-    def _unique_names(self) -> SchedulerConfiguration:
+    def _valid(self) -> SchedulerConfiguration:
+        """kube's ValidateKubeSchedulerConfiguration, as far as it needs no plugin: every
+        problem at once. Plugin args are validated when the scheduler is built (pluginargs.py)."""
+        errors: list[str] = []
         seen: set[str] = set()
         for i, p in enumerate(self.profiles):
-            if p.scheduler_name in seen:
-                raise ValueError(f"profiles[{i}].schedulerName {p.scheduler_name!r} is duplicated")
+            named = "scheduler_name" in p.model_fields_set
+            if not p.scheduler_name or (len(self.profiles) > 1 and not named):
+                errors.append(f"profiles[{i}].schedulerName: Required value")
+            elif p.scheduler_name in seen:
+                errors.append(f"profiles[{i}].schedulerName {p.scheduler_name!r} is duplicated")
             seen.add(p.scheduler_name)
+            errors += self._plugin_errors(i, p)
         if self.pod_max_backoff_seconds < self.pod_initial_backoff_seconds:
-            raise ValueError("podMaxBackoffSeconds must be >= podInitialBackoffSeconds")
+            errors.append("podMaxBackoffSeconds must be >= podInitialBackoffSeconds")
+        if errors:
+            raise ValueError(errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]")
         return self
+
+    def _plugin_errors(self, i: int, profile: SchedulerProfile) -> list[str]:
+        """kube's validatePluginConfig: removed plugins (at the points and in pluginConfig)
+        and a plugin configured twice."""
+        errors: list[str] = []
+        version = getattr(self, "api_version", "")
+        kind = getattr(self, "kind", "") or "KubeSchedulerConfiguration"
+
+        def removed(path: str, name: str) -> None:
+            if name in REMOVED_PLUGINS:
+                errors.append(f'{path}: Invalid value: "{name}": was invalid in version '
+                              f'"{REMOVED_PLUGINS[name]}" ({kind} is version "{version}")')
+
+        for point in Plugins.model_fields:
+            if point == "multi_point":  # as kube: only the named points are checked here
+                continue
+            ps: PluginSet = getattr(profile.plugins, point)
+            camel = Plugins.model_fields[point].alias or point
+            for k, ref in enumerate(ps.enabled):
+                removed(f"profiles[{i}].plugins.{camel}.enabled[{k}]", ref.name)
+        configured: set[str] = set()
+        for j, pc in enumerate(profile.plugin_config):
+            path = f"profiles[{i}].pluginConfig[{j}]"
+            if pc.name in configured:
+                errors.append(f'{path}: Duplicate value: "{pc.name}"')
+            configured.add(pc.name)
+            removed(path, pc.name)
+        return errors
 
     def profile(self, scheduler_name: str) -> SchedulerProfile | None:
         for p in self.profiles:

@@ -12,7 +12,8 @@ class CycleState:
     reads the same state, so values written in Reserve are visible in PreBind and Bind.
     """
 
-    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins", "pods_to_activate", "record_metrics")
+    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins", "pods_to_activate", "record_metrics",
+                 "filter_error")
 
     def __init__(self) -> None:
         self._data: dict[str, Any] = {}
@@ -22,6 +23,10 @@ class CycleState:
         # Pod keys a plugin wants moved to activeQ when this cycle ends (e.g. gang peers).
         self.pods_to_activate: dict[str, Any] = {}
         self.record_metrics = False
+        # An Error a Filter plugin met on some node (kube's Error status from Filter; the
+        # plugin also rejects the node): the scheduling cycle stops with it and the pod
+        # retries after backoff. What-ifs run on their own state and only see the rejection.
+        self.filter_error: Any = None
 
     def read(self, key: str, default: Any = None) -> Any:
         return self._data.get(key, default)

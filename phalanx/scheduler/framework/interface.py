@@ -290,6 +290,11 @@ class Handle(Protocol):
         """Tell the queue a custom resource changed (e.g. a PodGang), so pods whose rejecting
         plugins registered for `event` are moved back (subject to their queueing hints)."""
 
+    def fit_vector(self, pod: PodInfo) -> tuple[np.ndarray, np.ndarray]:
+        """The (snapshot columns, amounts) `pod` needs room for in this profile: what its
+        NodeResourcesFit filter checks (ignored resources left out; nothing when the profile
+        has no such filter). Room checks beside Filter (a gang's, preemption's) use it."""
+
     def run_filter_plugins(self, state: CycleState, pod: PodInfo, idx: np.ndarray) -> FilterResult:
         """Run this profile's Filter plugins on rows `idx` against the current snapshot (for
         preemption's what-if checks, after temporarily removing victims from the snapshot)."""

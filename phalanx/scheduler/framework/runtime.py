@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .config import SchedulerProfile
+from .config import NODE_RESOURCES_FIT, SchedulerProfile, _snake
+from .pluginargs import aggregate, profile_args
 from .resolve import ProfileError, num_nodes_to_score, resolve_profile
 from .cycle_state import CycleState
 from .interface import MAX_NODE_SCORE, Handle
@@ -31,16 +32,29 @@ log = logging.getLogger(__name__)
 
 # CycleState key: the SignatureEntry feasible_rows used this cycle.
 _SIGNATURE_ENTRY = "framework/signatureEntry"
+_NOTHING = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
+
+
+def _no_resources(pod: PodInfo, snap: Snapshot) -> tuple[np.ndarray, np.ndarray]:
+    return _NOTHING
 
 
 class Framework:
     """One profile: its plugin instances and the ordered lists per extension point."""
 
-    def __init__(self, profile: SchedulerProfile, handle: Handle, waiting: WaitingPods) -> None:
+    def __init__(self, profile: SchedulerProfile, handle: Handle, waiting: WaitingPods,
+                 args: dict[str, Any] | None = None) -> None:
+        """`args`: the profile's validated pluginConfig args by plugin (pluginargs.py);
+        validated here when not given."""
         self.profile = profile
         self.name = profile.scheduler_name
         self.handle = handle
         self.waiting = waiting
+        if args is None:
+            args, errors = profile_args(0, profile)
+            if errors:
+                raise ProfileError(aggregate(errors))
+        self._args = args
         resolved = resolve_profile(profile)
         self.plugins: dict[str, Any] = {}
         for refs in resolved.values():
@@ -72,7 +86,8 @@ class Framework:
         self.post_filter_plugins = at("postFilter")
         self.pre_score_plugins = at("preScore")
         self.score_plugins = at("score")
-        self.score_weights = [float(r.weight if r.weight is not None else 1) for r in resolved["score"]]
+        # kube: "a weight of zero is not permitted": unset or 0 means 1.
+        self.score_weights = [float(r.weight or 1) for r in resolved["score"]]
         self.reserve_plugins = at("reserve")
         self.permit_plugins = at("permit")
         self.pre_bind_plugins = at("preBind")
@@ -87,39 +102,27 @@ class Framework:
         self.usage_scores = [p for p, _ in self.node_local_scores if not getattr(p, "NODE_ONLY", False)]
         self.filter_cache = SignatureCache()
         self.percentage_of_nodes_to_score = profile.percentage_of_nodes_to_score
+        # fit_vector(pod, snap): the (columns, amounts) a pod needs room for in this profile,
+        # for the checks beside Filter (a gang's room, preemption, held room): what its
+        # NodeResourcesFit filter checks (ignored resources left out), nothing without one.
+        nrf = self.plugins.get(NODE_RESOURCES_FIT)
+        self.fit_vector = nrf.fit_vector if nrf in self.filter_plugins else _no_resources
 
     def _instantiate(self, name: str) -> Any:
         cls = get_plugin(name)
         if cls is None:
             raise ProfileError(f"profile {self.name!r}: unknown plugin {name!r}")
-        raw = self.profile.args_for(name)
-        args_model = getattr(cls, "Args", None)
-        try:
-            args = args_model.model_validate(raw) if args_model is not None else raw
-        except ValueError as exc:
-            raise ProfileError(f"profile {self.name!r}: pluginConfig for {name}: {exc}") from exc
+        args = self._args.get(name)
+        if args is None:
+            args_model = getattr(cls, "Args", None)
+            args = args_model.model_validate({}) if args_model is not None else {}
         return cls(self.handle, args)
 
     def extension_points(self) -> dict[str, list[str]]:
         """Point -> plugin names in run order (for `phalanx scheduler --show-config` and tests)."""
         out: dict[str, list[str]] = {}
         for point in EXTENSION_POINTS:
-            attr = {
-                "preEnqueue": "pre_enqueue_plugins",
-                "queueSort": None,
-                "preFilter": "pre_filter_plugins",
-                "filter": "filter_plugins",
-                "beforePostFilter": "before_post_filter_plugins",
-                "postFilter": "post_filter_plugins",
-                "preScore": "pre_score_plugins",
-                "score": "score_plugins",
-                "reserve": "reserve_plugins",
-                "permit": "permit_plugins",
-                "preBind": "pre_bind_plugins",
-                "bind": "bind_plugins",
-                "postBind": "post_bind_plugins",
-            }[point]
-            plugins = [self.queue_sort] if attr is None else getattr(self, attr)
+            plugins = [self.queue_sort] if point == "queueSort" else getattr(self, f"{_snake(point)}_plugins")
             out[point] = [p.NAME for p in plugins]
         return out
 
@@ -312,7 +315,7 @@ class Framework:
         rows: list[np.ndarray] = []
         weights: list[float] = []
         for p, w in zip(self.score_plugins, self.score_weights, strict=True):
-            if p.NAME in skip or w == 0:
+            if p.NAME in skip:
                 continue
             cached = entry.scores.get(p.NAME) if entry is not None else None
             s = cached[idx] if cached is not None else np.asarray(p.score(state, pod, snap, idx), dtype=np.float64)

@@ -58,9 +58,12 @@ def _greedy(free: np.ndarray, items: Sequence[Item]) -> list[int] | None:
         ok = np.flatnonzero(_fits(work, it))
         if ok.size == 0:
             return None
-        # Best fit: the node this member leaves with the least room (for its own shape).
-        left = (work[np.ix_(ok, it.cols)] - it.vals) / np.maximum(it.vals, _EPS)
-        row = int(ok[np.argmin(left.min(axis=1))])  # first minimum: lowest row
+        if it.cols.size:
+            # Best fit: the node this member leaves with the least room (for its own shape).
+            left = (work[np.ix_(ok, it.cols)] - it.vals) / np.maximum(it.vals, _EPS)
+            row = int(ok[np.argmin(left.min(axis=1))])  # first minimum: lowest row
+        else:  # the profile checks no resources: the lowest row
+            row = int(ok[0])
         work[row, it.cols] -= it.vals
         out.append(row)
     return out

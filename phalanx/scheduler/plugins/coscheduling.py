@@ -329,7 +329,7 @@ class Coscheduling(Plugin):
                     ps.write(STATE_PER_POD_ONLY, True)
                     mask[rows[self.handle.run_filter_plugins(ps, info, rows).feasible]] = True
                 masks[sig] = mask
-            cols, vals = snap.request_vector(info)
+            cols, vals = self.handle.fit_vector(info)
             items.append(Item(m.key, cols, vals, masks[sig], sig))
         free = snap.free()
         result: Any = None
@@ -417,7 +417,7 @@ class Coscheduling(Plugin):
                     count += 1
         if count <= 1:
             return []
-        cols, vals = snap.request_vector(pod)
+        cols, vals = self.handle.fit_vector(pod)  # what this profile's Filter checks
         key = self_spread_key(pod)
         return [Need(cols, vals, count, spread=snap.label_column(key)[idx] if key else None)]
 

@@ -9,7 +9,11 @@ As kube-scheduler's plugin (dynamicresources/dynamicresources.go), structured pa
   must fit the node's free devices. When the claims are plain counts of one device class
   (optionally all on one value of a `matchAttribute`, such as an NVLink clique), that is a
   vectorised count over every candidate node at once (dra/podclaims.py); otherwise the
-  structured allocator runs per candidate node (dra/allocator.py).
+  structured allocator runs per candidate node (dra/allocator.py), for at most `filterTimeout`
+  (dra/args.py; 0: no limit). On a timeout, as kube 1.36's code does, the attempt fails with
+  the Error `running "DynamicResources" filter plugin: node <name>: timed out trying to
+  allocate devices` (CycleState.filter_error) and the pod retries after backoff; a what-if
+  (gang plan, preemption) sees that node rejected.
 - Score: with prioritized alternatives (`firstAvailable`), nodes where earlier alternatives
   fit rank higher (kube's computeScore, normalised to 0..100).
 - Reserve: the allocation on the chosen node is held in-flight (its devices are taken for
@@ -36,7 +40,9 @@ import numpy as np
 
 from phalanx.api.core import Pod
 from phalanx.api.resource import FIRST_AVAILABLE_MAX_SIZE, ResourceClaim, is_reserved_for
-from phalanx.scheduler.dra.allocator import AllocationError, Allocator, FailedOnNode
+from phalanx.scheduler.dra.allocator import AllocationError, AllocationTimeout, Allocator, \
+    FailedOnNode
+from phalanx.scheduler.dra.args import DynamicResourcesArgs
 from phalanx.scheduler.dra.binding import BindError, bind_claim, deallocate_claim, \
     unreserve_claim
 from phalanx.scheduler.dra.gangplan import shares_gang
@@ -68,14 +74,19 @@ OK = Status()
 _STATE = "DynamicResources/state"
 REASON_NOT_AVAILABLE = "resourceclaim not available on the node"
 REASON_CANNOT_ALLOCATE = "cannot allocate all claims"
+REASON_TIMED_OUT = "timed out trying to allocate devices"  # after "node <name>: "
 
 
 @register_plugin
 class DynamicResources(Plugin):
     NAME = DYNAMIC_RESOURCES
+    Args = DynamicResourcesArgs
 
     def __init__(self, handle: Any, args: Any = None) -> None:
+        if not isinstance(args, DynamicResourcesArgs):
+            args = DynamicResourcesArgs.model_validate(args or {})
         super().__init__(handle, args)
+        self.filter_timeout = args.filter_timeout_seconds or None  # 0: no timeout
         self.tracker = DraTracker.for_handle(handle)
         self._pools: dict[str, list[Pool]] = {}
         self._pools_gen = -1
@@ -138,10 +149,19 @@ class DynamicResources(Plugin):
                 rejections.append(Rejection(REASON_NOT_AVAILABLE, ~avail))
                 ok &= avail
         if cc.to_allocate:
+            timed_out: list[int] = []
             try:
-                fits = self._fits(cc, snap, idx, ok)
+                fits = self._fits(cc, snap, idx, ok, timed_out)
             except AllocationError as e:
                 return FilterResult.reject_all(idx.size, str(e), unresolvable=True)
+            for k in timed_out:
+                mask = np.zeros(idx.size, dtype=bool)
+                mask[k] = True
+                why = f"node {snap.names[int(idx[k])]}: {REASON_TIMED_OUT}"
+                rejections.append(Rejection(why, mask))
+                ok[k] = False
+                if state.filter_error is None:
+                    state.filter_error = Status.error(f'running "{self.NAME}" filter plugin: {why}')
             lost = ok & ~fits
             if lost.any():
                 rejections.append(Rejection(REASON_CANNOT_ALLOCATE, lost))
@@ -149,7 +169,9 @@ class DynamicResources(Plugin):
         return FilterResult(ok, rejections, REASON_CANNOT_ALLOCATE)
 
     def _fits(self, cc: CycleClaims, snap: Snapshot, idx: np.ndarray,
-              ok: np.ndarray) -> np.ndarray:
+              ok: np.ndarray, timed_out: list[int]) -> np.ndarray:
+        """Per row of `idx` (where `ok`), do the claims fit; the positions whose allocator
+        search ran out of filterTimeout are added to `timed_out`."""
         if cc.groups is not None:
             inv = self.tracker.ready_inventory()
             fits = np.ones(idx.size, dtype=bool)
@@ -166,8 +188,12 @@ class DynamicResources(Plugin):
             if node is None:
                 continue
             try:
-                result = allocator.allocate(node, claims, self._node_pools(node))
+                result = allocator.allocate(node, claims, self._node_pools(node),
+                                            self.filter_timeout)
             except FailedOnNode:
+                continue
+            except AllocationTimeout:
+                timed_out.append(k)
                 continue
             if result is not None:
                 cc.node_allocs[node.name] = result

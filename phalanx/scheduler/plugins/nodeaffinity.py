@@ -35,6 +35,7 @@ from phalanx.api.core import NodeAffinity as NodeAffinitySpec
 from phalanx.scheduler.framework.config import NODE_AFFINITY
 from phalanx.scheduler.framework.cycle_state import CycleState
 from phalanx.scheduler.framework.interface import Plugin
+from phalanx.scheduler.framework.pluginargs import raise_errors
 from phalanx.scheduler.framework.registry import register_plugin
 from phalanx.scheduler.framework.status import Status
 from phalanx.scheduler.framework.types import (
@@ -88,8 +89,7 @@ class NodeAffinityArgs(KubeModel):
             errors += parse_selector(sel, _ADDED_REQUIRED).errors
         prefs = added.preferred_during_scheduling_ignored_during_execution
         errors += parse_preferred(prefs, _ADDED_PREFERRED).errors
-        if errors:
-            raise ValueError(format_errors(errors))
+        raise_errors(errors)
         return self
 
 

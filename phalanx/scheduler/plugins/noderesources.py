@@ -113,6 +113,8 @@ class NodeResourcesFit(Plugin):
         self._scaled_shape = scaled_shape(self.shape)
         self.ignored = frozenset(self.args.ignored_resources)
         self.ignored_groups = frozenset(self.args.ignored_resource_groups)
+        # (snapshot, its layout_version, which of its columns Filter ignores)
+        self._ignored_cols: tuple[Snapshot, int, np.ndarray] | None = None
 
     @property
     def most_allocated(self) -> bool:
@@ -123,18 +125,25 @@ class NodeResourcesFit(Plugin):
             return False
         return name in self.ignored or name.split("/", 1)[0] in self.ignored_groups
 
-    def _fit_vector(self, pod: PodInfo, snap: Snapshot) -> tuple[np.ndarray, np.ndarray]:
-        """The columns and amounts to check (`pods`: 1 included), ignored ones left out."""
+    def fit_vector(self, pod: PodInfo, snap: Snapshot) -> tuple[np.ndarray, np.ndarray]:
+        """The columns and amounts Filter checks (`pods`: 1 included), ignored ones left
+        out. The profile's gang room checks and preemption read it too (Framework.fit_vector)."""
         cols, vals = snap.request_vector(pod)
         if not self.ignored and not self.ignored_groups:
             return cols, vals
-        keep = np.asarray([not self._ignored(snap.resources[c]) for c in cols.tolist()], dtype=bool)
-        return cols[keep], vals[keep]
+        c = self._ignored_cols
+        if c is None or c[0] is not snap or c[1] != snap.layout_version:
+            mask = np.asarray([self._ignored(r) for r in snap.resources], dtype=bool)
+            c = self._ignored_cols = (snap, snap.layout_version, mask)
+        drop = c[2][cols]
+        if not drop.any():
+            return cols, vals
+        return cols[~drop], vals[~drop]
 
     def filter(
         self, state: CycleState, pod: PodInfo, snap: Snapshot, idx: np.ndarray
     ) -> FilterResult:
-        cols, vals = self._fit_vector(pod, snap)
+        cols, vals = self.fit_vector(pod, snap)
         if idx.size <= rows.SMALL and _all_fit(snap, idx, cols, vals):
             return FilterResult.all_pass(idx.size)
         # Gather rows first, then columns: cheaper than np.ix_ for the few-row refreshes

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from phalanx.scheduler.framework.config import DEFAULT_PREEMPTION
@@ -99,7 +99,7 @@ class DefaultPreemptionArgs(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
     # Seconds to wait for victims to terminate before the same gang may preempt again.
-    victim_grace_seconds: float = 60.0
+    victim_grace_seconds: float = Field(default=60.0, ge=0)
 
 
 @dataclass(slots=True)
@@ -196,7 +196,7 @@ class DefaultPreemption(Plugin):
                 for (info, count), mask in zip(shapes, m, strict=True):
                     key = self_spread_key(info)
                     spread = snap.label_column(key)[drows] if key else None
-                    out.append(Need(*snap.request_vector(info), count, mask[dsel], spread))
+                    out.append(Need(*self.handle.fit_vector(info), count, mask[dsel], spread))
                 return out
 
             cols = {

@@ -170,7 +170,7 @@ class GangReservation(Plugin):
         if not sel.any():
             return FilterResult.all_pass(idx.size)
         rows = idx[sel]
-        cols, vals = snap.request_vector(pod)
+        cols, vals = self.handle.fit_vector(pod)
         mine = amount[np.searchsorted(res_rows, rows)]
         width = min(mine.shape[1], snap.allocatable.shape[1])
         held = np.zeros((rows.size, snap.allocatable.shape[1]))
@@ -265,7 +265,7 @@ class GangReservation(Plugin):
             work_alloc = alloc.copy()
             ok = True
             for (info, count), mask in zip(shapes, masks, strict=True):
-                cols, vals = snap.request_vector(info)
+                cols, vals = self.handle.fit_vector(info)
                 m = mask if dom is None else mask & dom
                 cap_empty = capacity(work_alloc, Need(cols, vals, count, m))
                 cap_now = capacity(free, Need(cols, vals, count, m))

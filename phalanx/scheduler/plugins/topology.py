@@ -36,6 +36,7 @@ import numpy as np
 from phalanx.scheduler.framework.config import TOPOLOGY_PACKING
 from phalanx.scheduler.framework.cycle_state import CycleState
 from phalanx.scheduler.framework.interface import MAX_NODE_SCORE, Handle, Plugin
+from phalanx.scheduler.framework.pluginargs import NoArgs
 from phalanx.scheduler.framework.registry import register_plugin
 from phalanx.scheduler.framework.status import Status
 from phalanx.scheduler.framework.types import (
@@ -81,6 +82,7 @@ class Plan:
 @register_plugin
 class TopologyPacking(Plugin):
     NAME = TOPOLOGY_PACKING
+    Args = NoArgs  # none: the pack constraints are the gang's own
 
     def __init__(self, handle: Handle, args: Any = None) -> None:
         super().__init__(handle, args)
@@ -256,7 +258,7 @@ class TopologyPacking(Plugin):
         shapes: dict[tuple[Any, ...], Need] = {}
         for m in chosen:
             info = pod if m.key == pod.key or m.pod is None else member_info(self.handle, m)
-            cols, vals = snap.request_vector(info)
+            cols, vals = self.handle.fit_vector(info)
             k = (tuple(cols.tolist()), tuple(vals.tolist()))
             if k in shapes:
                 shapes[k].count += 1
@@ -344,7 +346,7 @@ class TopologyPacking(Plugin):
                 s = counts[cidx] / max(1, len(sp.placed_rows))
             else:
                 # Nobody placed: favour the domain with the most room for this pod's shape.
-                cols, vals = snap.request_vector(pod)
+                cols, vals = self.handle.fit_vector(pod)
                 cap = capacity(snap.free(idx), Need(cols, vals, 1)).astype(np.float64)
                 per_domain = np.bincount(
                     cidx, weights=cap, minlength=int(cidx.max()) + 1 if cidx.size else 1

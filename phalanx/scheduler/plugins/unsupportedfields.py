@@ -22,6 +22,7 @@ from phalanx.api import podfields
 from phalanx.scheduler.framework.config import UNSUPPORTED_POD_FIELDS
 from phalanx.scheduler.framework.cycle_state import CycleState
 from phalanx.scheduler.framework.interface import Plugin
+from phalanx.scheduler.framework.pluginargs import NoArgs
 from phalanx.scheduler.framework.registry import get_plugin, register_plugin
 from phalanx.scheduler.framework.status import Status
 from phalanx.scheduler.framework.types import PodInfo, PreFilterResult
@@ -31,6 +32,7 @@ from phalanx.scheduler.snapshot import Snapshot
 @register_plugin
 class UnsupportedPodFields(Plugin):
     NAME = UNSUPPORTED_POD_FIELDS
+    Args = NoArgs
 
     def __init__(self, handle: Any, args: Any = None) -> None:
         super().__init__(handle, args)

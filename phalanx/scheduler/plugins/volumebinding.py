@@ -19,13 +19,14 @@ phalanx.scheduler.volumebinder:
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from phalanx.api.base import KubeModel
 from phalanx.api.storage import (
@@ -43,6 +44,7 @@ from phalanx.api.storage import (
 from phalanx.cluster.client import ApiError
 from phalanx.scheduler.framework.cycle_state import CycleState
 from phalanx.scheduler.framework.interface import Plugin
+from phalanx.scheduler.framework.pluginargs import ArgsError, raise_errors
 from phalanx.scheduler.framework.registry import register_plugin
 from phalanx.scheduler.framework.status import Status
 from phalanx.scheduler.framework.types import (
@@ -57,6 +59,7 @@ from phalanx.scheduler.framework.types import (
     Rejection,
 )
 from phalanx.scheduler.pvaffinity import affinity_mask
+from phalanx.scheduler.resource_args import UtilizationShapePoint, shape_errors
 from phalanx.scheduler.snapshot import Snapshot
 from phalanx.scheduler.volumebinder import (
     REASON_BIND_CONFLICT,
@@ -79,20 +82,34 @@ _STATE = "VolumeBinding/state"
 MAX_CUSTOM_PRIORITY_SCORE = 10  # a shape point's score range (config.MaxCustomPriorityScore)
 
 
-class ShapePoint(KubeModel):
-    utilization: int = Field(ge=0, le=100)
-    score: int = Field(ge=0, le=MAX_CUSTOM_PRIORITY_SCORE)
+ShapePoint = UtilizationShapePoint
+# kube 1.36's default (config/v1/defaults.go): prefer nodes whose storage is least used.
+DEFAULT_SHAPE = ((0, MAX_CUSTOM_PRIORITY_SCORE), (100, 0))
 
 
 class VolumeBindingArgs(KubeModel):
-    """VolumeBindingArgs. `enableStorageCapacityScoring` stands for kube's feature gate of
-    that name (alpha, off in 1.36)."""
+    """VolumeBindingArgs, defaulted and validated as kube's v1 API does.
+    `enableStorageCapacityScoring` stands for kube's feature gate StorageCapacityScoring
+    (alpha, off in 1.36): with it off a `shape` is refused; with it on, no shape (or an empty
+    one) means DEFAULT_SHAPE."""
 
     bind_timeout_seconds: int = Field(default=600, ge=0)
-    shape: list[ShapePoint] = Field(default_factory=lambda: [
-        ShapePoint(utilization=0, score=0),
-        ShapePoint(utilization=100, score=MAX_CUSTOM_PRIORITY_SCORE)])
+    shape: list[ShapePoint] | None = None
     enable_storage_capacity_scoring: bool = False
+
+    @model_validator(mode="after")
+    def _valid(self) -> VolumeBindingArgs:
+        if not self.enable_storage_capacity_scoring:
+            if self.shape is not None:
+                value = json.dumps([p.to_dict() for p in self.shape])
+                raise ArgsError([(f"shape: Invalid value: {value}: unexpected field `shape`, "
+                                  "remove it or turn on the feature gate StorageCapacityScoring "
+                                  "(Phalanx: enableStorageCapacityScoring: true)")])
+            return self
+        if not self.shape:
+            self.shape = [ShapePoint(utilization=u, score=s) for u, s in DEFAULT_SHAPE]
+        raise_errors(shape_errors(self.shape, "shape"))
+        return self
 
 
 @dataclass(slots=True)
@@ -204,7 +221,7 @@ class VolumeBinding(Plugin):
                 for requested, capacity in per_class.values():
                     util = 100 if capacity == 0 or requested > capacity else \
                         int(requested * 100 // capacity)
-                    total += shape_score(self.args.shape, util)
+                    total += shape_score(self.args.shape or (), util)
                 out[i] = math.floor(total / len(per_class) + 0.5)  # Go's math.Round
         return out
 

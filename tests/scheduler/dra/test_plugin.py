@@ -22,8 +22,8 @@ DRAWorkloadResourceClaims, alpha), extended resources backed by DRA (`*extended-
 device binding conditions and allocation timestamps (`bind-claim-with-binding-conditions`,
 `bound-claim-*`, `prebind-fail-with-binding-timeout`, `multi-claims-binding-conditions-*`,
 `*allocation-timestamp*`, `bind-failure-concurrent-deallocation`), node-allocatable
-resources (`node-allocatable-resource-*`, alpha), the Filter timeout (`canceled`,
-`timeout*`: our Filter is one synchronous vectorised pass), feature gates that are fixed
+resources (`node-allocatable-resource-*`, alpha), `canceled` (nothing cancels a Filter
+here; `timeout` and `timeout_zero` are in test_filter_timeout.py), feature gates fixed
 on here (`DRA-disabled`, `*-feature-disabled`, `tainted-device-disabled`,
 `request-admin-access-without-DRAAdminAccess-featuregate`), `skip-bind` and `bind-failure`
 (they inject API errors through client-go reactors), `empty-with-extended-resources-enabled`.

@@ -67,10 +67,18 @@ class KoordGangProbe(Plugin):
 
 def test_2490_waiting_member_released_before_preemption_same_outcome() -> None:
     LOG.clear()
+    # The probe first at both points: as in kube, a plugin enabled only at a point runs
+    # after the multiPoint (default) ones, so the points list their whole order.
     probes = Plugins(
-        before_post_filter=PluginSet(enabled=[PluginRef(name="TestKoordGangProbe")]),
+        before_post_filter=PluginSet(
+            enabled=[PluginRef(name="TestKoordGangProbe"), PluginRef(name="Coscheduling")],
+            disabled=[PluginRef(name="*")],
+        ),
         post_filter=PluginSet(
-            enabled=[PluginRef(name="TestKoordGangProbe"), PluginRef(name="DefaultPreemption")]
+            enabled=[PluginRef(name=n) for n in ("TestKoordGangProbe", "DefaultPreemption",
+                                                 "DynamicResources", "QueueReclaim",
+                                                 "GangReservation")],
+            disabled=[PluginRef(name="*")],
         ),
     )
     nodes, evictions, _ = run_waiting_member_case(plugins=probes)

@@ -228,6 +228,11 @@ def test_list_default_constraints_apply_to_pods_a_service_selects() -> None:
             {"maxSkew": 2, "topologyKey": HOST, "whenUnsatisfiable": "DoNotSchedule"}]},
          "defaultConstraints[1]"),
         ({"defaultingType": "Sometimes"}, "defaultingType"),
+        # v1.TopologySpreadConstraint is decoded strictly: a misspelt field is refused.
+        ({"defaultingType": "List", "defaultConstraints": [
+            {"maxSkew": 1, "topologyKey": HOST, "whenUnsatisfiable": "DoNotSchedule",
+             "minDomian": 3}]},
+         "profiles[0].pluginConfig[0].args.defaultConstraints[0].minDomian: unknown field"),
     ],
 )
 def test_profile_args_are_validated_as_kube_does(args: dict[str, Any], field: str) -> None:

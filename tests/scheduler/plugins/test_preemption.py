@@ -76,10 +76,16 @@ def _profile() -> SchedulerProfile:
         plugin_config=[PluginConfig(name="Coscheduling", args={"wholeGangPlacement": False}),
                        # The scenarios below are laid out for spreading (the emptiest node first).
                        PluginConfig(name="NodeResourcesFit", args={"scoringStrategy": {"type": "LeastAllocated"}})],
+        # The probes first at both points: as in kube, a plugin enabled only at a point
+        # runs after the multiPoint (default) ones, so the points list their whole order.
         plugins=Plugins(
-            before_post_filter=PluginSet(enabled=[PluginRef(name="TestGangProbe")]),
+            before_post_filter=PluginSet(
+                enabled=[PluginRef(name="TestGangProbe"), PluginRef(name="Coscheduling")], disabled=[PluginRef(name="*")]
+            ),
             post_filter=PluginSet(
-                enabled=[PluginRef(name="TestGangProbe"), PluginRef(name="DefaultPreemption"), PluginRef(name="TestLegacyGangPostFilter")]
+                enabled=[PluginRef(name=n) for n in ("TestGangProbe", "DefaultPreemption", "TestLegacyGangPostFilter",
+                                                     "DynamicResources", "QueueReclaim", "GangReservation")],
+                disabled=[PluginRef(name="*")],
             ),
         ),
     )

@@ -194,13 +194,17 @@ ROWS: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
+# kube's test sets this shape for scoring rows without args (its `defaultShapePoint`, the
+# pre-1.33 default), not the v1 API's default ({0 -> 10}, {100 -> 0}).
+KUBE_TEST_SHAPE = [(0, 0), (100, 10)]
+
+
 def _args(scoring: Any) -> VolumeBindingArgs:
     if scoring is None:
         return VolumeBindingArgs()
-    shape = None if scoring is True else [{"utilization": u, "score": s} for u, s in scoring]
-    raw: dict[str, Any] = {"bindTimeoutSeconds": 300, "enableStorageCapacityScoring": True}
-    if shape is not None:
-        raw["shape"] = shape
+    points = KUBE_TEST_SHAPE if scoring is True else scoring
+    raw: dict[str, Any] = {"bindTimeoutSeconds": 300, "enableStorageCapacityScoring": True,
+                           "shape": [{"utilization": u, "score": s} for u, s in points]}
     return VolumeBindingArgs.model_validate(raw)
 
 
