@@ -68,7 +68,7 @@ def test_errors_name_the_problem():
         fw_of({"plugins": {"bind": {"enabled": [{"name": "NodeAffinity"}]}}})
     with pytest.raises(ProfileError, match="exactly one queueSort"):
         fw_of({"plugins": {"queueSort": {"disabled": [{"name": "*"}]}}})
-    with pytest.raises(ValidationError, match="duplicated"):
+    with pytest.raises(ValidationError, match="Duplicate value"):
         SchedulerConfiguration.model_validate({"profiles": [{"schedulerName": "a"}, {"schedulerName": "a"}]})
     with pytest.raises(ValidationError):
         SchedulerProfile.model_validate({"plugins": {"scroe": {}}})  # typo: unknown field

@@ -150,6 +150,12 @@ REMOVED_PLUGINS: dict[str, str] = {
 }
 
 
+# The (apiVersion, kind) a configuration may name: kube-scheduler's file format, and the
+# name this model had before files were read (for configurations built in Python).
+CONFIGURATION_KINDS = (("kubescheduler.config.k8s.io/v1", "KubeSchedulerConfiguration"),
+                       ("phalanx.io/v1alpha1", "SchedulerConfiguration"))
+
+
 class SchedulerConfiguration(KubeModel):
     api_version: str = "phalanx.io/v1alpha1"
     kind: str = "SchedulerConfiguration"
@@ -168,14 +174,21 @@ class SchedulerConfiguration(KubeModel):
         """kube's ValidateKubeSchedulerConfiguration, as far as it needs no plugin: every
         problem at once. Plugin args are validated when the scheduler is built (pluginargs.py)."""
         errors: list[str] = []
-        seen: set[str] = set()
+        # Empty: a file's document, whose type meta its Resource class fills and checks.
+        if (self.api_version or self.kind) and \
+                (self.api_version, self.kind) not in CONFIGURATION_KINDS:
+            known = " or ".join(f"{v} {k}" for v, k in CONFIGURATION_KINDS)
+            errors.append(f"apiVersion/kind: Unsupported value: "
+                          f'"{self.api_version} {self.kind}": supported values: {known}')
+        seen: dict[str, int] = {}
         for i, p in enumerate(self.profiles):
             named = "scheduler_name" in p.model_fields_set
             if not p.scheduler_name or (len(self.profiles) > 1 and not named):
                 errors.append(f"profiles[{i}].schedulerName: Required value")
             elif p.scheduler_name in seen:
-                errors.append(f"profiles[{i}].schedulerName {p.scheduler_name!r} is duplicated")
-            seen.add(p.scheduler_name)
+                errors.append(f'profiles[{i}].schedulerName: Duplicate value: '
+                              f'"profiles[{seen[p.scheduler_name]}].schedulerName"')
+            seen.setdefault(p.scheduler_name, i)
             errors += self._plugin_errors(i, p)
         if self.pod_max_backoff_seconds < self.pod_initial_backoff_seconds:
             errors.append("podMaxBackoffSeconds must be >= podInitialBackoffSeconds")

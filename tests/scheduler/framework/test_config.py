@@ -117,3 +117,18 @@ def test_every_problem_is_reported_at_once() -> None:
                  'profiles[0].pluginConfig[2]: Duplicate value: "X"',
                  "profiles[1].schedulerName: Required value"):
         assert part in message
+
+
+@pytest.mark.parametrize(("api_version", "kind", "ok"), [
+    ("kubescheduler.config.k8s.io/v1", "KubeSchedulerConfiguration", True),
+    ("phalanx.io/v1alpha1", "SchedulerConfiguration", True),
+    ("kubescheduler.config.k8s.io/v1beta3", "KubeSchedulerConfiguration", False),
+    ("nonsense/v9", "Banana", False),
+])
+def test_the_configuration_names_a_known_api_version_and_kind(api_version: str, kind: str,
+                                                               ok: bool) -> None:
+    doc = {"apiVersion": api_version, "kind": kind, "profiles": [{"schedulerName": "a"}]}
+    if ok:
+        assert SchedulerConfiguration.model_validate(doc).kind == kind
+    else:
+        assert "apiVersion/kind: Unsupported value" in _refused(doc)
