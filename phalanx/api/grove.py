@@ -410,9 +410,11 @@ class PodCliqueScalingGroup(Resource):
 def default_podcliqueset(pcs: PodCliqueSet) -> PodCliqueSet:
     """Apply Grove's defaults in place (and return `pcs`), as Grove's defaulting webhook does.
 
-    cliqueStartupType AnyOrder; terminationDelay 4h; each clique's minAvailable = replicas;
-    each scaling group's replicas = minAvailable = 1 when unset; a headless service config
-    publishes not-ready addresses; update strategy RollingRecreate.
+    cliqueStartupType AnyOrder; terminationDelay 4h; a clique's replicas 0 becomes 1, and
+    its minAvailable and autoScalingConfig.minReplicas, when unset, are its replicas as
+    written (so 0 stays 0 there, and is refused); each scaling group's replicas =
+    minAvailable = 1 when unset and scaleConfig.minReplicas = its replicas; a headless
+    service config publishes not-ready addresses; update strategy RollingRecreate.
     """
     t = pcs.spec.template
     if t.clique_startup_type is None:
@@ -428,11 +430,19 @@ def default_podcliqueset(pcs: PodCliqueSet) -> PodCliqueSet:
     elif pcs.spec.update_strategy.type is None:
         pcs.spec.update_strategy.type = "RollingRecreate"
     for clique in t.cliques:
-        if clique.spec.min_available is None:
-            clique.spec.min_available = clique.spec.replicas
+        spec = clique.spec
+        written = spec.replicas
+        if spec.replicas == 0:
+            spec.replicas = 1
+        if spec.min_available is None:
+            spec.min_available = written
+        if spec.auto_scaling_config is not None and spec.auto_scaling_config.min_replicas is None:
+            spec.auto_scaling_config.min_replicas = written
     for group in t.pod_clique_scaling_groups or ():
         if group.replicas is None:
             group.replicas = 1
         if group.min_available is None:
             group.min_available = 1
+        if group.scale_config is not None and group.scale_config.min_replicas is None:
+            group.scale_config.min_replicas = group.replicas
     return pcs

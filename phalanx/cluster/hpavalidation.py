@@ -8,8 +8,10 @@ with the numbers its source needs, each positive. Fields the API does not have a
 by name first (the schema's check), so nothing written is ignored.
 
 `metric_errors(data, path)` takes a metric as written (a dict) and returns FieldErrors with
-paths under `path`; `install_hpa_validation` makes the embedded API server refuse an HPA
-with such a metric, as kube-apiserver does.
+paths under `path`; `spec_bound_errors` checks the replica bounds of
+validateHorizontalPodAutoscalerSpec (minReplicas at least 1, unless the stored HPA already
+had 0; maxReplicas set, at least 1 and not below minReplicas); `install_hpa_validation`
+makes the embedded API server refuse an HPA with either, as kube-apiserver does.
 """
 
 from __future__ import annotations
@@ -215,13 +217,38 @@ def _path_segment_errors(name: str) -> list[str]:
     return [f"may not contain '{c}'" for c in ("/", "%") if c in name]
 
 
-def install_hpa_validation(cluster: MemoryCluster) -> None:
-    """The embedded API server refuses an HorizontalPodAutoscaler whose metrics kube-apiserver
-    would refuse, every problem listed (`Invalid.field`: the first one's path)."""
+def spec_bound_errors(min_replicas: int | None, max_replicas: int,
+                      old_min_replicas: int | None = None) -> FieldErrors:
+    """validateHorizontalPodAutoscalerSpec's replica bounds. The lower bound of minReplicas
+    is 1, or 0 when the stored HPA already has minReplicas 0 (kube's ratchet; the
+    HPAScaleToZero feature gate, alpha and off by default, is not modelled)."""
+    errs: FieldErrors = []
+    lower = 0 if old_min_replicas == 0 else 1
+    if min_replicas is not None and min_replicas < lower:
+        errs.append(invalid("spec.minReplicas", min_replicas,
+                            f"must be greater than or equal to {lower}"))
+    if max_replicas == 0:
+        errs.append(required("spec.maxReplicas", "must be set and greater than 0"))
+    elif max_replicas < 0:
+        errs.append(invalid("spec.maxReplicas", max_replicas,
+                            "must be greater than or equal to 1"))
+    if min_replicas is not None and max_replicas < min_replicas:
+        errs.append(invalid("spec.maxReplicas", max_replicas,
+                            "must be greater than or equal to `minReplicas`"))
+    return errs
 
-    def check(hpa: HorizontalPodAutoscaler, _old: HorizontalPodAutoscaler | None) -> None:
-        raise_errors(hpa, [e for j, metric in enumerate(hpa.spec.metrics or ())
-                           for e in metric_errors(metric, f"spec.metrics[{j}]")],
-                     resource="HorizontalPodAutoscaler.autoscaling")
+
+def install_hpa_validation(cluster: MemoryCluster) -> None:
+    """The embedded API server refuses an HorizontalPodAutoscaler whose replica bounds or
+    metrics kube-apiserver would refuse, every problem listed (`Invalid.field`: the first
+    one's path)."""
+
+    def check(hpa: HorizontalPodAutoscaler, old: HorizontalPodAutoscaler | None) -> None:
+        spec = hpa.spec
+        errs = spec_bound_errors(spec.min_replicas, spec.max_replicas,
+                                 old.spec.min_replicas if old is not None else None)
+        errs += [e for j, metric in enumerate(spec.metrics or ())
+                 for e in metric_errors(metric, f"spec.metrics[{j}]")]
+        raise_errors(hpa, errs, resource="HorizontalPodAutoscaler.autoscaling")
 
     cluster.register_admission(HorizontalPodAutoscaler, validate=check)

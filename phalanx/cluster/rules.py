@@ -14,6 +14,13 @@ from pydantic import BaseModel
 from phalanx.api.base import Resource
 
 from .client import AlreadyExists, Conflict, Invalid
+from .metavalidation import (
+    TOTAL_ANNOTATION_SIZE_LIMIT,
+    annotation_key_errors,
+    annotations_size,
+    labels_errors,
+    too_long_annotations,
+)
 from .selectors import check_labels
 
 _NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -33,11 +40,14 @@ def generated_name(prefix: str, seq: int) -> str:
     return prefix[:58] + "".join(suffix)
 
 
-TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024  # the API server's, for all annotations together
+# Annotation keys already found valid (keys repeat on every pod of a clique).
+_VALID_ANNOTATION_KEYS: dict[str, None] = {}
 
 
 def validate_meta(obj: Resource) -> None:
-    """Name, namespace, labels and annotations' total size as the API server validates them."""
+    """Name, namespace, labels and annotations as the API server validates them
+    (ValidateObjectMeta: label keys and values, annotation keys, the annotations' total
+    size), each refusal in kube-apiserver's words."""
     m, kind = obj.metadata, obj.KIND
     name = m.name or ""
     if obj.PATH_SEGMENT_NAME:
@@ -55,24 +65,40 @@ def validate_meta(obj: Resource) -> None:
         raise Invalid(f'{kind} "{name}" is invalid: metadata.namespace: {m.namespace!r} is '
                       "not a valid namespace name", kind=kind, name=name,
                       field="metadata.namespace")
-    if m.labels:
-        why = check_labels(m.labels)
-        if why:
-            raise Invalid(f'{kind} "{name}" is invalid: metadata.labels: {why}', kind=kind,
-                          name=name, field="metadata.labels")
+    if m.labels and check_labels(m.labels):
+        # The fast check found a problem; kube's words for the first one.
+        path, why = labels_errors(m.labels, "metadata.labels")[0]
+        raise Invalid(f'{kind} "{name}" is invalid: {path}: {why}', kind=kind, name=name,
+                      field=path)
     if m.annotations:
-        # apimachinery ValidateAnnotationsSize: keys and values together, in bytes.
-        size = sum(len(k.encode()) + len(v.encode()) for k, v in m.annotations.items())
-        if size > TOTAL_ANNOTATION_SIZE_LIMIT:
-            raise Invalid(f'{kind} "{name}" is invalid: metadata.annotations: Too long: may not '
-                          f"be more than {TOTAL_ANNOTATION_SIZE_LIMIT} bytes (the annotations "
-                          f"hold {size})", kind=kind, name=name, field="metadata.annotations")
+        _check_annotations(kind, name, m.annotations)
     controllers = [r for r in m.owner_references if r.controller]
     if len(controllers) > 1:
         owners = " and ".join(f"{r.kind}/{r.name}" for r in controllers)
         raise Invalid(f'{kind} "{name}" is invalid: metadata.ownerReferences: Only one '
                       f'reference can have Controller set to true. Found "true" in references '
                       f"for {owners}", kind=kind, name=name, field="metadata.ownerReferences")
+
+
+def _check_annotations(kind: str, name: str, annotations: dict[str, str]) -> None:
+    """apivalidation.ValidateAnnotations: each key a qualified name (case aside), and the
+    total size (keys and values, in bytes) within the limit."""
+    for key in annotations:
+        if key in _VALID_ANNOTATION_KEYS:
+            continue
+        whys = annotation_key_errors(key)
+        if whys:
+            raise Invalid(f'{kind} "{name}" is invalid: metadata.annotations: Invalid value: '
+                          f'"{key}": {whys[0]}', kind=kind, name=name,
+                          field="metadata.annotations")
+        if len(_VALID_ANNOTATION_KEYS) >= 65_536:
+            _VALID_ANNOTATION_KEYS.clear()
+        _VALID_ANNOTATION_KEYS[key] = None
+    size = annotations_size(annotations)
+    if size > TOTAL_ANNOTATION_SIZE_LIMIT:
+        raise Invalid(f'{kind} "{name}" is invalid: metadata.annotations: '
+                      f"{too_long_annotations()} (the annotations hold {size})",
+                      kind=kind, name=name, field="metadata.annotations")
 
 
 def already_exists(cls: type[Resource], name: str) -> AlreadyExists:

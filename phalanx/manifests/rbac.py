@@ -55,6 +55,9 @@ def operator_rules(
         {"apiGroups": ["autoscaling"], "resources": ["horizontalpodautoscalers"],
          "verbs": WRITE},  # one per autoscaled clique / scaling group (operator/hpa.py)
         {"apiGroups": [""], "resources": ["nodes", "namespaces"], "verbs": READ},
+        # The webhook checks that a PriorityClass a PodCliqueSet names exists
+        # (operator/admission_priority.py).
+        {"apiGroups": ["scheduling.k8s.io"], "resources": ["priorityclasses"], "verbs": READ},
         # The startup waiter's identity per PodCliqueSet (operator/serviceaccount.py,
         # satokensecret.py, role.py, rolebinding.py), as Grove's operator has.
         {"apiGroups": [""], "resources": ["secrets", "serviceaccounts"], "verbs": WRITE},

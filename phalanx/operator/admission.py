@@ -11,8 +11,11 @@ is allowed.
 
 Grove fields Phalanx holds but does not act on yet are refused by name, never admitted and
 ignored. Autoscaling `metrics` are checked as the HPA's API server checks them
-(admission_metrics.py) and go to the HorizontalPodAutoscaler (operator/hpa.py). Resource sharing is checked in admission_resourcesharing.py; env var
-names in admission_env.py.
+(admission_metrics.py) and go to the HorizontalPodAutoscaler (operator/hpa.py); the
+autoscaling bounds in admission_autoscaling.py. Labels and annotations: admission_meta.py;
+what an update may not change: admission_update.py; resource sharing:
+admission_resourcesharing.py; env var names: admission_env.py; PriorityClasses that must
+exist: admission_priority.py (needs a client).
 """
 
 from __future__ import annotations
@@ -28,16 +31,20 @@ from phalanx.backends.registry import BackendRegistry
 from phalanx.backends.topology import get_topology
 from phalanx.cluster.client import Invalid
 from phalanx.cluster.podvalidation import pod_spec_errors
+from phalanx.cluster.podvalidation.fielderrors import duplicate, invalid
 
+from .admission_autoscaling import autoscaling_errors
 from .admission_env import env_errors
+from .admission_meta import metadata_errors
 from .admission_metrics import metrics_errors
 from .admission_mnnvl import mnnvl_errors
+from .admission_priority import priority_class_errors
 from .admission_queue import queue_errors
 from .admission_resourcesharing import resource_sharing_errors
 from .admission_topology import DomainLookup, binding_errors, cel_errors, webhook_errors
+from .admission_update import NODE_NAME, update_errors
 from .naming import MAX_COMBINED_NAME_LENGTH
 from .plan import STARTUP_EXPLICIT
-
 
 FieldErrors = list[tuple[str, str]]
 
@@ -46,9 +53,10 @@ _T = "spec.template"
 
 
 def default_podcliqueset(pcs: PodCliqueSet) -> PodCliqueSet:
-    """Grove's defaults, in place: cliqueStartupType AnyOrder, terminationDelay 4h, each
-    clique's minAvailable = replicas, each scaling group's replicas and minAvailable 1, pods'
-    restartPolicy Always and terminationGracePeriodSeconds 30, namespace "default"."""
+    """Grove's defaults, in place: cliqueStartupType AnyOrder, terminationDelay 4h, a clique's
+    replicas 0 -> 1 with minAvailable and autoScalingConfig.minReplicas = replicas as written,
+    each scaling group's replicas and minAvailable 1 and scaleConfig.minReplicas = replicas,
+    pods' restartPolicy Always and terminationGracePeriodSeconds 30, namespace "default"."""
     _grove_defaults(pcs)
     if not pcs.metadata.namespace:
         pcs.metadata.namespace = "default"
@@ -84,8 +92,9 @@ def validate_podcliqueset(pcs: PodCliqueSet, old: PodCliqueSet | None = None) ->
     errs.extend(cel_errors(pcs, old))
     clique_names: dict[str, int] = {}
     roles: dict[str, int] = {}
+    errs.extend(metadata_errors(pcs))
     for i, c in enumerate(t.cliques):
-        _check_clique(pcs, i, c, clique_names, errs)
+        _check_clique(pcs, i, c, clique_names, errs, creating=old is None)
         if c.spec.role_name in roles:
             errs.append((f"{_T}.cliques[{i}].spec.roleName",
                          f"Duplicate value: {c.spec.role_name!r} (also cliques"
@@ -96,6 +105,7 @@ def validate_podcliqueset(pcs: PodCliqueSet, old: PodCliqueSet | None = None) ->
     errs.extend(unsupported_fields(pcs))
     errs.extend(env_errors(pcs))
     errs.extend(metrics_errors(pcs))
+    errs.extend(autoscaling_errors(pcs))
     errs.extend(resource_sharing_errors(pcs, old))
     delay = t.termination_delay
     if delay is not None:
@@ -106,7 +116,7 @@ def validate_podcliqueset(pcs: PodCliqueSet, old: PodCliqueSet | None = None) ->
         except ValueError as err:
             errs.append((f"{_T}.terminationDelay", str(err)))
     if old is not None:
-        _check_immutable(pcs, old, errs)
+        errs.extend(update_errors(pcs, old))
     return errs
 
 
@@ -119,7 +129,7 @@ def unsupported_fields(pcs: PodCliqueSet) -> FieldErrors:
 
 
 def _check_clique(pcs: PodCliqueSet, i: int, c: Any, seen: dict[str, int],
-                  errs: FieldErrors) -> None:
+                  errs: FieldErrors, *, creating: bool) -> None:
     at = f"{_T}.cliques[{i}]"
     if (why := _label_error(c.name, "clique name")) is not None:
         errs.append((f"{at}.name", why))
@@ -138,13 +148,23 @@ def _check_clique(pcs: PodCliqueSet, i: int, c: Any, seen: dict[str, int],
         errs.append((f"{at}.spec.replicas", f"must be >= 1, got {spec.replicas}"))
     if spec.min_available is not None:
         if spec.min_available < 1:
-            errs.append((f"{at}.spec.minAvailable", f"must be >= 1, got {spec.min_available}"))
+            hint = (" (it defaults to the clique's replicas as written: set replicas, or "
+                    "minAvailable, to at least 1)" if spec.min_available == 0 else "")
+            errs.append((f"{at}.spec.minAvailable",
+                         f"must be >= 1, got {spec.min_available}{hint}"))
         elif spec.min_available > spec.replicas:
             errs.append((f"{at}.spec.minAvailable",
                          f"minAvailable ({spec.min_available}) must not exceed replicas "
                          f"({spec.replicas})"))
     if not spec.pod_spec.containers:
         errs.append((f"{at}.spec.podSpec.containers", "at least one container is required"))
+    if creating:  # Grove's validatePodSpec, on create (an update: admission_update.py)
+        if spec.pod_spec.topology_spread_constraints is not None:
+            errs.append(invalid(f"{at}.spec.podSpec.topologySpreadConstraints",
+                                spec.pod_spec.topology_spread_constraints, NODE_NAME))
+        if spec.pod_spec.node_name:
+            errs.append(invalid(f"{at}.spec.podSpec.nodeName", spec.pod_spec.node_name,
+                                NODE_NAME))
     # The pods must pass the API server's own validation, or every creation fails later.
     errs.extend(pod_spec_errors(spec.pod_spec, f"{at}.spec.podSpec"))
 
@@ -161,7 +181,9 @@ def _check_startup(pcs: PodCliqueSet, names: dict[str, int], errs: FieldErrors) 
                              f"{STARTUP_EXPLICIT} (got {t.clique_startup_type})"))
             continue
         for j, parent in enumerate(after):
-            if parent == c.name:
+            if parent in after[:j]:
+                errs.append(duplicate(f"{at}[{j}]", parent))
+            elif parent == c.name:
                 errs.append((f"{at}[{j}]", f"clique {c.name!r} cannot start after itself"))
             elif parent not in names:
                 errs.append((f"{at}[{j}]", f"unknown clique {parent!r}; known cliques: "
@@ -234,25 +256,6 @@ def _check_groups(pcs: PodCliqueSet, cliques: dict[str, int], errs: FieldErrors)
                          f"minAvailable ({floor}) must not exceed replicas ({replicas})"))
 
 
-def _check_immutable(pcs: PodCliqueSet, old: PodCliqueSet, errs: FieldErrors) -> None:
-    t, o = pcs.spec.template, old.spec.template
-    if [c.name for c in t.cliques] != [c.name for c in o.cliques]:
-        errs.append((f"{_T}.cliques", "cliques cannot be added, removed, renamed or reordered "
-                                      "(recreate the PodCliqueSet)"))
-        return
-    if t.clique_startup_type != o.clique_startup_type:
-        errs.append((f"{_T}.cliqueStartupType", "field is immutable"))
-    for i, (c, oc) in enumerate(zip(t.cliques, o.cliques, strict=True)):
-        if (c.spec.starts_after or []) != (oc.spec.starts_after or []):
-            errs.append((f"{_T}.cliques[{i}].spec.startsAfter", "field is immutable"))
-    groups = [(g.name, g.clique_names, g.min_available) for g in t.pod_clique_scaling_groups or ()]
-    old_groups = [(g.name, g.clique_names, g.min_available)
-                  for g in o.pod_clique_scaling_groups or ()]
-    if groups != old_groups:
-        errs.append((f"{_T}.podCliqueScalingGroups", "scaling groups' names, cliqueNames and "
-                                                     "minAvailable are immutable"))
-
-
 # --- wiring into MemoryCluster ----------------------------------------------------------------
 
 # The registry admission checks against is kept on the cluster object itself: a module-level
@@ -307,6 +310,8 @@ def install_admission(cluster: Any, registry: BackendRegistry | None, *,
         errs += mnnvl_errors(obj, old, enabled=auto_mnnvl)  # admission_mnnvl.py
         if topology_aware is not None:
             errs += await webhook_errors(obj, old, enabled=topology_aware, lookup=lookup)
+        if not errs and hasattr(reader, "get"):  # admission_priority.py
+            errs += await priority_class_errors(obj, old, reader)
         registry = getattr(cluster, _REGISTRY_ATTR, None)
         if registry is not None and not errs:
             check = check_podcliqueset(obj, old, registry)

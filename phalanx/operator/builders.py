@@ -2,6 +2,10 @@
 
 Everything a controller compares or writes later is set here, at creation, so steady state
 costs no extra writes (labels, owner references, the backend finalizer, the scheduling gate).
+Labels and annotations are whole, as Grove sets them on every sync: a PodGang mirrors the
+PodCliqueSet's own (`podgang_metadata`), a PodClique has its template's (`podclique_labels`,
+`podclique_annotations`), a PodCliqueScalingGroup its config's; a key removed there goes
+from the object too. Pods copy their PodClique's labels and annotations when created.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from phalanx.api.grove import (
 )
 
 from . import computedomain, headless_service, naming, resourceclaim, startupwaiter, templatehash
+
+GROVE_PREFIX = "grove.io/"  # Grove's GroveDomainPrefix: keys the operator owns
 from .plan import CliquePlan, DomainKey, GangPlan, min_available, pack_constraint, template_replicas
 
 
@@ -39,18 +45,42 @@ def podgang_groups(plan: GangPlan, key_of: DomainKey | None) -> list[PodGangGrou
     ]
 
 
-def build_podgang(pcs: PodCliqueSet, plan: GangPlan, scheduler: str,
-                  key_of: DomainKey | None = None, topology_name: str | None = None) -> PodGang:
-    """A new PodGang: groups with empty pod references (filled once every pod exists)."""
-    meta_labels = {
+def _mirror(existing: dict[str, str], pcs_entries: dict[str, str],
+            own: dict[str, str]) -> dict[str, str]:
+    """Grove's mirrorPCSMetadata: the PodGang's grove.io/ entries kept, the PodCliqueSet's
+    other entries copied (its grove.io/ ones are not), the operator's own on top."""
+    out = {k: v for k, v in existing.items() if k.startswith(GROVE_PREFIX)}
+    out.update((k, v) for k, v in pcs_entries.items() if not k.startswith(GROVE_PREFIX))
+    out.update(own)
+    return out
+
+
+def podgang_metadata(pcs: PodCliqueSet, plan: GangPlan, scheduler: str,
+                     topology_name: str | None, existing: PodGang | None = None
+                     ) -> tuple[dict[str, str], dict[str, str]]:
+    """A PodGang's labels and annotations (Grove's podgang buildResource): the PodCliqueSet's
+    mirrored, then the operator's; `grove.io/topology-name` only while a topology applies."""
+    own = {
         **naming.replica_labels(pcs.name, plan.replica),
         L.LABEL_COMPONENT: L.COMPONENT_PODGANG,
         L.LABEL_SCHEDULER_NAME: scheduler,
     }
     if plan.group is not None:
-        meta_labels.update(naming.scaling_group_labels(plan.group, plan.group_replica or 0,
-                                                       plan.base_podgang))
-    annotations = {L.ANNOTATION_TOPOLOGY_NAME: topology_name} if topology_name else {}
+        own.update(naming.scaling_group_labels(plan.group, plan.group_replica or 0,
+                                               plan.base_podgang))
+    m = existing.metadata if existing is not None else None
+    labels = _mirror(m.labels if m else {}, pcs.metadata.labels, own)
+    annotations = _mirror(m.annotations if m else {}, pcs.metadata.annotations, {})
+    annotations.pop(L.ANNOTATION_TOPOLOGY_NAME, None)
+    if topology_name:
+        annotations[L.ANNOTATION_TOPOLOGY_NAME] = topology_name
+    return labels, annotations
+
+
+def build_podgang(pcs: PodCliqueSet, plan: GangPlan, scheduler: str,
+                  key_of: DomainKey | None = None, topology_name: str | None = None) -> PodGang:
+    """A new PodGang: groups with empty pod references (filled once every pod exists)."""
+    meta_labels, annotations = podgang_metadata(pcs, plan, scheduler, topology_name)
     return PodGang(
         metadata=ObjectMeta(
             name=plan.name, namespace=pcs.namespace, labels=meta_labels,
@@ -91,6 +121,22 @@ def podclique_labels(pcs: PodCliqueSet, plan: CliquePlan) -> dict[str, str]:
     return out
 
 
+def podclique_annotations(plan: CliquePlan) -> dict[str, str]:
+    """The template's annotations (Grove: `maps.Clone`, without `grove.io/topology-name`:
+    the PodGang owns topology) and the operator's own: the template replicas last applied
+    and, with startup dependencies, the waiter's list. A template never sets the operator's
+    keys (admission refuses them; dropped here should one get through)."""
+    out = {k: v for k, v in (plan.template.annotations or {}).items()
+           if k not in naming.RESERVED_ANNOTATIONS and k != L.ANNOTATION_TOPOLOGY_NAME}
+    # The template value applied last: `kubectl scale` or an HPA then owns the PodClique's
+    # replicas until the template's own value changes (Grove keeps a direct scale).
+    out[naming.ANNOTATION_TEMPLATE_REPLICAS] = str(plan.template.spec.replicas)
+    if plan.starts_after:
+        out[naming.ANNOTATION_STARTS_AFTER] = naming.format_starts_after(
+            list(plan.starts_after))
+    return out
+
+
 def build_podclique(pcs: PodCliqueSet, plan: CliquePlan,
                     owner: PodCliqueSet | PodCliqueScalingGroup,
                     replicas: int | None = None) -> PodClique:
@@ -104,19 +150,26 @@ def build_podclique(pcs: PodCliqueSet, plan: CliquePlan,
     # queue order and preemption see the same priority the PodGang carries.
     if spec.pod_spec.priority_class_name is None and pcs.spec.template.priority_class_name:
         spec.pod_spec.priority_class_name = pcs.spec.template.priority_class_name
-    annotations = dict(plan.template.annotations or {})
-    # The template value applied last: `kubectl scale` or an HPA then owns the PodClique's
-    # replicas until the template's own value changes (Grove keeps a direct scale).
-    annotations[naming.ANNOTATION_TEMPLATE_REPLICAS] = str(plan.template.spec.replicas)
-    if plan.starts_after:
-        annotations[naming.ANNOTATION_STARTS_AFTER] = naming.format_starts_after(
-            list(plan.starts_after))
     return PodClique(
         metadata=ObjectMeta(name=plan.name, namespace=pcs.namespace,
-                            labels=podclique_labels(pcs, plan), annotations=annotations,
+                            labels=podclique_labels(pcs, plan),
+                            annotations=podclique_annotations(plan),
                             owner_references=_owner(owner)),
         spec=spec,
     )
+
+
+def scaling_group_annotations(pcs: PodCliqueSet, cfg: PodCliqueScalingGroupConfig
+                              ) -> dict[str, str]:
+    """Grove's: the config's annotations, and the PodCliqueSet's `grove.io/mnnvl-group`
+    unless the config has its own; then the template replicas last applied (ours)."""
+    out = {k: v for k, v in (cfg.annotations or {}).items()
+           if k not in naming.RESERVED_ANNOTATIONS}
+    mnnvl = pcs.metadata.annotations.get(computedomain.ANNOTATION_MNNVL_GROUP)
+    if mnnvl is not None:
+        out.setdefault(computedomain.ANNOTATION_MNNVL_GROUP, mnnvl)
+    out[naming.ANNOTATION_TEMPLATE_REPLICAS] = str(template_replicas(cfg))
+    return out
 
 
 def build_scaling_group(pcs: PodCliqueSet, replica: int,
@@ -129,9 +182,7 @@ def build_scaling_group(pcs: PodCliqueSet, replica: int,
     }
     return PodCliqueScalingGroup(
         metadata=ObjectMeta(name=name, namespace=pcs.namespace, labels=meta_labels,
-                            annotations={**(cfg.annotations or {}),
-                                         naming.ANNOTATION_TEMPLATE_REPLICAS:
-                                             str(template_replicas(cfg))},
+                            annotations=scaling_group_annotations(pcs, cfg),
                             owner_references=_owner(pcs)),
         spec=PodCliqueScalingGroupSpec(replicas=template_replicas(cfg),
                                        min_available=min_available(cfg),
@@ -194,9 +245,10 @@ class PodFactory:
         self.pclq = pclq
         self.pcs = naming.pcs_of(m.labels) or ""
         self.replica = naming.replica_of(m.labels) or 0
+        # Grove's pod labels: the PodClique's (app.kubernetes.io/name included), then the
+        # pod's own (pod.go getLabels).
         labels = dict(m.labels)
         labels[L.LABEL_PODCLIQUE] = pclq.name
-        labels.pop(L.LABEL_APP_NAME, None)  # names the PodClique, not the pod
         self.labels = labels
         self.annotations = dict(m.annotations)
         self.owner = _owner(pclq)

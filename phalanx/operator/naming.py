@@ -27,13 +27,19 @@ from phalanx.api.core import Pod
 # PodClique (and pod) annotation: "<podclique>:<minAvailable>,..." -- the pods must not
 # start until each named PodClique has at least that many Ready pods. The pods' grove-initc
 # init container carries the same list (startupwaiter.py); the simulated kubelet reads it
-# from there and falls back to this annotation for pods without one.
-ANNOTATION_STARTS_AFTER = "grove.io/starts-after"
+# from there and falls back to this annotation for pods without one. The operator's own key
+# (not grove.io/: a clique template's annotations are opaque in Grove and are copied to the
+# PodClique and its pods as written), and never taken from a template (RESERVED_ANNOTATIONS).
+ANNOTATION_STARTS_AFTER = "phalanx.dev/starts-after"
 
 # On a PodCliqueScalingGroup: the template `replicas` it was last given. The object owns its
 # replicas after creation (an HPA or `kubectl scale` writes them there, as in Grove); only a
 # change of the template value, told apart by this record, resets them.
 ANNOTATION_TEMPLATE_REPLICAS = "phalanx.dev/template-replicas"
+
+# Annotations the operator writes on the PodCliques (and pods) and PodCliqueScalingGroups it
+# makes: refused in a template (admission_meta.py), dropped from one by the builders.
+RESERVED_ANNOTATIONS = (ANNOTATION_STARTS_AFTER, ANNOTATION_TEMPLATE_REPLICAS)
 
 # Longest `<pcs>` + `<clique or group>` name, so generated pod names stay DNS labels
 # (their hostnames `<podclique>-<k>` and generated names `<podclique>-<5 chars>`): Grove's budget.

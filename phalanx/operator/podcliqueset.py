@@ -33,7 +33,7 @@ from phalanx.api.grove import (
 )
 from phalanx.cluster.controller import Controller, PermanentError, Result, map_from_label
 
-from . import builders, lifecycle_events, naming, templatehash
+from . import builders, lifecycle_events, naming
 from .admission import check_all, default_podcliqueset
 from .context import (
     IDX_OWNER, IDX_PCS, OperatorContext, bounded, delete_excess, first_error, owner_key,
@@ -56,8 +56,11 @@ REASON_INVALID_SPEC = "InvalidSpec"
 
 
 def _spec_or_deletion(old: PodCliqueSet, new: PodCliqueSet) -> bool:
-    return (old.metadata.generation != new.metadata.generation
-            or old.metadata.deletion_timestamp != new.metadata.deletion_timestamp)
+    """A spec change or deletion; or new labels or annotations, which the PodGangs mirror
+    (Grove mirrors them at its next spec reconcile; here at once)."""
+    om, nm = old.metadata, new.metadata
+    return (om.generation != nm.generation or om.deletion_timestamp != nm.deletion_timestamp
+            or om.labels != nm.labels or om.annotations != nm.annotations)
 
 
 def _child_changed(old: object, new: object) -> bool:
@@ -87,9 +90,10 @@ def _without_references(gang: PodGang) -> list[dict[str, Any]]:
 def _replica_inputs(pcs: PodCliqueSet, scheduler: str, key_of: DomainKey | None,
                     topology_name: str | None, *children: dict[str, Any]
                     ) -> Callable[[int], tuple[Any, ...]]:
-    """What a replica's sync reads: the spec generation, the backend and topology, and the
-    replica's children as (kind, name, resourceVersion, deleting). Equal inputs give the same
-    plan and the same writes (none, after a successful sync)."""
+    """What a replica's sync reads: the spec generation, the labels and annotations (mirrored
+    onto the PodGangs; a scaling group takes grove.io/mnnvl-group), the backend and
+    topology, and the replica's children as (kind, name, resourceVersion, deleting). Equal
+    inputs give the same plan and the same writes (none, after a successful sync)."""
     by_replica: dict[int | None, list[tuple[str, str, str | None, bool]]] = {}
     for objs in children:
         for o in objs.values():
@@ -99,7 +103,8 @@ def _replica_inputs(pcs: PodCliqueSet, scheduler: str, key_of: DomainKey | None,
     binding = getattr(key_of, "__self__", None)  # the ClusterTopologyBinding key_of reads
     topology = (topology_name, key_of is None,
                 None if binding is None else (binding.metadata.uid, binding.metadata.resource_version))
-    base = (pcs.metadata.uid, pcs.metadata.generation, scheduler, topology)
+    meta = (tuple(pcs.metadata.labels.items()), tuple(pcs.metadata.annotations.items()))
+    base = (pcs.metadata.uid, pcs.metadata.generation, meta, scheduler, topology)
     return lambda i: (base, tuple(sorted(by_replica.get(i, ()))))
 
 
@@ -122,21 +127,35 @@ def owned_clique_replicas(plan: CliquePlan, existing: PodClique) -> int:
     return want if applied != str(want) else existing.spec.replicas
 
 
-def clique_drifted(existing: PodClique, plan: CliquePlan, replicas: int,
-                   want_hash: str | None = None) -> bool:
-    """Whether a PodClique's spec or our labels differ from the plan (compared in place:
-    building a fresh PodClique per check would copy a pod template each time)."""
+def clique_drifted(pcs: PodCliqueSet, existing: PodClique, plan: CliquePlan,
+                   replicas: int) -> bool:
+    """Whether a PodClique's spec, labels or annotations differ from the plan (compared in
+    place: building a fresh PodClique per check would copy a pod template each time). Labels
+    and annotations compare whole, so a key removed from the template goes (Grove's)."""
     spec, want = existing.spec, plan.template.spec
     want_min = want.min_available if want.min_available is not None else want.replicas
+    m = existing.metadata
     return (spec.replicas != replicas or spec.min_available != want_min
-            or spec.pod_spec != want.pod_spec
+            or _pod_spec_drifted(pcs, spec.pod_spec, want.pod_spec)
             or (spec.starts_after or []) != [n for n, _ in plan.starts_after]
             or spec.auto_scaling_config != want.auto_scaling_config
             or spec.role_name != want.role_name
-            or existing.metadata.labels.get(L.LABEL_PODGANG) != plan.podgang
-            or existing.metadata.annotations.get(naming.ANNOTATION_TEMPLATE_REPLICAS)
-            != str(want.replicas)
-            or hash_drifted(existing, want_hash))
+            or m.labels != builders.podclique_labels(pcs, plan)
+            or m.annotations != builders.podclique_annotations(plan))
+
+
+def _pod_spec_drifted(pcs: PodCliqueSet, have: Any, template: Any) -> bool:
+    """The PodClique's pod spec against its template's, with the PodCliqueSet's
+    priorityClassName in it as build_podclique puts it there."""
+    want_class = template.priority_class_name
+    if want_class is None:
+        want_class = pcs.spec.template.priority_class_name or None
+    if have.priority_class_name != want_class:
+        return True
+    if want_class == template.priority_class_name:
+        return have != template
+    return have.model_copy(update={"priority_class_name": template.priority_class_name}) \
+        != template
 
 
 def hash_drifted(existing: PodClique, want_hash: str | None) -> bool:
@@ -302,11 +321,17 @@ class PodCliqueSetController:
             refs = {g.name: g.pod_references for g in existing.spec.pod_groups}
             for g in want.pod_groups:
                 g.pod_references = list(refs.get(g.name, ()))
-            if want != existing.spec:
+            labels, annotations = builders.podgang_metadata(pcs, plan, scheduler,
+                                                            topology_name, existing)
+            m = existing.metadata
+            if want != existing.spec or labels != m.labels or annotations != m.annotations:
                 updated = existing.copy_deep()
                 updated.spec = want
+                updated.metadata.labels, updated.metadata.annotations = labels, annotations
                 await client.update(updated, returning=False)
-                lifecycle_events.child_created(self.ctx.recorder, pcs, updated, updated=True)
+                if want != existing.spec:
+                    lifecycle_events.child_created(self.ctx.recorder, pcs, updated,
+                                                   updated=True)
             return True
         gang = builders.build_podgang(pcs, plan, scheduler, key_of, topology_name)
         if not await self.ctx.creates.create(client, gang):
@@ -328,13 +353,12 @@ class PodCliqueSetController:
         if existing.metadata.deletion_timestamp is not None:
             return
         replicas = owned_clique_replicas(plan, existing)
-        if clique_drifted(existing, plan, replicas,
-                          templatehash.clique_hash(pcs, plan.template.name)):
+        if clique_drifted(pcs, existing, plan, replicas):
             want = builders.build_podclique(pcs, plan, pcs, replicas)
             updated = existing.copy_deep()
             updated.spec = want.spec
-            updated.metadata.labels.update(want.metadata.labels)
-            updated.metadata.annotations.update(want.metadata.annotations)
+            updated.metadata.labels = want.metadata.labels
+            updated.metadata.annotations = want.metadata.annotations
             await client.update(updated, returning=False)
             lifecycle_events.child_created(self.ctx.recorder, pcs, updated, updated=True)
 
@@ -349,12 +373,13 @@ class PodCliqueSetController:
         if existing.metadata.deletion_timestamp is not None:
             return
         want.spec.replicas = owned_group_replicas(cfg, existing)
-        applied = want.metadata.annotations[naming.ANNOTATION_TEMPLATE_REPLICAS]
-        if want.spec != existing.spec or \
-                existing.metadata.annotations.get(naming.ANNOTATION_TEMPLATE_REPLICAS) != applied:
+        # Spec, labels and annotations whole, on every sync (Grove's buildResource).
+        m, wm = existing.metadata, want.metadata
+        if want.spec != existing.spec or m.labels != wm.labels or \
+                m.annotations != wm.annotations:
             updated = existing.copy_deep()
             updated.spec = want.spec
-            updated.metadata.annotations[naming.ANNOTATION_TEMPLATE_REPLICAS] = applied
+            updated.metadata.labels, updated.metadata.annotations = wm.labels, wm.annotations
             await client.update(updated, returning=False)
 
 

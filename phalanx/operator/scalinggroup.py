@@ -144,16 +144,17 @@ class ScalingGroupController:
                     clique = builders.build_podclique(pcs, plan, pcsg)
                     jobs.append(lambda clique=clique: create(clique))
                 elif current.metadata.deletion_timestamp is None and \
-                        clique_drifted(current, plan, owned_clique_replicas(plan, current), want_hash) \
+                        clique_drifted(pcs, current, plan, owned_clique_replicas(plan, current)) \
                         and (not auto_update or not hash_drifted(current, want_hash)):
                     # RollingRecreate replaces an outdated replica's PodCliques whole (see
-                    # rollingupdate_groups.py); OnDelete updates them in place, as Grove does.
+                    # rollingupdate_groups.py); OnDelete updates them in place, as Grove does
+                    # (labels and annotations whole, as the template has them).
                     want = builders.build_podclique(pcs, plan, pcsg,
                                                     owned_clique_replicas(plan, current))
                     updated = current.copy_deep()
                     updated.spec = want.spec
-                    updated.metadata.labels.update(want.metadata.labels)
-                    updated.metadata.annotations.update(want.metadata.annotations)
+                    updated.metadata.labels = want.metadata.labels
+                    updated.metadata.annotations = want.metadata.annotations
                     jobs.append(lambda updated=updated: update(updated))
 
         # Concurrently, as Grove's RunConcurrently: a group scaled up by 100 replicas made

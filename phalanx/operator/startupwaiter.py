@@ -115,7 +115,7 @@ def inject(spec: dict, pcs: str, deps: list[tuple[str, int]]) -> None:
 
 def dependencies_of(pod: Pod) -> list[tuple[str, int]]:
     """The parents a pod waits for: its grove-initc's arguments; for a pod without one, the
-    PodClique's `grove.io/starts-after` annotation the pod copied (same content)."""
+    PodClique's `phalanx.dev/starts-after` annotation the pod copied (same content)."""
     for c in pod.spec.init_containers or ():
         if c.name == INIT_CONTAINER_NAME:
             prefix = PODCLIQUES_FLAG + "="

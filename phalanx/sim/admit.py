@@ -3,7 +3,11 @@
 Every object is offered to the API server (and its admission: the operator's PodCliqueSet
 webhook, the built-in checks); every refusal is collected, so a user fixes all of them in
 one go rather than one per run. `validate` does only that, on a cluster with nodes but no
-controllers: `phalanx validate` and `phalanx run --dry-run`.
+controllers: `phalanx validate` and `phalanx run --dry-run`. It applies what `phalanx run`
+applies: the operator's admission as the run installs it (the topology rules when
+topology-aware scheduling is on, auto-MNNVL, the backends), and a Scenario's `apply` of an
+object that exists is an update (validated against the stored object, as the run's step
+does; a Scenario `delete` before it is done too, so a later `apply` creates again).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from phalanx.api import registry
 from phalanx.api.base import Resource
 from phalanx.api.config import OperatorConfiguration
 from phalanx.api.errors import ManifestError
-from phalanx.cluster.client import AlreadyExists, ApiError, Invalid
+from phalanx.cluster.client import AlreadyExists, ApiError, Invalid, NotFound
 from phalanx.cluster.memory import MemoryCluster
 
 from .workload import Workload
@@ -94,23 +98,58 @@ async def validate(workload: Workload, config: OperatorConfiguration,
     client = MemoryCluster()
     for node in nodes:
         await client.create(node)
-    # The operator's admission, with the backends the configuration enables (as it runs).
+    # The operator's admission, with the backends the configuration enables, installed as
+    # the run's OperatorManager installs it.
     cfg = default_operator_config(config.model_copy(deep=True))
     install_admission(client, BackendRegistry.from_config(cfg),
+                      topology_aware=cfg.topology_aware_scheduling.enabled,
                       auto_mnnvl=cfg.network.auto_mnnvl_enabled)
     admitted = await create_all(client, creation_order([*extra, *workload.objects]))
     for i, step in enumerate(workload.steps):
+        if step.delete is not None:
+            await _delete(client, step.delete)
         for j, data in enumerate(step.apply or ()):
             try:
                 obj = registry.from_dict(data)
             except ManifestError as e:
                 admitted.rejected.append(f"step {i + 1} apply[{j}]: {e}")
                 continue
-            try:
-                await client.create(obj.copy_deep())
-                admitted.accepted.append(f"{obj.kind} {obj.name} (at {step.at})")
-            except AlreadyExists:
-                admitted.accepted.append(f"{obj.kind} {obj.name} (at {step.at}, an update)")
-            except ApiError as e:
-                admitted.rejected.append(f"{obj.kind} {obj.name} (at {step.at}): {e.message}")
+            await _apply(client, obj, step.at, admitted)
     return admitted
+
+
+async def _apply(client: MemoryCluster, obj: Resource, at: str, admitted: Admitted) -> None:
+    """The run's `apply` step (sim/steps.py run_step): create, or replace what exists."""
+    try:
+        await client.create(obj.copy_deep())
+        admitted.accepted.append(f"{obj.kind} {obj.name} (at {at})")
+        return
+    except AlreadyExists:
+        pass
+    except ApiError as e:
+        admitted.rejected.append(f"{obj.kind} {obj.name} (at {at}): {e.message}")
+        return
+    new = obj.copy_deep()
+    ns = new.namespace or ("default" if type(new).NAMESPACED else None)
+    new.metadata.namespace = ns
+    try:
+        current = await client.get(type(new), new.name, ns)
+        new.metadata.resource_version = current.metadata.resource_version
+        new.metadata.uid = current.metadata.uid
+        await client.update(new)
+        admitted.accepted.append(f"{obj.kind} {obj.name} (at {at}, an update)")
+    except ApiError as e:
+        admitted.rejected.append(f"{obj.kind} {obj.name} (at {at}, an update): {e.message}")
+
+
+async def _delete(client: MemoryCluster, target: object) -> None:
+    """A Scenario `delete` step, so that a later `apply` of the object creates it again."""
+    try:
+        kind = registry.resolve(getattr(target, "kind", ""))
+    except LookupError:
+        return  # the run reports the step; nothing here depends on it
+    ns = (getattr(target, "namespace", None) or "default") if kind.NAMESPACED else None
+    try:
+        await client.delete(kind, getattr(target, "name", ""), ns)
+    except (NotFound, ApiError):
+        pass

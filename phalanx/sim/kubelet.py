@@ -17,7 +17,7 @@ What it does, as a kubelet would:
   PodClique has at least n Ready pods; only then does its start delay begin. What the
   waiter waits for and what counts as Ready come from phalanx.operator.startupwaiter, the
   same code the real init container runs (a pod without the init container may carry the
-  `grove.io/starts-after` annotation instead);
+  `phalanx.dev/starts-after` annotation instead);
 - pods on a node that is deleted, missing or NotReady are marked `Failed` (reason NodeLost);
 - `fail_pod` marks a pod Failed (containers terminated with an exit code), for tests and
   scenarios; a Failed pod is never restarted.

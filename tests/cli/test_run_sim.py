@@ -70,7 +70,7 @@ spec:
         roleName: w
         replicas: 4
         minAvailable: 2
-        autoScalingConfig: {minReplicas: 1, maxReplicas: 8}
+        autoScalingConfig: {minReplicas: 2, maxReplicas: 8}
         podSpec:
           schedulerName: phalanx-scheduler
           containers:

@@ -1,5 +1,8 @@
-"""autoscaling/v2 metric validation, ported from kube 1.36's
-pkg/apis/autoscaling/validation/validation_test.go against `metric_errors`: every metric row
+"""autoscaling/v2 HPA validation, ported from kube 1.36's
+pkg/apis/autoscaling/validation/validation_test.go: the replica bounds against
+`spec_bound_errors` (the minReplicas/maxReplicas rows of TestValidateHorizontalPodAutoscaler,
+TestValidateHorizontalPodAutoscalerScaleToZeroDisabled and ...ScaleToZeroUpdateDisabled, at
+the end of this file), and metrics against `metric_errors`: every metric row
 of TestValidateHorizontalPodAutoscaler (the valid HPAs' metrics, the error rows about
 `metrics`, and its loop giving each source spec the three other source types), plus the
 metric half of TestValidateHorizontalPodAutoscalerUpdateInvalidHPA (a describedObject whose
@@ -15,12 +18,11 @@ kube checks only the first error; the order of ours is not checked. A missing `k
 required. One row is a strict xfail, its reason naming the difference: a bad container
 resource name is worded otherwise (one error where kube gives two).
 
-Not ported, as they are not about metrics: the scaleTargetRef rows (kind, name, apiVersion
-required/invalid), the minReplicas/maxReplicas rows and the valid HPA without metrics of
-TestValidateHorizontalPodAutoscaler, and TestValidateScale, TestValidateBehavior, the
-ScaleToZero, ConfigurableTolerance and the other UpdateInvalidHPA tests (minReplicas,
-behavior, update ratcheting of an unchanged invalid apiVersion, which needs an old object
-that `metric_errors` does not take).
+Not ported: the scaleTargetRef rows (kind, name, apiVersion required/invalid; the operator
+writes the reference), TestValidateScale, TestValidateBehavior, the ScaleToZeroEnabled tests
+(the HPAScaleToZero feature gate, alpha and off by default, is not modelled),
+ConfigurableTolerance and the other UpdateInvalidHPA tests (behavior, update ratcheting of an
+unchanged invalid apiVersion, which needs an old object that `metric_errors` does not take).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from typing import Any
 
 import pytest
 
-from phalanx.cluster.hpavalidation import metric_errors
+from phalanx.cluster.hpavalidation import metric_errors, spec_bound_errors
 
 PATH = "spec.metrics[0]"
 SELECTOR = {"matchLabels": {"label": "value"}}  # metav1.ParseToLabelSelector("label=value")
@@ -250,3 +252,40 @@ def test_source_of_another_type(metric, field):
     assert any(p == f"{PATH}.{field}"
                and "must populate information for the given metric source" in m
                for p, m in errs), errs
+
+
+# --- replica bounds (validateHorizontalPodAutoscalerSpec) -----------------------------------
+# (minReplicas, maxReplicas, the stored HPA's minReplicas on update or None on create,
+# kube's expected text or None when valid, the field it is at).
+BOUND_ROWS = [
+    # TestValidateHorizontalPodAutoscaler: every valid HPA has minReplicas 1, maxReplicas 5.
+    pytest.param(1, 5, None, None, None, id="valid HPA: minReplicas 1, maxReplicas 5"),
+    pytest.param(-1, 5, None, "must be greater than or equal to 1", "spec.minReplicas",
+                 id="minReplicas -1: must be greater than or equal to 1"),
+    pytest.param(7, 5, None, "must be greater than or equal to `minReplicas`",
+                 "spec.maxReplicas", id="minReplicas 7, maxReplicas 5"),
+    # TestValidateHorizontalPodAutoscalerScaleToZeroDisabled.
+    pytest.param(0, 5, None, "must be greater than or equal to 1", "spec.minReplicas",
+                 id="scale to zero disabled: minReplicas 0 refused"),
+    # TestValidateHorizontalPodAutoscalerScaleToZeroUpdateDisabled: to 0 refused, from 0 not.
+    pytest.param(0, 5, 1, "must be greater than or equal to 1", "spec.minReplicas",
+                 id="scale to zero update disabled: 1 -> 0 refused"),
+    pytest.param(1, 5, 0, None, None, id="scale to zero update disabled: 0 -> 1 accepted"),
+    # The registry's ratchet (validationOptionsForHorizontalPodAutoscaler): an HPA stored
+    # with minReplicas 0 keeps it.
+    pytest.param(0, 5, 0, None, None, id="stored minReplicas 0 kept"),
+    # validateHorizontalPodAutoscalerSpec's maxReplicas checks (no kube row of their own).
+    pytest.param(None, 0, None, "Required value: must be set and greater than 0",
+                 "spec.maxReplicas", id="maxReplicas 0"),
+    pytest.param(None, -1, None, "must be greater than or equal to 1", "spec.maxReplicas",
+                 id="maxReplicas -1"),
+]
+
+
+@pytest.mark.parametrize("min_replicas,max_replicas,old_min,msg,field", BOUND_ROWS)
+def test_replica_bounds(min_replicas, max_replicas, old_min, msg, field):
+    errs = spec_bound_errors(min_replicas, max_replicas, old_min)
+    if msg is None:
+        assert errs == []
+    else:
+        assert any(p == field and msg in m for p, m in errs), errs

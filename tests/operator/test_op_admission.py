@@ -68,7 +68,9 @@ def test_defaults() -> None:
         (make_pcs("x", [("Wrong", 1)]), "spec.template.cliques[0].name", "must be a DNS label"),
         (make_pcs("x" * 40, [("clique-name", 1)]), "spec.template.cliques[0].name",
          "at most 45 are allowed"),
-        (make_pcs("x", [("a", 0)]), "spec.template.cliques[0].spec.replicas", "must be >= 1"),
+        # Grove's defaulting makes replicas 0 a 1 but minAvailable the 0 written (C5).
+        (make_pcs("x", [("a", 0)]), "spec.template.cliques[0].spec.minAvailable",
+         "must be >= 1, got 0 (it defaults to the clique's replicas as written"),
         (make_pcs("x", [("a", 1)], termination_delay="0s"),
          "spec.template.terminationDelay", "positive"),
     ],
@@ -97,16 +99,20 @@ def test_negative_replicas() -> None:
 
 
 def test_immutable_fields_on_update() -> None:
+    """More rows, Grove's: test_op_admission_update.py."""
     old = default_podcliqueset(make_pcs("x", [("a", 1), ("b", 1)],
                                         groups=[("g", ["b"], 1, 1)]))
     new = old.model_copy(deep=True)
-    new.spec.template.cliques.reverse()
-    assert "cannot be added, removed, renamed or reordered" in \
+    new.spec.template.cliques.append(new.spec.template.cliques[0].model_copy(
+        update={"name": "c"}, deep=True))
+    new.spec.template.cliques[2].spec.role_name = "c"
+    assert "not allowed to change clique composition" in \
         errors(new, old)["spec.template.cliques"]
     new = old.model_copy(deep=True)
     new.spec.template.pod_clique_scaling_groups[0].min_available = 2
     new.spec.template.pod_clique_scaling_groups[0].replicas = 2
-    assert "spec.template.podCliqueScalingGroups" in errors(new, old)
+    assert "field is immutable" in \
+        errors(new, old)["spec.template.podCliqueScalingGroups[0].minAvailable"]
     new = old.model_copy(deep=True)
     new.spec.replicas = 5
     new.spec.template.cliques[0].spec.replicas = 4
@@ -227,3 +233,39 @@ def test_admission_does_not_keep_a_cluster_alive() -> None:
     del cluster
     gc.collect()
     assert gone() is None
+
+
+def test_a_replicas_zero_clique_with_min_available_is_defaulted_to_one() -> None:
+    """Grove's defaulting webhook (C5): replicas 0 becomes 1; an explicit minAvailable 1
+    then fits, so the PodCliqueSet is admitted."""
+    pcs = default_podcliqueset(make_pcs("x", [("a", 0, 1)]))
+    assert (pcs.spec.template.cliques[0].spec.replicas,
+            pcs.spec.template.cliques[0].spec.min_available) == (1, 1)
+    assert validate_podcliqueset(pcs) == []
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("nodeName", "node-001"),
+    ("topologySpreadConstraints", [{"maxSkew": 1, "topologyKey": "kubernetes.io/hostname",
+                                    "whenUnsatisfiable": "DoNotSchedule"}]),
+])
+def test_pod_spec_fields_the_operator_owns_are_refused_on_create(field: str, value) -> None:
+    """Grove's validatePodSpec on create: `must not be set` (B3). An update may keep them
+    (Grove checks create only); a nodeName an update adds is refused as well, as its pods
+    could never be created (test_op_admission_update.py)."""
+    data = make_pcs("x", [("a", 1)]).to_dict()
+    data["spec"]["template"]["cliques"][0]["spec"]["podSpec"][field] = value
+    pcs = from_dict(data)
+    at = f"spec.template.cliques[0].spec.podSpec.{field}"
+    errs = errors(pcs)  # type: ignore[arg-type]
+    assert list(errs) == [at] and errs[at].endswith(": must not be set"), errs
+    stored = default_podcliqueset(pcs)  # type: ignore[arg-type]
+    assert validate_podcliqueset(stored, stored) == []  # kept on update
+
+
+def test_duplicate_starts_after_entries_are_refused() -> None:
+    """Grove's sliceMustHaveUniqueElements on startsAfter (B5): Duplicate."""
+    pcs = make_pcs("x", [("a", 1), ("b", 1)], startup="CliqueStartupTypeExplicit",
+                   starts_after={"b": ["a", "a"]})
+    assert errors(pcs) == {"spec.template.cliques[1].spec.startsAfter[1]":
+                           'Duplicate value: "a"'}

@@ -10,8 +10,9 @@ import pytest
 from op_harness import NS, Binder, Env, gated, make_pcs, run
 
 from phalanx.api import labels as L
+from phalanx.api.base import ObjectMeta
 from phalanx.api.config import OperatorConfiguration, SchedulerConfiguration, SchedulerProfile
-from phalanx.api.core import Event, Pod
+from phalanx.api.core import Event, Pod, PriorityClass
 from phalanx.api.grove import PodCliqueSet, PodGang
 from phalanx.api.queue import unlimited_queue
 from phalanx.backends import known_backends
@@ -109,13 +110,15 @@ def test_sync_per_generation_and_delete_before_finalizer_goes() -> None:
         gens = [g for n, g in backend.syncs if n == "gen-0"]
         gang = (await env.gangs())["gen-0"]
         assert gens[-1] == gang.metadata.generation and len(gens) == len(set(gens))
-        # A spec change (minAvailable -> the group's minReplicas) is synced again.
+        # A spec change (priorityClassName -> the PodGang's; minAvailable is immutable) is
+        # synced again.
+        await env.cluster.create(PriorityClass(metadata=ObjectMeta(name="high"), value=10))
         pcs = await env.pcs("gen")
-        pcs.spec.template.cliques[0].spec.min_available = 2
+        pcs.spec.template.priority_class_name = "high"
         await env.cluster.update(pcs)
         await env.settle()
         gang = (await env.gangs())["gen-0"]
-        assert gang.group("gen-0-a").min_replicas == 2
+        assert gang.spec.priority_class_name == "high"
         assert backend.syncs[-1] == ("gen-0", gang.metadata.generation)
         # The finalizer comes back if someone strips it.
         await env.cluster.patch(PodGang, "gen-0", {"metadata": {"finalizers": None}}, NS)

@@ -1,6 +1,6 @@
 """Startup order: AnyOrder, InOrder and Explicit (startsAfter), enforced by the pods'
 grove-initc init container (test_op_startup_waiter.py), which the simulated kubelet honours;
-the `grove.io/starts-after` annotation carries the same list."""
+the `phalanx.dev/starts-after` annotation carries the same list."""
 
 from __future__ import annotations
 

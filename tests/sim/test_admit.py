@@ -54,3 +54,65 @@ def test_validate_admits_without_running(tmp_path: Path) -> None:
     assert admitted.accepted == ["PodCliqueSet ok"]
     assert [r.split(":")[0] for r in admitted.rejected] == ["PodCliqueSet on-kai",
                                                             "PodCliqueSet on-volcano"]
+
+
+def _validate(tmp_path: Path, text: str, config: dict | None = None):  # type: ignore[no-untyped-def]
+    f = tmp_path / "w.yaml"
+    f.write_text(text)
+    return run_virtual(validate(load_workload([f]), load_operator_config(config or CONFIG),
+                                build_nodes(default_cluster_spec()), []))
+
+
+CONSTRAINED = pcs("tc").replace(
+    "    cliques:\n", "    topologyConstraint: {topologyName: zzz, pack: {required: rack}}\n"
+                     "    cliques:\n")
+
+
+@pytest.mark.parametrize(("enabled", "says"), [
+    (True, "ClusterTopologyBinding 'zzz' not found"),
+    (False, "topology constraints are not allowed when Topology Aware Scheduling is disabled"),
+])
+def test_validate_applies_the_topology_rules_the_run_applies(tmp_path: Path, enabled: bool,
+                                                             says: str) -> None:
+    """B6: the operator's admission as `phalanx run` installs it, topology rules included."""
+    config = {**CONFIG, "topologyAwareScheduling": {"enabled": enabled}}
+    admitted = _validate(tmp_path, CONSTRAINED, config)
+    assert admitted.accepted == []
+    [rejected] = admitted.rejected
+    assert rejected.startswith("PodCliqueSet tc:") and says in rejected, rejected
+
+
+SCENARIO = """\
+---
+apiVersion: sim.phalanx.dev/v1alpha1
+kind: Scenario
+metadata: {name: s}
+spec:
+  steps:
+"""
+
+
+def _step(at: str, doc: str) -> str:
+    body = "\n".join("      " + line for line in doc.strip().splitlines())
+    return f"  - at: {at}\n    apply:\n" + body.replace("      apiVersion", "    - apiVersion",
+                                                         1) + "\n"
+
+
+def test_validate_checks_a_scenario_apply_of_an_existing_object_as_an_update(
+        tmp_path: Path) -> None:
+    """B6: an `apply` of an object that exists replaces it, as the run's step does: the
+    update rules apply (here: minAvailable is immutable, and replicas 4 -> 6 without it
+    re-defaults it to 6). A `delete` step before an `apply` makes it a create again."""
+    bigger = pcs("job", pods=6)
+    text = pcs("job") + SCENARIO + _step("1m", bigger) + _step("2m", pcs("job", replicas=2))
+    admitted = _validate(tmp_path, text)
+    assert admitted.accepted == ["PodCliqueSet job", "PodCliqueSet job (at 2m, an update)"]
+    [rejected] = admitted.rejected
+    assert rejected.startswith("PodCliqueSet job (at 1m, an update): ")
+    assert "spec.template.cliques[0].spec.minAvailable: Invalid value: 6: field is immutable" \
+        in rejected
+    deleted = SCENARIO + "  - at: 1m\n    delete: {kind: PodCliqueSet, name: job}\n"
+    admitted = _validate(tmp_path, pcs("job") + deleted + _step("2m", bigger).replace(
+        "  - at: 2m", "  - at: 2m", 1))
+    assert admitted.rejected == []
+    assert admitted.accepted == ["PodCliqueSet job", "PodCliqueSet job (at 2m)"]
