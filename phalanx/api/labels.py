@@ -73,8 +73,33 @@ FINALIZER_PODGROUP_PROTECTION = "scheduling.k8s.io/podgroup-protection"
 
 # --- KAI scheduler (scheduling.run.ai) ----------------------------------------------------
 
-# On the PodCliqueSet (label): the KAI queue its PodGroups are submitted to.
+# On the PodCliqueSet or a clique template (label): the KAI queue its PodGroups are submitted
+# to. KAI's grove grouper takes the PodGang's (Grove mirrors the PodCliqueSet's labels onto
+# it) before the pod's.
 LABEL_KAI_QUEUE = "kai.scheduler/queue"
+# The queue fallback of KAI's default grouper when no queue label is set:
+# `<project>[-<node-pool>]` (the node pool from the pod's label).
+LABEL_KAI_PROJECT = "project"
+# `preemptible` / `non-preemptible`: the PodGroup's spec.preemptibility (else the priority
+# decides: below 100 preemptible).
+LABEL_KAI_PREEMPTIBILITY = "kai.scheduler/preemptibility"
+KAI_PREEMPTIBILITY_VALUES = ("preemptible", "non-preemptible")
+# KAI's grouper: a label naming the PodGroup's priorityClassName (over the PodGang's).
+LABEL_KAI_PRIORITY_CLASS = "priorityClassName"
+# KAI's scheduling shards: a PodGroup with this label is scheduled only by the shard of that
+# node pool (the default shard lists PodGroups without it).
+LABEL_KAI_NODE_POOL = "kai.scheduler/node-pool"
+# On the PodCliqueSet (annotations): the PodGroup's topologyConstraint when the PodGang has no
+# pack constraint (a KAI Topology name, and node-label keys as levels).
+ANNOTATION_KAI_TOPOLOGY = "kai.scheduler/topology"
+ANNOTATION_KAI_TOPOLOGY_REQUIRED = "kai.scheduler/topology-required-placement"
+ANNOTATION_KAI_TOPOLOGY_PREFERRED = "kai.scheduler/topology-preferred-placement"
+# On a pod (annotations): KAI GPU sharing, a fraction of one GPU or GPU memory in MiB (with
+# the number of devices and the container they apply to).
+ANNOTATION_KAI_GPU_FRACTION = "gpu-fraction"
+ANNOTATION_KAI_GPU_MEMORY = "gpu-memory"
+KAI_GPU_SHARING_ANNOTATIONS = (ANNOTATION_KAI_GPU_FRACTION, ANNOTATION_KAI_GPU_MEMORY,
+                               "gpu-fraction-num-devices", "gpu-fraction-container-name")
 # On a pod (annotation): the KAI PodGroup it belongs to.
 ANNOTATION_KAI_POD_GROUP = "pod-group-name"
 # On a pod (label): the PodGroup subGroup it belongs to.
@@ -86,8 +111,15 @@ LABEL_KAI_SUBGROUP = "kai.scheduler/subgroup-name"
 ANNOTATION_VOLCANO_GROUP_NAME = "scheduling.k8s.io/group-name"
 # On a pod (annotation): the task (PodGroup minTaskMember key) it belongs to.
 ANNOTATION_VOLCANO_TASK_SPEC = "volcano.sh/task-spec"
-# On a PodCliqueSet (annotation/label): the Volcano queue.
+# On a pod (annotation): the Volcano queue, as Volcano's PodGroup controller reads it
+# (scheduling.volcano.sh/queue-name); on a clique template, or the PodCliqueSet.
+ANNOTATION_VOLCANO_QUEUE = "scheduling.volcano.sh/queue-name"
+# On a PodCliqueSet or clique template (label only): the Volcano queue, Phalanx's earlier key
+# (Volcano's own use of it is the Volcano Job label); read after the annotation.
 LABEL_VOLCANO_QUEUE = "volcano.sh/queue-name"
+# On a pod (annotation, else label): "false" keeps Volcano from evicting it (any value
+# strconv.ParseBool does not read counts as false, as in Volcano).
+VOLCANO_PREEMPTABLE = "volcano.sh/preemptable"
 
 # --- Koordinator / scheduler-plugins coscheduling -----------------------------------------
 

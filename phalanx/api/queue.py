@@ -27,7 +27,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic import Field, StrictFloat
+from pydantic import Field, StrictFloat, StrictInt
 
 from . import registry as _registry
 from .base import KubeModel, Resource, _is_empty
@@ -44,6 +44,8 @@ UNITS = {"cpu": "millicores", "memory": "megabytes", "gpu": "GPUs"}
 # A JSON number: the CRD's `type: number` refuses strings ("8") where pydantic would coerce
 # them (strict floats still take integers).
 Number = StrictFloat
+# A JSON integer: the CRD's `type: integer` refuses "5", true and 5.5 alike.
+Integer = StrictInt
 
 
 class QueueResource(KubeModel):
@@ -75,7 +77,7 @@ class QueueSpec(KubeModel):
     display_name: str | None = None
     parent_queue: str | None = None
     preempt_min_runtime: str | None = None
-    priority: int | None = None
+    priority: Integer | None = None
     reclaim_min_runtime: str | None = None
     resources: QueueResources | None = None
 

@@ -29,7 +29,20 @@ class Capability(StrEnum):
     GANG = "GangScheduling"
     TOPOLOGY = "TopologyAwarePlacement"
     GANG_PREEMPTION = "GangPreemption"
-    QUEUES = "Queues"
+    # A KAI queue (the kai.scheduler/queue label): kai-scheduler, and phalanx-scheduler, which
+    # reads KAI's Queue natively.
+    KAI_QUEUES = "KAIQueues"
+    # A Volcano queue (scheduling.volcano.sh/queue-name annotation, volcano.sh/queue-name label).
+    VOLCANO_QUEUES = "VolcanoQueues"
+    # KAI's explicit preemptibility (the kai.scheduler/preemptibility label).
+    KAI_PREEMPTIBILITY = "KAIPreemptibility"
+    # Volcano's volcano.sh/preemptable: a pod Volcano does not evict.
+    VOLCANO_PREEMPTABLE = "VolcanoPreemptable"
+    # KAI's GPU sharing (gpu-fraction, gpu-memory pod annotations): a share of a GPU.
+    KAI_GPU_SHARING = "KAIGPUSharing"
+    # The rest of what KAI's pod grouper reads from a workload into its PodGroup: the
+    # kai.scheduler/topology* annotations and the kai.scheduler/node-pool label (shards).
+    KAI_PODGROUP_METADATA = "KAIPodGroupMetadata"
     SUBGROUPS = "HierarchicalSubGroups"
     # Each group of a multi-group gang keeps its own minimum (a PodGang group's
     # minReplicas), rather than one count for the whole gang.

@@ -10,10 +10,13 @@ What counts as a request:
   a scheduler that ignores it still honours the spec, so it is never rejected, only reported.
 - `HierarchicalSubGroups`: a pack constraint on a scaling group, which constrains a strict
   subset of a PodGang's groups (one scaling-group replica) and so needs nested sub-groups.
-- `Queues`: a queue label (`kai.scheduler/queue`, `volcano.sh/queue-name`) on the PodCliqueSet.
-  Best-effort too: a queue orders and accounts gangs, but a scheduler without queues still
-  places the gang exactly as specified (and a label left over from another scheduler should
-  not block a migration).
+- the scheduler hints of `hints.py`: a KAI queue (`kai.scheduler/queue`) is `KAIQueues`, a
+  Volcano queue (`scheduling.volcano.sh/queue-name`, `volcano.sh/queue-name`) `VolcanoQueues`:
+  each scheduler reads only its own, so the other's is reported as ignored; likewise KAI's
+  preemptibility, GPU sharing and PodGroup metadata, and Volcano's preemptable. Best-effort
+  (a queue orders and accounts gangs, but a scheduler without it still places the gang as
+  specified, and a label left over from another scheduler should not block a migration),
+  except KAI's GPU sharing.
 - `PerGroupMinimums`: a clique of a multi-group PodGang that may have more pods than its
   minAvailable (minAvailable < replicas, or an autoscaler allowed above it), so only a
   per-group minimum keeps the gang from starting with the wrong mix. Asked only by backends
@@ -35,15 +38,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from phalanx.api import labels, podfields
+from phalanx.api import podfields
 
+from . import hints
 from .base import Capability, ValidationIssue
 
 if TYPE_CHECKING:
     from phalanx.api.grove import PodCliqueSet, TopologyConstraint
-
-# Queue labels a PodCliqueSet may carry, in the order backends look them up.
-QUEUE_LABELS = (labels.LABEL_KAI_QUEUE, labels.LABEL_VOLCANO_QUEUE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,14 +106,7 @@ def requested_features(pcs: PodCliqueSet) -> list[FeatureUse]:
         )
     for field, use in pod_template_uses(pcs, (podfields.DYNAMIC_RESOURCES,)):
         uses.append(FeatureUse(Capability.DYNAMIC_RESOURCES, field, "resource claims"))
-    for key in QUEUE_LABELS:
-        places = [(f"spec.template.cliques[{i}].labels[{key}]", (c.labels or {}).get(key))
-                  for i, c in enumerate(t.cliques)]
-        places.append((f"metadata.labels[{key}]", pcs.metadata.labels.get(key)))
-        field, value = next(((f, v) for f, v in places if v), ("", None))
-        if value:
-            uses.append(FeatureUse(Capability.QUEUES, field, f"queue {value!r}", best_effort=True))
-    return uses
+    return uses + hints.hint_uses(pcs)
 
 
 def pod_template_uses(
@@ -182,25 +176,6 @@ def capability_issues(
             )
         )
     return issues
-
-
-def pcs_queue(pcs: PodCliqueSet, *keys: str, cliques: Iterable[str] | None = None) -> str | None:
-    """The queue a PodCliqueSet's pods ask for: the first non-empty label among `keys`
-    (default: every known queue label) on its clique templates -- only those named in
-    `cliques`, when given -- where Grove's workloads put it (the pods carry it), else on the
-    PodCliqueSet itself."""
-    wanted = None if cliques is None else set(cliques)
-    templates = [c for c in pcs.spec.template.cliques if wanted is None or c.name in wanted]
-    for key in keys or QUEUE_LABELS:
-        for c in templates:
-            value = (c.labels or {}).get(key)
-            if value:
-                return value
-    for key in keys or QUEUE_LABELS:
-        value = pcs.metadata.labels.get(key)
-        if value:
-            return value
-    return None
 
 
 def base_podgang_group_count(pcs: PodCliqueSet) -> int:

@@ -2,13 +2,16 @@
 
 One `scheduling.run.ai/v2alpha2` PodGroup per PodGang, named like the PodGang and owned by it:
 
+    metadata.labels: <the PodCliqueSet's, kai.scheduler/node-pool of the pods>  # shards
     spec:
       minMember: <sum of the groups' minReplicas>
-      queue: <kai.scheduler/queue label of the PodGang, else of its clique templates (where
-              Grove's workloads put it), else of its PodCliqueSet; else defaultQueue>
-      priorityClassName: <PodGang priorityClassName>
+      queue: <kai.scheduler/queue label of the PodGang, else of its PodCliqueSet, else of its
+              clique templates; else `project`[-<node pool>]; else defaultQueue>
+      priorityClassName: <priorityClassName label, else the PodGang's priorityClassName>
+      preemptibility: <kai.scheduler/preemptibility label>
       topologyConstraint: {topology: <ClusterTopology name>, requiredTopologyLevel: <key>,
                            preferredTopologyLevel: <key>}          # PodGang-level pack
+                          # (levels it leaves unset: kai.scheduler/topology* annotations)
       subGroups:
       - {name: <scaling-group replica config>, topologyConstraint}  # topologyConstraintGroupConfigs
       - {name: <PodGang group>, minMember: <minReplicas>, parent?, topologyConstraint?}
@@ -19,11 +22,17 @@ exists, with topology-aware scheduling on (`sync_cluster_topology`), and again w
 packs into it. KAI's levels are immutable, so a changed ClusterTopology replaces the Topology
 (deleted and created again). The PodGroup's `topologyConstraint.topology` names it.
 
-Pods get `schedulerName: kai-scheduler`, the `pod-group-name` annotation and the
-`kai.scheduler/subgroup-name` label. Only the fields above are written on update; what KAI
-or an admin set elsewhere on the PodGroup (preemptibility, markUnschedulable, status...) is
-kept. KAI supports every feature a PodCliqueSet can ask for; it needs a queue, so a
-PodCliqueSet without one is rejected unless the profile sets `defaultQueue`.
+The labels and annotations are resolved as KAI's grove grouper resolves them
+(`kai_metadata.py`). Pods get `schedulerName: kai-scheduler`, the `pod-group-name` annotation
+and the `kai.scheduler/subgroup-name` label, and, when a `priorityClassName` label sets the
+PodGroup's class, that class too: KAI schedules the gang with the PodGroup's priority, so the
+pods' own (kubelet eviction; phalanx-scheduler standing in for kai-scheduler) is the same.
+Only the fields above are written on update; preemptibility only when the label sets it, so an
+admin's is kept, as is whatever KAI or an admin set elsewhere (markUnschedulable, status...).
+KAI supports every feature a PodCliqueSet can ask for except Volcano's keys, which are
+reported as ignored. It needs a queue, so a PodCliqueSet without a queue or `project` label is
+rejected unless the profile sets `defaultQueue`. An invalid `kai.scheduler/preemptibility` is
+refused (KAI's grouper fails on it).
 """
 
 from __future__ import annotations
@@ -40,7 +49,7 @@ from phalanx.api.kai_topology import KaiTopology, KaiTopologyLevel, KaiTopologyS
 from phalanx.api.scheduling import KaiPodGroup, KaiPodGroupSpec, KaiSubGroup, KaiTopologyConstraint
 from phalanx.cluster.client import NotFound
 
-from . import features, topology
+from . import features, hints, topology
 from .base import (
     OWNED_OBJECT_VERBS,
     BackendConfig,
@@ -50,6 +59,13 @@ from .base import (
     ValidationIssue,
     register_backend,
 )
+from .kai_metadata import (
+    PROJECT,
+    KaiMetadata,
+    kai_override_issues,
+    podgroup_metadata,
+    top_level_levels,
+)
 from .objects import (
     ConfiguredBackend,
     ensure,
@@ -58,7 +74,7 @@ from .objects import (
     merge_spec_fields,
     never_synced,
     owned_meta,
-    podgang_queue,
+    owning_podcliqueset,
     recreate_on_spec_change,
     required_pod_labels,
     served,
@@ -74,9 +90,19 @@ _TOPOLOGY_NOT_SERVED = (f"{KaiTopology.API_VERSION} {KaiTopology.KIND} is not se
                         "cannot be written")
 
 # The PodGroup fields this backend owns; everything else on the object is left alone.
-_merge_managed = merge_spec_fields(
+_merge_fields = merge_spec_fields(
     "min_member", "queue", "priority_class_name", "topology_constraint", "sub_groups"
 )
+
+
+def _merge_managed(existing: KaiPodGroup, desired: KaiPodGroup) -> bool:
+    """The owned fields, and preemptibility when the label sets it (else an admin's stays)."""
+    changed = _merge_fields(existing, desired)
+    wanted = desired.spec.preemptibility
+    if wanted is not None and existing.spec.preemptibility != wanted:
+        existing.spec.preemptibility = wanted
+        changed = True
+    return changed
 
 
 class KaiBackendConfig(BackendConfig):
@@ -98,8 +124,25 @@ def _kai_constraint(
     return KaiTopologyConstraint.model_validate(encoded) if encoded else None
 
 
-def kai_podgroup(podgang: PodGang, queue: str | None, topology_name: str | None) -> KaiPodGroup:
-    """The KAI PodGroup for `podgang` (pure: unit-tested field by field)."""
+def _top_constraint(podgang: PodGang, meta: KaiMetadata, topology_name: str | None
+                    ) -> KaiTopologyConstraint | None:
+    """The PodGang's pack constraint; the levels it leaves unset from the annotations (then
+    the Topology is the annotation's when the PodGang names none)."""
+    required, preferred, from_annotations = top_level_levels(
+        *topology.pack_keys(podgang.spec.topology_constraint), meta)
+    name = topology_name
+    if from_annotations and not name:
+        name = meta.topology.get(labels.ANNOTATION_KAI_TOPOLOGY)
+    encoded = topology.kai_topology_constraint(name, required, preferred)
+    return KaiTopologyConstraint.model_validate(encoded) if encoded else None
+
+
+def kai_podgroup(podgang: PodGang, meta: KaiMetadata | str | None,
+                 topology_name: str | None) -> KaiPodGroup:
+    """The KAI PodGroup for `podgang` (pure: unit-tested field by field). `meta`: what the
+    workload's metadata asks for (kai_metadata.py); a bare queue name, or None, asks only that."""
+    if not isinstance(meta, KaiMetadata):
+        meta = KaiMetadata(queue=meta)
     spec = podgang.spec
     parent_of: dict[str, str] = {}
     sub_groups: list[KaiSubGroup] = []
@@ -123,13 +166,16 @@ def kai_podgroup(podgang: PodGang, queue: str | None, topology_name: str | None)
                 topology_constraint=_kai_constraint(g.topology_constraint, topology_name),
             )
         )
+    metadata = owned_meta(podgang, podgang.name)
+    metadata.labels = {**meta.labels, **metadata.labels}  # the operator's own win
     return KaiPodGroup(
-        metadata=owned_meta(podgang, podgang.name),
+        metadata=metadata,
         spec=KaiPodGroupSpec(
             min_member=podgang.min_member() or None,
-            queue=queue,
-            priority_class_name=spec.priority_class_name,
-            topology_constraint=_kai_constraint(spec.topology_constraint, topology_name),
+            queue=meta.queue,
+            priority_class_name=meta.priority_class_name or spec.priority_class_name,
+            preemptibility=meta.preemptibility,  # type: ignore[arg-type]
+            topology_constraint=_top_constraint(podgang, meta, topology_name),
             sub_groups=sub_groups or None,
         ),
     )
@@ -157,7 +203,9 @@ def _has_constraints(podgang: PodGang) -> bool:
 class KaiBackend(ConfiguredBackend[KaiBackendConfig]):
     name: ClassVar[str] = "kai-scheduler"
     scheduler_name: ClassVar[str] = labels.SCHEDULER_KAI
-    capabilities: frozenset[Capability] = frozenset(Capability)
+    # Everything but Volcano's own keys (its queue and preemptable), which KAI does not read.
+    capabilities: frozenset[Capability] = frozenset(Capability) - {
+        Capability.VOLCANO_QUEUES, Capability.VOLCANO_PREEMPTABLE}
     _topology_served: bool | None = None
 
     def __init__(self, config: KaiBackendConfig) -> None:
@@ -196,9 +244,9 @@ class KaiBackend(ConfiguredBackend[KaiBackendConfig]):
 
     async def sync_podgang(self, podgang: PodGang) -> None:
         client = self.client
-        queue = await podgang_queue(client, podgang, labels.LABEL_KAI_QUEUE, self.cache) \
-            or self.config.default_queue
-        if queue is None:
+        pcs = await owning_podcliqueset(client, podgang, self.cache)
+        meta = podgroup_metadata(podgang, pcs, self.config.default_queue)
+        if meta.queue is None:
             log.warning("PodGang %s has no KAI queue; KAI will not schedule it", podgang.key)
         topology_name = None
         if _has_constraints(podgang):
@@ -208,7 +256,7 @@ class KaiBackend(ConfiguredBackend[KaiBackendConfig]):
             else:
                 topology_name = levels.name
                 await self._ensure_topology(levels)
-        await ensure_new(client, kai_podgroup(podgang, queue, topology_name), _merge_managed,
+        await ensure_new(client, kai_podgroup(podgang, meta, topology_name), _merge_managed,
                          new=never_synced(podgang))
 
     async def sync_cluster_topology(self, ct: ClusterTopology) -> None:
@@ -225,21 +273,29 @@ class KaiBackend(ConfiguredBackend[KaiBackendConfig]):
         group = pod.metadata.labels.get(labels.LABEL_PODCLIQUE)
         if group:
             pod.metadata.labels[labels.LABEL_KAI_SUBGROUP] = group
+        pcs = hints.cached_podcliqueset(self.cache, pod)
+        cls = pcs.metadata.labels.get(labels.LABEL_KAI_PRIORITY_CLASS) if pcs else None
+        if cls and pod.spec.priority_class_name != cls:
+            pod.spec.priority_class_name = cls  # the PodGroup's: the API server resolves it
+            pod.spec.priority = None
 
     def validate_podcliqueset(self, pcs: PodCliqueSet) -> list[ValidationIssue]:
         issues = features.capability_issues(pcs, self.capabilities, self.name)
-        if not features.pcs_queue(pcs, labels.LABEL_KAI_QUEUE) and not self.config.default_queue:
+        issues += hints.preemptibility_errors(pcs)
+        if not hints.first(pcs, hints.KAI_QUEUE) and not hints.first(pcs, PROJECT) \
+                and not self.config.default_queue:
             issues.append(
                 ValidationIssue(
                     field=f"metadata.labels[{labels.LABEL_KAI_QUEUE}]",
                     message=(
                         "kai-scheduler schedules only pods of a queue: set this label on the "
                         "PodCliqueSet or on its clique templates (spec.template.cliques[]."
-                        "labels), or defaultQueue in the kai-scheduler profile config"
+                        "labels), a `project` label (KAI's fallback), or defaultQueue in the "
+                        "kai-scheduler profile config"
                     ),
                 )
             )
-        return issues
+        return issues + kai_override_issues(pcs)
 
 
 SPEC = register_backend(

@@ -8,8 +8,8 @@
   where `ensure` would read first and find nothing (AlreadyExists sends the caller to `ensure`);
 - `ensure_deleted`: idempotent delete of an object this PodGang owns;
 - `dns_label`: a name that fits where Kubernetes wants a DNS label (63 characters);
-- `ConfiguredBackend`, `required_pod_labels`, `podgang_queue`: what backends share around
-  their config, `prepare_pod` and queues;
+- `ConfiguredBackend`, `required_pod_labels`, `owning_podcliqueset`: what backends share
+  around their config and `prepare_pod`;
 - `served`: whether the server serves a kind (a peer's optional CRD, e.g. Volcano's
   HyperNode), from API discovery.
 """
@@ -25,7 +25,6 @@ from phalanx.api.base import ObjectMeta, Resource
 from phalanx.api.podgang import PODGANG_BACKEND_SYNCED
 from phalanx.cluster.client import AlreadyExists, ApiError, Conflict, NotFound
 
-from . import features
 from .base import BackendConfig, CacheReader, SyncPending
 
 if TYPE_CHECKING:
@@ -320,20 +319,6 @@ class GroupObjects:
 
     def forget(self, podgang: PodGang) -> None:
         self._groups.pop(podgang.metadata.uid or "", None)
-
-
-async def podgang_queue(client: Client, podgang: PodGang, label: str,
-                        cache: CacheReader | None = None) -> str | None:
-    """The queue a PodGang asks for: its `label`, else the label on the clique templates of
-    its groups, else on any clique template, else on its PodCliqueSet."""
-    queue = podgang.metadata.labels.get(label)
-    if not queue:
-        pcs = await owning_podcliqueset(client, podgang, cache)
-        if pcs is not None:
-            members = member_templates(pcs, [g.name for g in podgang.spec.pod_groups])
-            queue = features.pcs_queue(pcs, label, cliques=members) or \
-                features.pcs_queue(pcs, label)
-    return queue or None
 
 
 def member_templates(pcs: PodCliqueSet, podcliques: list[str]) -> list[str]:

@@ -1,12 +1,19 @@
 """`phalanx-scheduler`: Phalanx's own gang scheduler.
 
 It reads PodGangs (and the ClusterTopology) directly, so the backend writes no extra object:
-pods only get `schedulerName: phalanx-scheduler`, and find their gang through the
+pods get `schedulerName: phalanx-scheduler`, and find their gang through the
 `grove.io/podgang` label every Grove pod carries.
+
+It reads KAI's Queue natively, from the pods' `kai.scheduler/queue` and
+`kai.scheduler/preemptibility` labels. Set on the PodCliqueSet, they reach the pods here:
+`prepare_pod` copies the PodCliqueSet's onto each pod, over a clique template's, as KAI's grove
+grouper takes the PodCliqueSet's (mirrored onto the PodGang) before the pod's -- so
+`phalanx get pods` shows the queue the scheduler uses, on any cluster.
 
 Its capabilities are what the scheduler in this build really has: a pod template field whose
 kube-scheduler plugin phalanx-scheduler lacks (phalanx.api.podfields) is a mismatch, and so
-are queues until the scheduler has them.
+are the keys only another scheduler reads: Volcano's queue and preemptable, KAI's GPU sharing
+(no GPU share is modelled) and KAI's PodGroup metadata (topology annotations, node pools).
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from phalanx.api import labels, podfields
 from phalanx.scheduler.framework.config import DEFAULT_PLUGINS
 from phalanx.scheduler.framework.registry import get_plugin
 
-from . import features
+from . import features, hints
 from .base import (
     BackendConfig,
     BackendSpec,
@@ -51,10 +58,19 @@ def missing_plugins() -> tuple[str, ...]:
     return tuple(p for p in podfields.plugins_needed() if p not in default or get_plugin(p) is None)
 
 
+# Keys other schedulers read and phalanx-scheduler does not (hints.py).
+NOT_READ = frozenset({Capability.VOLCANO_QUEUES, Capability.VOLCANO_PREEMPTABLE,
+                      Capability.KAI_GPU_SHARING, Capability.KAI_PODGROUP_METADATA})
+# The labels the PodCliqueSet's pods take from it (its own over a clique template's).
+FROM_PCS = (labels.LABEL_KAI_QUEUE, labels.LABEL_KAI_PREEMPTIBILITY)
+ORDER = "the pods take the PodCliqueSet's (as KAI's grove grouper does)"
+
+
 @cache
 def scheduler_capabilities() -> frozenset[Capability]:
-    # Queues: KAI Queues read natively (QueueCapacity, QueueReclaim in the default profile).
-    lacking: set[Capability] = set()
+    # KAIQueues, KAIPreemptibility: KAI Queues read natively (QueueCapacity, QueueReclaim in
+    # the default profile).
+    lacking: set[Capability] = set(NOT_READ)
     missing = missing_plugins()
     if podfields.DYNAMIC_RESOURCES in missing:
         lacking.add(Capability.DYNAMIC_RESOURCES)
@@ -79,11 +95,22 @@ class PhalanxBackend(ConfiguredBackend[PhalanxBackendConfig]):
 
     def prepare_pod(self, pod: Pod) -> None:
         pod.spec.scheduler_name = self.scheduler_name
+        pcs = hints.cached_podcliqueset(self.cache, pod)
+        if pcs is not None:
+            for key in FROM_PCS:
+                value = pcs.metadata.labels.get(key)
+                if value:
+                    pod.metadata.labels[key] = value
 
     def validate_podcliqueset(self, pcs: PodCliqueSet) -> list[ValidationIssue]:
         others = [p for p in missing_plugins() if p != podfields.DYNAMIC_RESOURCES]
         return (features.capability_issues(pcs, self.capabilities, self.name)
-                + features.missing_plugin_issues(pcs, others, self.name))
+                + features.missing_plugin_issues(pcs, others, self.name)
+                + hints.preemptibility_errors(pcs)
+                + hints.overridden_issues(pcs, hints.KAI_QUEUE, "KAI queue",
+                                          Capability.KAI_QUEUES, ORDER)
+                + hints.overridden_issues(pcs, hints.KAI_PREEMPTIBILITY, "KAI preemptibility",
+                                          Capability.KAI_PREEMPTIBILITY, ORDER))
 
 
 SPEC = register_backend(

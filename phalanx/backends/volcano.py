@@ -5,13 +5,22 @@ One `scheduling.volcano.sh/v1beta1` PodGroup per PodGang, named like the PodGang
     spec:
       minMember: <sum of the groups' minReplicas>
       minTaskMember: {<PodGang group>: <minReplicas>, ...}   # per-task gang minimums
-      queue: <volcano.sh/queue-name label of the PodGang or its PodCliqueSet; else defaultQueue>
+      queue: <scheduling.volcano.sh/queue-name annotation, else volcano.sh/queue-name label
+              (hints.VOLCANO_QUEUE); else defaultQueue>
       priorityClassName: <PodGang priorityClassName>
       networkTopology: {mode: hard|soft, highestTierAllowed: <tier>}  # PodGang-level pack
 
+The queue: Volcano's PodGroup controller reads the pod's `scheduling.volcano.sh/queue-name`
+annotation; Phalanx writes the PodGroup itself (Volcano's controller leaves pods of a group
+alone), so it reads the same key first -- on the PodGang, the clique templates of its groups
+(the pods carry it), the PodCliqueSet -- then Phalanx's earlier `volcano.sh/queue-name` label
+in the same order; a lower place overridden by another value is reported as ignored. KAI's
+queue label is not Volcano's: reported as ignored too.
+
 Pods get `schedulerName: volcano` and the annotations `scheduling.k8s.io/group-name` (the
 PodGroup) and `volcano.sh/task-spec` (the task, i.e. the PodGang group, that minTaskMember
-counts). Volcano packs a whole PodGroup into one HyperNode tier; it has no per-group
+counts). Their `volcano.sh/preemptable` (annotation, else label) is Volcano's: "false" keeps
+them from being evicted. Volcano packs a whole PodGroup into one HyperNode tier; it has no per-group
 (clique) or nested constraint, and no tier for a single host (see `topology.py`).
 
 The tiers name `topology.volcano.sh/v1alpha1` HyperNodes, which this backend writes for each
@@ -36,7 +45,7 @@ from phalanx.api.core import Node
 from phalanx.api.scheduling import VolcanoNetworkTopology, VolcanoPodGroup, VolcanoPodGroupSpec
 from phalanx.api.volcano_topology import HyperNode
 
-from . import features, topology
+from . import features, hints, topology
 from .base import (
     OWNED_OBJECT_VERBS,
     BackendConfig,
@@ -56,7 +65,6 @@ from .objects import (
     never_synced,
     owned_by,
     owned_meta,
-    podgang_queue,
     replace_spec,
     required_pod_labels,
     served,
@@ -116,7 +124,8 @@ class VolcanoBackend(ConfiguredBackend[VolcanoBackendConfig]):
     # Volcano's predicates plugin allocates DRA claims only when its
     # `predicate.DynamicResourceAllocationEnable` argument is set (off by default).
     capabilities: frozenset[Capability] = frozenset(
-        {Capability.GANG, Capability.TOPOLOGY, Capability.GANG_PREEMPTION, Capability.QUEUES,
+        {Capability.GANG, Capability.TOPOLOGY, Capability.GANG_PREEMPTION,
+         Capability.VOLCANO_QUEUES, Capability.VOLCANO_PREEMPTABLE,
          Capability.POD_PLACEMENT_FIELDS}
     )
 
@@ -129,7 +138,7 @@ class VolcanoBackend(ConfiguredBackend[VolcanoBackendConfig]):
 
     async def sync_podgang(self, podgang: PodGang) -> None:
         client = self.client
-        queue = await podgang_queue(client, podgang, labels.LABEL_VOLCANO_QUEUE, self.cache)
+        queue = await hints.podgang_value(client, podgang, hints.VOLCANO_QUEUE, self.cache)
         levels = None
         if podgang.spec.topology_constraint is not None:
             levels = await topology.podgang_topology(client, podgang, self.cache)
@@ -230,7 +239,10 @@ class VolcanoBackend(ConfiguredBackend[VolcanoBackendConfig]):
                     feature=Capability.TOPOLOGY,
                 )
             )
-        return issues
+        return issues + hints.overridden_issues(
+            pcs, hints.VOLCANO_QUEUE, "Volcano queue", Capability.VOLCANO_QUEUES,
+            "Volcano reads the pod's scheduling.volcano.sh/queue-name annotation; then the "
+            "PodCliqueSet's, then the volcano.sh/queue-name label")
 
 
 SPEC = register_backend(

@@ -84,7 +84,7 @@ def test_pass_through_admits_and_lists_what_is_ignored() -> None:
     assert check.allowed
     assert [(i.field, i.feature) for i in check.ignored] == [
         ("spec.template.topologyConstraint.packDomain", Capability.TOPOLOGY),
-        ("metadata.labels[kai.scheduler/queue]", Capability.QUEUES),
+        ("metadata.labels[kai.scheduler/queue]", Capability.KAI_QUEUES),
     ]
     status, reason, message = check.condition()
     assert (status, reason) == (False, REASON_UNSUPPORTED_FEATURES_IGNORED)
@@ -140,7 +140,7 @@ def test_a_queue_label_is_reported_not_rejected_on_a_scheduler_without_queues() 
     check = check_podcliqueset(s.pcs(queue="team-a"), None, _registry())  # reject policy
     assert check.allowed
     assert [(i.field, i.feature, i.best_effort) for i in check.ignored] == [
-        ("metadata.labels[kai.scheduler/queue]", Capability.QUEUES, True)
+        ("metadata.labels[kai.scheduler/queue]", Capability.KAI_QUEUES, True)
     ]
 
 

@@ -16,15 +16,19 @@ from phalanx.api.grove import PodCliqueSet
 from phalanx.api.queue import unlimited_queue
 from phalanx.api.scheduling import KaiPodGroup, VolcanoPodGroup
 
-CASES = {"kai-scheduler": (L.LABEL_KAI_QUEUE, KaiPodGroup),
-         "volcano": (L.LABEL_VOLCANO_QUEUE, VolcanoPodGroup)}
+# (queue label, PodGroup kind, the queue named). The embedded cluster has only Volcano's
+# `default` queue (admission_queue.py); the profile's defaultQueue is another, so a PodGroup
+# in `default` shows the label was read.
+CASES = {"kai-scheduler": (L.LABEL_KAI_QUEUE, KaiPodGroup, "team-q"),
+         "volcano": (L.LABEL_VOLCANO_QUEUE, VolcanoPodGroup, "default")}
 
 
 @pytest.mark.parametrize("profile", sorted(CASES))
 def test_podgang_syncs_read_the_podcliqueset_from_the_operators_cache(profile: str) -> None:
-    label, kind = CASES[profile]
+    label, kind, queue = CASES[profile]
+    fallback = {"defaultQueue": "fallback"} if profile == "volcano" else None
     config = OperatorConfiguration(scheduler=SchedulerConfiguration(
-        profiles=[SchedulerProfile(name=profile)], default_profile_name=profile))
+        profiles=[SchedulerProfile(name=profile, config=fallback)], default_profile_name=profile))
 
     async def scenario(env: Env) -> None:
         reads: list[str] = []
@@ -40,20 +44,20 @@ def test_podgang_syncs_read_the_podcliqueset_from_the_operators_cache(profile: s
         await env.cluster.create(unlimited_queue("team-q"))
         pcs = make_pcs("cached", [("a", 2)], scheduler=backend.scheduler_name,
                        groups=[("g", ["a"], 3, 1)])
-        pcs.metadata.labels[label] = "team-q"
+        pcs.metadata.labels[label] = queue
         await env.create(pcs)
         await env.settle()
         groups = (await env.cluster.list(kind, "default")).items
         assert sorted(g.name for g in groups) == ["cached-0", "cached-0-g-0", "cached-0-g-1"]
-        assert {g.spec.queue for g in groups} == {"team-q"}
+        assert {g.spec.queue for g in groups} == {queue}
         assert backend.cache is not None
         assert reads == []  # three PodGang syncs, no GET of their PodCliqueSet
 
     run(scenario, config=config)
 
 
-TAS_PROFILES = {"kai-scheduler": L.LABEL_KAI_QUEUE, "volcano": L.LABEL_VOLCANO_QUEUE,
-                "koordinator": None}
+TAS_PROFILES = {"kai-scheduler": (L.LABEL_KAI_QUEUE, "team-q"),
+                "volcano": (L.LABEL_VOLCANO_QUEUE, "default"), "koordinator": None}
 
 
 @pytest.mark.parametrize("profile", sorted(TAS_PROFILES))
@@ -95,9 +99,9 @@ def test_podgang_syncs_read_the_topology_from_the_operators_cache(profile: str) 
                        groups=[("g", ["a"], 3, 1)])
         pcs.spec.template.topology_constraint = TopologyConstraint(
             topology_name="racks", pack=TopologyPackConstraint(required="rack"))
-        label = TAS_PROFILES[profile]
-        if label is not None:
-            pcs.metadata.labels[label] = "team-q"
+        named = TAS_PROFILES[profile]
+        if named is not None:
+            pcs.metadata.labels[named[0]] = named[1]
         await env.create(pcs)
         admitted = len(reads)  # admission resolves the name once, on the create
         await env.settle()

@@ -10,10 +10,16 @@
 - Queue order: registers KAI's fair-share order with PrioritySort (the queue furthest below
   its share first, then priority within the queue); see plugins/prioritysort.py.
 - Preemption stays within a queue, as KAI's preempt action: DefaultPreemption never evicts
-  another queue's pods (QueueReclaim does, by fair share), a non-preemptible pod (KAI:
-  priority 100 and up), nor a pod still within its queue's preemptMinRuntime.
+  another queue's pods (QueueReclaim does, by fair share), a non-preemptible pod (its job's
+  explicit preemptibility, else KAI's priority 100 and up), nor a pod still within its
+  queue's preemptMinRuntime. Pods of profiles standing in for schedulers without KAI queues
+  are outside all this (queues/kai_groups.py); a volcano pod with `volcano.sh/preemptable:
+  "false"` is never a victim (Volcano's rule).
+- A kai-scheduler pod asking for what this stand-in for KAI does not model (KAI GPU sharing,
+  a node pool's scheduling shard) is refused as unresolvable, naming the key (queues/standin.py).
 
-With no Queue in the cluster every hook returns at its first line: PreFilter skips.
+With no Queue in the cluster every hook returns at its first line (after those two checks,
+which cost a look at the pod's scheduler name): PreFilter skips.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from phalanx.api.labels import SCHEDULER_KAI, SCHEDULER_VOLCANO
 from phalanx.api.queue import Queue
 from phalanx.scheduler.framework.cycle_state import CycleState
 from phalanx.scheduler.framework.interface import Handle, Plugin
@@ -37,11 +44,13 @@ from phalanx.scheduler.framework.types import (
 )
 from phalanx.scheduler.queues import order as queue_order
 from phalanx.scheduler.queues.jobs import JobNeeds
+from phalanx.scheduler.queues.kai_groups import volcano_preemptable
 from phalanx.scheduler.queues.minruntime import preempt_min_runtime
 from phalanx.scheduler.queues.rules import over_capacity, over_limit
 from phalanx.scheduler.queues.runtime import QueueRuntime, request_vec
 from phalanx.scheduler.queues.settings import QueueArgs, parse_args
 from phalanx.scheduler.queues.share import path_to_root
+from phalanx.scheduler.queues.standin import kai_unmodelled
 from phalanx.scheduler.snapshot import Snapshot
 
 from .preemption import eviction_listeners, room_checks, victim_filters
@@ -108,7 +117,7 @@ class QueueCapacity(Plugin):
     def __init__(self, handle: Handle, args: Any = None) -> None:
         args = parse_args(args)
         super().__init__(handle, args)
-        self.runtime = QueueRuntime.for_handle(handle, args)
+        self.runtime = QueueRuntime.for_handle(handle, args, QUEUE_CAPACITY)
         self.jobs = JobNeeds(handle)
         rt = self.runtime
         if not getattr(rt, "_hooks_installed", False):
@@ -134,6 +143,10 @@ class QueueCapacity(Plugin):
     def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot
                    ) -> tuple[PreFilterResult | None, Status]:
         rt = self.runtime
+        if pod.pod.spec.scheduler_name == SCHEDULER_KAI:
+            why = kai_unmodelled(pod.pod, rt.groups.of(pod.pod))
+            if why:
+                return None, Status.unresolvable(why)
         if not rt.active:
             return None, Status.skip()
         queue = rt.pod_queue(pod.pod)
@@ -155,8 +168,8 @@ class QueueCapacity(Plugin):
         """Why no pod of `queue` can run at all ("" when it can)."""
         rt = self.runtime
         if queue not in rt.objects:
-            return (f"queue {queue!r} does not exist (the pod's kai.scheduler/queue label "
-                    "names it): create the Queue")
+            return (f"queue {queue!r} does not exist (the pod's kai.scheduler/queue label, "
+                    "or its KAI PodGroup's spec.queue, names it): create the Queue")
         shares = rt.shares()
         if queue not in shares:
             return (f"queue {queue!r} is not in the queue tree: a queue above it does not "
@@ -230,16 +243,24 @@ class QueueCapacity(Plugin):
 
     def _may_preempt(self, preemptor: PodInfo, victim: PodInfo) -> bool:
         rt = self.runtime
+        pod = victim.pod
+        if rt.active and rt.ledger.is_releasing(victim.key):
+            return False  # already evicted
+        if pod.spec.scheduler_name == SCHEDULER_VOLCANO and not volcano_preemptable(pod):
+            return False  # Volcano's volcano.sh/preemptable: "false"
+        kai = pod.spec.scheduler_name in rt.default_queues
+        if kai and rt.explicit_preemptibility(pod) is False:
+            return False  # KAI skips non-preemptible victims, with or without queues
         if not rt.active:
             return True
-        if rt.ledger.is_releasing(victim.key) or not rt.is_preemptible(victim.pod):
-            return False  # already evicted, or not preemptible (KAI: priority 100 and up)
-        theirs = rt.pod_queue(victim.pod)
+        if kai and not rt.is_preemptible(pod):
+            return False  # not preemptible: KAI's priority 100 and up
+        theirs = rt.pod_queue(pod)
         if rt.pod_queue(preemptor.pod) != theirs:
             return False
         if theirs is None:
             return True
-        default = _seconds(self.args.default_preempt_min_runtime)
+        default = _seconds(rt.settings.default_preempt_min_runtime)
         need = preempt_min_runtime(rt.objects, theirs, default)
         return not _protected(victim, need, self.handle.clock.now())
 

@@ -27,6 +27,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from phalanx.api.duration import format_duration
 from phalanx.scheduler.framework.cycle_state import CycleState
 from phalanx.scheduler.framework.interface import Handle
 from phalanx.scheduler.framework.registry import register_plugin
@@ -42,7 +43,7 @@ from phalanx.scheduler.queues.share import QueueShare, add
 from phalanx.scheduler.snapshot import Snapshot
 
 from .preemption import DefaultPreemption, Unit
-from .queuecapacity import _protected, _seconds, hook_releases
+from .queuecapacity import _protected, _seconds, hook_releases, started_at
 
 QUEUE_RECLAIM = "QueueReclaim"
 
@@ -56,16 +57,26 @@ class QueueReclaim(DefaultPreemption):
     def __init__(self, handle: Handle, args: Any = None) -> None:
         qargs = parse_args(args)
         super().__init__(handle, {"victimGraceSeconds": qargs.victim_grace_seconds})
-        self.qargs = qargs
-        self.queues = QueueRuntime.for_handle(handle, qargs)
+        self.queues = QueueRuntime.for_handle(handle, qargs, QUEUE_RECLAIM)
         self.jobs = JobNeeds(handle)
         hook_releases(handle, self.queues)
         self._victim_filters = [self._reclaimable_victim]  # not preemption's (same queue)
         self._reclaimer: Reclaimer | None = None
         self._shares: dict[str, QueueShare] = {}
+        # Victims of other queues left out only for their minimum runtime: queue -> (the
+        # runtime, the earliest end of a protection).
+        self._protected: dict[str, tuple[float, float]] = {}
         self.reclaims = 0  # successful reclaims (tests and bench)
 
+    @property
+    def qargs(self) -> QueueArgs:
+        """The scheduler-wide arguments, from whichever profile's queue plugin set them."""
+        return self.queues.settings
+
     async def start(self) -> None:
+        # Every profile's plugins exist by now: take the grace any of them set.
+        self.args = self.args.model_copy(
+            update={"victim_grace_seconds": self.qargs.victim_grace_seconds})
         await super().start()
         await self.queues.start(self.handle.client, self.handle.informers)
 
@@ -94,16 +105,34 @@ class QueueReclaim(DefaultPreemption):
             # while the room reclaimed for this job is still being freed.
             return None, Status.unresolvable(
                 f"waiting for {waiting} reclaimed pod(s) to terminate")
-        self._reclaimer, self._shares = reclaimer, shares
+        self._reclaimer, self._shares, self._protected = reclaimer, shares, {}
         try:
             result, st = super().post_filter(state, pod, fit)
+            protected = self._protected_message(st)
         finally:
             self._reclaimer, self._shares = None, {}
         if st.is_success:
             self.reclaims += 1
         elif st.message:
-            st = Status(st.code, [f"reclaim for queue {shares[queue].label}: {st.message}"])
+            why = protected or st.message
+            st = Status(st.code, [f"reclaim for queue {shares[queue].label}: {why}"])
         return result, st
+
+    def _protected_message(self, st: Status) -> str:
+        """When no victim was left but jobs over their fair share sat out their minimum
+        runtime: which queues, for how long, and how much longer ("" otherwise)."""
+        if st.is_success or not self._protected or "no job of a queue" not in (st.message or ""):
+            return ""
+        over = {q: v for q, v in self._protected.items()
+                if (share := self._shares.get(q)) is not None and _over_fair_share(share)}
+        if not over:
+            return ""
+        now = self.handle.clock.now()
+        parts = [f"queue {self._shares[q].label}'s run within their minimum runtime "
+                 f"(reclaimMinRuntime {format_duration(need)}); the first may be reclaimed in "
+                 f"{format_duration(max(0.0, until - now))}"
+                 for q, (need, until) in sorted(over.items())]
+        return "the only jobs over their queue's fair share are protected: " + "; ".join(parts)
 
     # --- victims --------------------------------------------------------------------------
 
@@ -120,7 +149,13 @@ class QueueReclaim(DefaultPreemption):
         need = reclaim_min_runtime(rt.objects, reclaimer.queue, q.name,
                                    _seconds(self.qargs.default_reclaim_min_runtime),
                                    self.qargs.reclaim_resolve_method)
-        return not _protected(victim, need, self.handle.clock.now())
+        now = self.handle.clock.now()
+        if _protected(victim, need, now):
+            until = (started_at(victim) or now) + need
+            seen = self._protected.get(q.name)
+            self._protected[q.name] = (need, min(until, seen[1]) if seen else until)
+            return False
+        return True
 
     def _victim_units(self, snap: Snapshot, rows: Any, priority: int, own: set[str]
                       ) -> list[Unit]:
@@ -194,3 +229,8 @@ def _unit_vec(u: Unit) -> list[float]:
     for info, _row in u.pods:
         vec = add(vec, request_vec(info.requests))
     return vec
+
+
+def _over_fair_share(q: QueueShare) -> bool:
+    held, fair = q.allocated(), q.fair_share()
+    return any(held[r] > fair[r] + 1e-9 for r in range(3))

@@ -10,10 +10,15 @@ Nothing is tracked while no Queue exists: a cluster without queues pays one chec
 event. The first Queue switches tracking on (the ledger is rebuilt from the informer's
 pods); deleting the last one switches it off.
 
-A pod's queue: for a kai-scheduler pod in a KAI PodGroup, the PodGroup's queue; else its
-`kai.scheduler/queue` label; else its profile's `defaultQueue`; else none (its room is then
-outside the queue system, like another scheduler's pods, and is taken off what the queues
-divide). A pod is preemptible when its priority is below the threshold (KAI: 100).
+A pod's queue (kai_groups.py): none for a pod of a profile standing in for a scheduler that
+does not read KAI queues (volcano, koord-scheduler, default-scheduler, scheduler-plugins); for
+a kai-scheduler pod in a KAI PodGroup, the PodGroup's queue; else its `kai.scheduler/queue`
+label; else its profile's `defaultQueue`; else none (its room is then outside the queue
+system, like another scheduler's pods, and is taken off what the queues divide). A pod is
+preemptible as its job says (the PodGroup's `spec.preemptibility`, else the
+`kai.scheduler/preemptibility` label), else when its priority is below the threshold (KAI: 100).
+
+The scheduler-wide arguments come from every profile's queue plugins (settings.merge).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from phalanx.api import labels
 from phalanx.api.core import Pod
+from phalanx.api.duration import parse_duration
 from phalanx.api.queue import Queue
 from phalanx.scheduler.resources import CPU as CPU_NAME
 from phalanx.scheduler.resources import GPU as GPU_NAME
@@ -32,8 +38,9 @@ from phalanx.scheduler.resources import pod_requests
 
 from . import tree
 from .division import set_fair_share
+from .kai_groups import KaiGroups, explicit_preemptibility, reads_kai_queues
 from .ledger import Ledger, Vec
-from .settings import QueueArgs
+from .settings import QueueArgs, merge
 from .share import QueueShare, path_to_root
 from .usage import UsageTracker
 
@@ -58,25 +65,21 @@ def request_vec(requests: dict[str, float]) -> Vec:
 class QueueRuntime:
     def __init__(self, profiles: dict[str, QueueArgs], snapshot: Callable[[], Any],
                  now: Callable[[], float]) -> None:
-        first = next(iter(profiles.values()), QueueArgs())
-        self.settings = first
-        self.default_queues = {name: a.default_queue for name, a in profiles.items()}
+        self.settings = QueueArgs()
+        self._set_by: dict[str, str] = {}  # scheduler-wide argument -> who set it
+        self.default_queues: dict[str, str | None] = {}  # profiles that read KAI queues
         self._snapshot = snapshot
         self._now = now
         self.objects: dict[str, Queue] = {}
         self.objects_version = 0
         self.ledger = Ledger()
-        self._pod_groups: dict[tuple[str, str], str] = {}  # (ns, KAI PodGroup) -> queue
-        self._group_pods: dict[tuple[str, str], set[str]] = {}
+        self.groups = KaiGroups()
         self._pods: Informer[Pod] | None = None
         self._attached = False
         self.usage: UsageTracker | None = None
-        if first.usage is not None:
-            from phalanx.api.duration import parse_duration
-
-            half = first.usage.half_life_period
-            self.usage = UsageTracker(parse_duration(first.usage.window_size),
-                                      parse_duration(half) if half else None)
+        self._usage_params: object = None
+        for name, args in profiles.items():
+            self.configure(name, "QueueCapacity", args)
         self._shares: dict[str, QueueShare] = {}
         self._division_key: object = None
         self._alloc_version = -1
@@ -90,18 +93,46 @@ class QueueRuntime:
     # --- wiring -------------------------------------------------------------------------
 
     @classmethod
-    def for_handle(cls, handle: Handle, args: QueueArgs) -> QueueRuntime:
+    def for_handle(cls, handle: Handle, args: QueueArgs, plugin: str = "QueueCapacity"
+                   ) -> QueueRuntime:
         sched = getattr(handle, "scheduler", None)
         if sched is None or not hasattr(sched, "shared"):
             return cls({handle.profile_name: args}, handle.snapshot, handle.clock.now)
 
         def build() -> QueueRuntime:
-            return cls({p.scheduler_name: args for p in sched.config.profiles},
-                       handle.snapshot, lambda: sched.client.clock.now())
+            return cls({}, handle.snapshot, lambda: sched.client.clock.now())
 
         rt: QueueRuntime = sched.shared(SHARED_KEY, build)
-        rt.default_queues[handle.profile_name] = args.default_queue
+        rt.configure(handle.profile_name, plugin, args)
         return rt
+
+    def configure(self, profile: str, plugin: str, args: QueueArgs) -> None:
+        """One queue plugin's arguments: its profile's defaultQueue, and the scheduler-wide
+        ones it sets (ProfileError naming the profile and plugin when they clash)."""
+        from phalanx.scheduler.framework.resolve import ProfileError
+
+        where = f"profile {profile!r} {plugin}"
+        try:
+            if reads_kai_queues(profile):
+                have = self.default_queues.get(profile)
+                if have and args.default_queue and have != args.default_queue:
+                    raise ValueError(f"defaultQueue: {args.default_queue!r} differs from "
+                                     f"{have!r} set by the profile's other queue plugin")
+                self.default_queues[profile] = have or args.default_queue
+            elif args.default_queue:
+                raise ValueError(
+                    f"defaultQueue: profile {profile!r} stands in for a scheduler that does "
+                    "not read KAI queues; its pods are in no queue (set it on a kai-scheduler "
+                    "or phalanx-scheduler profile)")
+            self.settings = merge(self.settings, self._set_by, args, where)
+        except ValueError as e:
+            raise ProfileError(f"profile {profile!r}: pluginConfig for {plugin}: {e}") from None
+        usage = self.settings.usage
+        if usage is not None and (self.usage is None or self._usage_params != usage):
+            half = usage.half_life_period
+            self.usage = UsageTracker(parse_duration(usage.window_size),
+                                      parse_duration(half) if half else None)
+        self._usage_params = usage
 
     async def start(self, client: Any, informers: InformerFactory) -> None:
         """Watch Queues and KAI PodGroups if served (idempotent); pods always."""
@@ -178,16 +209,9 @@ class QueueRuntime:
         self._on_queue(new)
 
     def _on_group(self, group: Any, deleted: bool = False) -> None:
-        key = (group.metadata.namespace or "", group.metadata.name or "")
-        queue = None if deleted else group.spec.queue
-        if self._pod_groups.get(key) == queue:
-            return
-        if queue:
-            self._pod_groups[key] = queue
-        else:
-            self._pod_groups.pop(key, None)
-        if self.active and self._pods is not None:
-            for pod_key in sorted(self._group_pods.get(key, ())):
+        changed = self.groups.update(group, deleted)
+        if changed and self.active and self._pods is not None:
+            for pod_key in sorted(changed):
                 pod = self._pods.get(pod_key)
                 if pod is not None:
                     self._on_pod(pod)
@@ -207,7 +231,7 @@ class QueueRuntime:
             self._on_pod_gone(pod)
             return
         bound = bool(pod.spec.node_name)
-        ours = pod.spec.scheduler_name in self.default_queues
+        ours = pod.spec.scheduler_name in self.default_queues  # a profile reading KAI queues
         if not ours and not bound:
             self.ledger.forget(key)
             return
@@ -225,6 +249,7 @@ class QueueRuntime:
         self._notify("allocation")
 
     def _on_pod_gone(self, pod: Pod) -> None:
+        self.groups.forget(pod)
         if not self.active or pod.key not in self.ledger.entries:
             return
         self._advance_usage()
@@ -235,19 +260,23 @@ class QueueRuntime:
     # --- what a pod is -----------------------------------------------------------------------
 
     def pod_queue(self, pod: Pod) -> str | None:
-        meta = pod.metadata
-        if pod.spec.scheduler_name == labels.SCHEDULER_KAI:
-            group = meta.annotations.get(labels.ANNOTATION_KAI_POD_GROUP)
-            if group:
-                gkey = (meta.namespace or "", group)
-                self._group_pods.setdefault(gkey, set()).add(pod.key)
-                found = self._pod_groups.get(gkey)
-                if found:
-                    return found
-        return meta.labels.get(labels.LABEL_KAI_QUEUE) or \
-            self.default_queues.get(pod.spec.scheduler_name)
+        name = pod.spec.scheduler_name
+        if name not in self.default_queues:
+            return None  # not a profile reading KAI queues (or no queue plugin in it)
+        group = self.groups.of(pod)
+        if group is not None and group.queue:
+            return group.queue
+        return pod.metadata.labels.get(labels.LABEL_KAI_QUEUE) or self.default_queues[name]
+
+    def explicit_preemptibility(self, pod: Pod) -> bool | None:
+        """What the pod's job says (PodGroup, label), None when the priority decides."""
+        return explicit_preemptibility(pod, self.groups.of(pod))
 
     def is_preemptible(self, pod: Pod) -> bool:
+        """KAI's CalculatePreemptibility: the explicit value, else priority below 100."""
+        explicit = self.explicit_preemptibility(pod)
+        if explicit is not None:
+            return explicit
         return int(pod.spec.priority or 0) < self.settings.non_preemptible_priority_threshold
 
     # --- scheduler-side changes --------------------------------------------------------------

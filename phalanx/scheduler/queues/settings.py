@@ -6,7 +6,7 @@ pluginConfig:
   args:
     defaultQueue: research        # pods of this profile without a queue label
     kValue: 1.0                   # weight of past usage in fair share (time-based)
-    usage: {windowSize: 1w, halfLifePeriod: 10m}   # time-based fair share (off without it)
+    usage: {windowSize: 168h, halfLifePeriod: 10m} # time-based fair share (off without it)
     nonPreemptiblePriorityThreshold: 100
     reclaimerSaturationMultiplier: 1.0
     defaultReclaimMinRuntime: 0s
@@ -14,11 +14,15 @@ pluginConfig:
     statusIntervalSeconds: 10
 ```
 
-`defaultQueue` is per profile; the rest is scheduler-wide (queues and fair share are one for
-the whole cluster): the first profile that configures them sets them, as KAI's scheduler
-shard does. Names are KAI's where KAI has them (proportion's kValue and saturation
-multiplier, minruntime's defaultReclaimMinRuntime / reclaimResolveMethod, the usage DB's
-windowSize / halfLifePeriod; KAI's threshold of 100 makes a job preemptible).
+`defaultQueue` is per profile (and refused on a profile standing in for a scheduler that does
+not read KAI queues: volcano, koord-scheduler, default-scheduler, scheduler-plugins). The rest
+is scheduler-wide (queues and fair share are one for the whole cluster, as in one KAI scheduler
+shard): whichever profile's QueueCapacity or QueueReclaim sets an argument sets it for all;
+two that set it to different values are refused, naming both (`merge`). Durations are Go
+durations (KAI's metav1.Duration): 168h, not 1w. Names are KAI's where KAI has them
+(proportion's kValue and saturation multiplier, minruntime's defaultReclaimMinRuntime /
+reclaimResolveMethod, the usage DB's windowSize (default 168h, as KAI's) / halfLifePeriod;
+KAI's threshold of 100 makes a job preemptible).
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from phalanx.api.duration import parse_duration
 class UsageParams(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
-    window_size: str = "1w"
+    window_size: str = "168h"  # KAI's default: a week
     window_type: Literal["sliding"] = "sliding"
     half_life_period: str | None = None
 
@@ -73,3 +77,26 @@ def parse_args(args: object) -> QueueArgs:
     if isinstance(args, QueueArgs):
         return args
     return QueueArgs.model_validate(args or {})
+
+
+def merge(current: QueueArgs, set_by: dict[str, str], args: QueueArgs, where: str) -> QueueArgs:
+    """`current` with the scheduler-wide arguments `args` sets (`where`: "profile 'a'
+    QueueCapacity"); `set_by` records who set each. ValueError naming both when one was set
+    to another value before."""
+    update = {}
+    for name in sorted(args.model_fields_set - {"default_queue"}):
+        value = getattr(args, name)
+        alias = QueueArgs.model_fields[name].alias or name
+        if name in set_by and getattr(current, name) != value:
+            raise ValueError(
+                f"{alias}: {_show(value)} differs from {_show(getattr(current, name))} set by "
+                f"{set_by[name]}; it is scheduler-wide: set it once, or the same everywhere")
+        set_by.setdefault(name, where)
+        update[name] = value
+    return current.model_copy(update=update) if update else current
+
+
+def _show(value: object) -> str:
+    if isinstance(value, BaseModel):
+        return str(value.model_dump(by_alias=True, exclude_none=True))
+    return repr(value)
