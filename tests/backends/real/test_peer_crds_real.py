@@ -28,6 +28,7 @@ no topology, so a preferred one, which admission reports and does not refuse.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -360,3 +361,54 @@ def test_a_backend_runs_a_gang_on_its_peers_own_crds(peer_plane: ControlPlane, p
     # Where the peer's PodGroup has no conditions, phalanx-scheduler says so once.
     said = services[1].log_text().count("has no status.conditions in its schema")
     assert said == (1 if peer.name in ("koordinator", "scheduler-plugins") else 0), said
+
+
+@pytest.mark.parametrize(("queue", "refused"), [
+    ("research", None),
+    ("closed", "Volcano queue 'closed' is Closed"),
+    ("absent", "Not found: Volcano queue 'absent' does not exist"),
+])
+def test_a_volcano_queue_is_read_from_volcanos_own_crd(peer_plane: ControlPlane, queue: str,
+                                                        refused: str | None) -> None:
+    """Admission reads Volcano's Queue (its full schema: spec.weight, capability, ...) from the
+    real server that serves it, as Volcano's PodGroup webhook checks it: the queue must exist
+    and be Open. Without Volcano's CRD the server has no queues to look in: nothing checked."""
+    from phalanx.api.volcano_queue import VolcanoQueue
+    from phalanx.backends.registry import BackendRegistry
+    from phalanx.operator.admission_queue import volcano_queue_problem
+
+    try:
+        crds = [c for c in peer_crds("volcano") if c["spec"]["names"]["kind"] == "Queue"]
+    except PeerCRDsNotFound as err:
+        pytest.skip(str(err))
+    assert BackendRegistry  # the backends' module imports cleanly next to the real client
+
+    async def main() -> tuple[str, str]:
+        async with peer_plane.client() as kube:
+            before = await volcano_queue_problem(kube, queue)  # Volcano's CRD not served
+            names = await install_crds(kube, crds)
+            try:
+                for name, state in (("research", "Open"), ("closed", "Closed")):
+                    # Volcano's full Queue as a user writes it; admission reads the state
+                    # Volcano's controller sets (here by hand, through the status subresource).
+                    _admin_post(peer_plane, "/apis/scheduling.volcano.sh/v1beta1/queues", {
+                        "apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
+                        "metadata": {"name": name}, "spec": {
+                            "weight": 4, "reclaimable": True,
+                            "capability": {"nvidia.com/gpu": "16"}}})
+                    made = await kube.get(VolcanoQueue, name)
+                    made.status.state = state
+                    await kube.update_status(made)
+                return before, await volcano_queue_problem(kube, queue)
+            finally:
+                for name in ("research", "closed"):
+                    with contextlib.suppress(Exception):
+                        await kube.delete(VolcanoQueue, name)
+                await uninstall_crds(kube, names)
+
+    before, problem = asyncio.run(main())
+    assert before == ""
+    if refused is None:
+        assert problem == ""
+    else:
+        assert refused in problem
