@@ -53,6 +53,8 @@ def dry_run(workload: Any, config: Any, nodes: list[Any], topology: list[Any]) -
     """Admission of every object without a run; prints what was accepted and refused."""
     import typer
 
+    from rich.markup import escape
+
     from phalanx.cluster.clock import run_virtual
     from phalanx.sim.admit import rejection_message, validate
 
@@ -60,7 +62,9 @@ def dry_run(workload: Any, config: Any, nodes: list[Any], topology: list[Any]) -
     for line in admitted.accepted:
         typer.echo(f"{line}: valid")
     if admitted.rejected:
-        err_console.print(f"[bold red]error:[/bold red] {rejection_message(admitted.rejected)}",
+        # The message names fields such as metadata.labels[kai.scheduler/queue]: not markup.
+        err_console.print(f"[bold red]error:[/bold red] "
+                          f"{escape(rejection_message(admitted.rejected))}",
                           soft_wrap=True, markup=True, highlight=False)
         return int(ExitCode.REJECTED)
     typer.echo(f"{len(admitted.accepted)} object(s) valid; nothing was run.")

@@ -59,15 +59,17 @@ def validate(
 def export(workload: FilesArg) -> None:
     """Print the workload of `phalanx run` files, ready for `kubectl apply -f -`: without the
     simulation-only documents (Scenario, ClusterSpec, OperatorConfiguration,
-    KubeSchedulerConfiguration) and the
-    sim.phalanx.dev annotations; objects a Scenario applies later are included."""
+    KubeSchedulerConfiguration) and the sim.phalanx.dev annotations; objects a Scenario
+    applies later are included."""
+    from rich.markup import escape
+
     from phalanx.sim.export import export_workload
     from phalanx.sim.workload import load_workload
 
     text, notes = export_workload(load_workload(list(workload)))
     typer.echo(text, nl=False)
     for note in notes:
-        err_console.print(f"[dim]# {note}[/dim]", soft_wrap=True)
+        err_console.print(f"[dim]# {escape(note)}[/dim]", soft_wrap=True)
 
 
 class DiffOutput(StrEnum):

@@ -82,3 +82,19 @@ def test_a_pod_template_a_real_api_server_would_reject_is_refused_up_front(
             "value: 8: must be equal to nvidia.com/gpu limit of 4") in r.stderr
     assert "Traceback" not in r.stderr
     _assert_nothing_written(tmp_path)
+
+
+def test_a_refused_field_is_printed_with_its_brackets(tmp_path: Path) -> None:
+    """Field paths such as metadata.labels[kai.scheduler/queue] are text, not console markup
+    (rich dropped the bracketed key)."""
+    f = tmp_path / "pcs.yaml"
+    f.write_text(
+        "apiVersion: grove.io/v1alpha1\nkind: PodCliqueSet\n"
+        "metadata: {name: job, labels: {kai.scheduler/queue: nope}}\n"
+        "spec:\n  replicas: 1\n  template:\n    cliques:\n    - name: w\n"
+        "      spec: {roleName: w, replicas: 1, podSpec: {schedulerName: kai-scheduler,\n"
+        "             containers: [{name: c, image: x}]}}\n")
+    done = subprocess.run([sys.executable, "-m", "phalanx.cli.main", "validate", str(f)],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode != 0
+    assert "metadata.labels[kai.scheduler/queue]" in done.stderr, done.stderr
