@@ -52,7 +52,6 @@ def check_size(workload: Any, nodes: list[Any], max_pods: int, *, quiet: bool) -
 def dry_run(workload: Any, config: Any, nodes: list[Any], topology: list[Any]) -> int:
     """Admission of every object without a run; prints what was accepted and refused."""
     import typer
-
     from rich.markup import escape
 
     from phalanx.cluster.clock import run_virtual
@@ -61,6 +60,9 @@ def dry_run(workload: Any, config: Any, nodes: list[Any], topology: list[Any]) -
     admitted = run_virtual(validate(workload, config, nodes, topology))
     for line in admitted.accepted:
         typer.echo(f"{line}: valid")
+    for warning in admitted.warnings:  # as kubectl prints an API server's warnings
+        err_console.print(f"[yellow]Warning:[/yellow] {escape(warning)}", soft_wrap=True,
+                          highlight=False)
     if admitted.rejected:
         # The message names fields such as metadata.labels[kai.scheduler/queue]: not markup.
         err_console.print(f"[bold red]error:[/bold red] "

@@ -6,6 +6,7 @@
     def check(obj, old):                    # validate: raise Invalid(field=...) to reject
         if old and obj.spec.scheduler_name != old.spec.scheduler_name:
             raise Invalid("schedulerName is immutable", field="spec.schedulerName")
+        return ["spec.x: admitted, but ..."]  # or warnings (kubectl prints "Warning: ...")
 
     cluster.register_admission(PodCliqueSet, mutate=default_queue, validate=check)
 
@@ -77,11 +78,17 @@ class AdmissionChain:
                 obj = result
         return obj
 
-    async def validate(self, obj: Resource, old: Resource | None) -> None:
+    async def validate(self, obj: Resource, old: Resource | None) -> list[str]:
+        """Run the validating hooks; the warnings they return (a list of strings, as a
+        webhook's AdmissionResponse.warnings: admitted, but worth telling the user)."""
         op = "CREATE" if old is None else "UPDATE"
+        warnings: list[str] = []
         for hook, ops in self._validators.get(obj.gvk(), ()):
             if op in ops:
-                await _call(hook, obj, old)
+                result = await _call(hook, obj, old)
+                if isinstance(result, list):
+                    warnings.extend(str(w) for w in result)
+        return warnings
 
 
 async def _call(hook: AdmissionHook, obj: Resource, old: Resource | None) -> Any:

@@ -96,6 +96,7 @@ class MemoryCluster(GarbageCollector):
         # Checks of status-subresource writes, per kind (sync: (new, old) -> raise Invalid).
         self._status_checks: dict[tuple[str, str], list[Any]] = {}
         self._name_seq = 0
+        self.last_warnings: list[str] = []
         if builtin_admission:
             # Admission plugins kube-apiserver enables by default and the layers above rely on.
             from .priority import install_priority_admission
@@ -344,7 +345,9 @@ class MemoryCluster(GarbageCollector):
             if bound_to:
                 pods.set_topology_labels(new, self._node_topology_labels(bound_to))
         if self.admission.handles(cls):
-            await self.admission.validate(new, None)
+            # Warnings of the last admitted write, as kube-apiserver returns them in
+            # Warning headers (kubectl prints them); `phalanx validate` reads them.
+            self.last_warnings = await self.admission.validate(new, None)
             if key in store.objects:  # created while admission awaited
                 raise rules.already_exists(cls, name)
         self._commit(store, key, new, None, "ADDED", "create")
@@ -450,7 +453,7 @@ class MemoryCluster(GarbageCollector):
         if pods.is_pod(cls):
             pods.validate_update(old, new, spec_fields)
         if self.admission.handles(cls):
-            await self.admission.validate(new, old)
+            self.last_warnings = await self.admission.validate(new, old)
         if rules.spec_changed(cls, old, new, spec_fields):
             m.generation = (om.generation or 0) + 1
         if rules.unchanged(cls, old, new, spec_fields):

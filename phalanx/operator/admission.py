@@ -305,8 +305,9 @@ def install_admission(cluster: Any, registry: BackendRegistry | None, *,
     def mutate(obj: PodCliqueSet, old: PodCliqueSet | None) -> PodCliqueSet:
         return default_podcliqueset(obj)
 
-    async def validate(obj: PodCliqueSet, old: PodCliqueSet | None) -> None:
+    async def validate(obj: PodCliqueSet, old: PodCliqueSet | None) -> list[str]:
         errs = validate_podcliqueset(obj, old)
+        warnings: list[str] = []
         errs += mnnvl_errors(obj, old, enabled=auto_mnnvl)  # admission_mnnvl.py
         if topology_aware is not None:
             errs += await webhook_errors(obj, old, enabled=topology_aware, lookup=lookup)
@@ -318,10 +319,14 @@ def install_admission(cluster: Any, registry: BackendRegistry | None, *,
             errs.extend((e.field, e.message) for e in check.errors)
             if not errs and hasattr(reader, "get"):  # admission_queue.py
                 errs += await queue_errors(obj, old, reader, check.backend)
+            # Admitted but not honoured (best-effort, or the backend's mismatch policy):
+            # said now, as webhook warnings, and later in the SchedulerCompatible condition.
+            warnings = [f"{i.field}: {i.message} (ignored)" for i in check.ignored]
         if errs:
             detail = "; ".join(f"{field}: {message}" for field, message in errs)
             raise Invalid(f'PodCliqueSet "{obj.name}" is invalid: {detail}',
                           kind=PodCliqueSet.KIND, name=obj.name, field=errs[0][0])
+        return warnings
 
     cluster.register_admission(PodCliqueSet, mutate=mutate, validate=validate)
 

@@ -192,6 +192,9 @@ def _pcs_rows(record: RunRecord, pod_by_key: PodIndex) -> list[PodCliqueSetRow]:
         scheduled = sum(1 for g in gangs if gang_is_placed(g))
         conditions = [
             f"{c.get('type')}={c.get('status')} ({c.get('reason', '')})"
+            # What the scheduler ignores is the point of the condition: say it.
+            + (f": {c.get('message')}" if c.get("type") == "SchedulerCompatible"
+               and c.get("status") == "False" and c.get("message") else "")
             for c in status.get("conditions", [])
             if c.get("status") != _HEALTHY.get(c.get("type", ""), "True")
             or c.get("type") == "SchedulerCompatible"

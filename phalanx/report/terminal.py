@@ -93,7 +93,8 @@ def print_tables(record: RunRecord, console: Console, summary: Summary | None = 
         for r in summary.podcliquesets:
             for c in r.conditions:  # the unhealthy ones (summary.py), and SchedulerCompatible
                 if not c.startswith("SchedulerCompatible=True"):
-                    console.print(f"  [yellow]{named(r.namespace, r.name)}: {c}[/yellow]")
+                    console.print(f"  [yellow]{escape(named(r.namespace, r.name))}: "
+                                  f"{escape(c)}[/yellow]", soft_wrap=True)
         console.print()
     if summary.gangs:
         t = _table(*ns_col, "podgang", "phase", "pods", "placement", "domain", "scheduled in",

@@ -129,7 +129,9 @@ class AdmissionWebhook:
         if obj is None:
             return allowed
         if not mutating:
-            await self.chain.validate(obj, old)
+            warnings = await self.chain.validate(obj, old)
+            if warnings:  # the API server relays them: kubectl prints "Warning: ..."
+                allowed["warnings"] = warnings
             return allowed
         before = obj.to_dict()
         after = (await self.chain.mutate(obj, old)).to_dict()

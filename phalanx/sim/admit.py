@@ -44,6 +44,8 @@ class Admitted:
 
     accepted: list[str] = field(default_factory=list)  # "PodCliqueSet pretrain"
     rejected: list[str] = field(default_factory=list)  # "PodCliqueSet x: <why>"
+    # Admitted with warnings (fields the scheduler backend ignores): "PodCliqueSet x: <what>"
+    warnings: list[str] = field(default_factory=list)
 
 
 def creation_order(objs: list[Resource]) -> list[Resource]:
@@ -59,8 +61,10 @@ async def create_all(client: MemoryCluster, objs: list[Resource],
         if progress is not None and i % PROGRESS_EVERY == 0:
             progress(i, len(objs))
         try:
+            client.last_warnings = []
             await client.create(obj.copy_deep())
             out.accepted.append(f"{obj.kind} {obj.name}")
+            out.warnings += [f"{obj.kind} {obj.name}: {w}" for w in client.last_warnings]
         except Invalid as e:
             # The API's message already names the object and the field.
             out.rejected.append(f"{obj.kind} {obj.name}: {e.message}")
@@ -120,9 +124,12 @@ async def validate(workload: Workload, config: OperatorConfiguration,
 
 async def _apply(client: MemoryCluster, obj: Resource, at: str, admitted: Admitted) -> None:
     """The run's `apply` step (sim/steps.py run_step): create, or replace what exists."""
+    client.last_warnings = []
     try:
         await client.create(obj.copy_deep())
         admitted.accepted.append(f"{obj.kind} {obj.name} (at {at})")
+        admitted.warnings += [f"{obj.kind} {obj.name} (at {at}): {w}"
+                              for w in client.last_warnings]
         return
     except AlreadyExists:
         pass
@@ -136,8 +143,11 @@ async def _apply(client: MemoryCluster, obj: Resource, at: str, admitted: Admitt
         current = await client.get(type(new), new.name, ns)
         new.metadata.resource_version = current.metadata.resource_version
         new.metadata.uid = current.metadata.uid
+        client.last_warnings = []
         await client.update(new)
         admitted.accepted.append(f"{obj.kind} {obj.name} (at {at}, an update)")
+        admitted.warnings += [f"{obj.kind} {obj.name} (at {at}, an update): {w}"
+                              for w in client.last_warnings]
     except ApiError as e:
         admitted.rejected.append(f"{obj.kind} {obj.name} (at {at}, an update): {e.message}")
 

@@ -98,3 +98,26 @@ def test_a_refused_field_is_printed_with_its_brackets(tmp_path: Path) -> None:
                           capture_output=True, text=True, check=False)
     assert done.returncode != 0
     assert "metadata.labels[kai.scheduler/queue]" in done.stderr, done.stderr
+
+
+def test_a_field_the_scheduler_ignores_is_a_warning_and_named_in_the_summary(
+        tmp_path: Path) -> None:
+    """Admitted but not honoured (a Volcano queue on koord-scheduler's pods): `validate` warns
+    as kubectl prints an API server's warnings, and the run's summary says what is ignored."""
+    f = tmp_path / "pcs.yaml"
+    f.write_text(
+        "apiVersion: grove.io/v1alpha1\nkind: PodCliqueSet\n"
+        "metadata: {name: job, labels: {volcano.sh/queue-name: research}}\n"
+        "spec:\n  replicas: 1\n  template:\n    cliques:\n    - name: w\n"
+        "      spec: {roleName: w, replicas: 1, podSpec: {schedulerName: koord-scheduler,\n"
+        "             containers: [{name: c, image: x}]}}\n")
+    main = [sys.executable, "-m", "phalanx.cli.main"]
+    done = subprocess.run([*main, "validate", str(f)], capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    assert ("Warning: PodCliqueSet job: metadata.labels[volcano.sh/queue-name]: "
+            in done.stderr), done.stderr
+    ran = subprocess.run([*main, "run", "-q", "--no-save", str(f)], capture_output=True,
+                         text=True, check=False)
+    assert "ignores 1 requested feature(s): metadata.labels[volcano.sh/queue-name]" \
+        in ran.stdout, ran.stdout

@@ -43,11 +43,12 @@ def default_queue(obj: Gizmo, old: Gizmo | None) -> None:
     obj.metadata.labels.setdefault("example.com/queue", obj.spec.queue)
 
 
-def check(obj: Gizmo, old: Gizmo | None) -> None:
+def check(obj: Gizmo, old: Gizmo | None) -> list[str]:
     if obj.spec.replicas < 0:
         raise Invalid("must be >= 0", field="spec.replicas")
     if old is not None and old.spec.queue != obj.spec.queue:
         raise Invalid("queue is immutable", field="spec.queue")
+    return ["spec.replicas: above 100 is ignored"] if obj.spec.replicas > 100 else []
 
 
 def review(op: str, obj: dict[str, Any] | None, old: dict[str, Any] | None = None) -> dict:
@@ -122,6 +123,13 @@ def test_webhook_over_tls_defaults_and_validates(tmp_path) -> None:
                 assert denied["allowed"] is False and denied["status"]["code"] == 422
                 assert denied["status"]["details"]["causes"][0]["field"] == "spec.replicas"
                 assert "spec.replicas" in denied["status"]["message"]
+
+                plain = await post("/validate", review("CREATE", gizmo(replicas=2)))
+                assert plain["allowed"] and "warnings" not in plain
+                # Admitted with a warning: the API server relays it (kubectl: "Warning: ...").
+                warned = await post("/validate", review("CREATE", gizmo(replicas=101)))
+                assert warned["allowed"]
+                assert warned["warnings"] == ["spec.replicas: above 100 is ignored"]
 
                 update = await post("/validate", review("UPDATE", gizmo(queue="b"),
                                                         gizmo(queue="a")))
