@@ -80,6 +80,11 @@ class SchedulerHandle:
         keys = [p if isinstance(p, str) else p.key for p in pods]
         self._s.queue.activate(keys)
 
+    def activate_later(self, pods: Iterable[PodInfo | Pod | str], delay: float) -> None:
+        """Activate the pods after `delay` seconds of the cluster's clock (a protection that
+        ends then). Until then the scheduler is not idle: something is still due."""
+        self._s.activate_later([p if isinstance(p, str) else p.key for p in pods], delay)
+
     def on_cluster_event(self, event: ClusterEvent, old: Any = None, new: Any = None) -> None:
         self._s.queue.on_event(event, old, new)
 

@@ -9,6 +9,7 @@ at Permit concurrently while the loop keeps scheduling their peers.
 from __future__ import annotations
 
 import asyncio
+import math
 import logging
 import random
 from collections.abc import Callable, Sequence
@@ -124,6 +125,7 @@ class Scheduler(SchedulingCycle):
         self._loop_task: asyncio.Task[None] | None = None
         self._binding: dict[str, asyncio.Task[None]] = {}
         self._background: set[asyncio.Task[Any]] = set()
+        self._due: dict[str, float] = {}  # pod key -> when activate_later wakes it
         self._in_cycle = False
         self._started = False
         self._crashed: dict[str, None] = {}  # pods whose cycle raised (traceback logged once)
@@ -233,6 +235,24 @@ class Scheduler(SchedulingCycle):
         task = asyncio.get_running_loop().create_task(coro, name=name or None)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+
+    def activate_later(self, keys: list[str], delay: float) -> None:
+        """`queue.activate(keys)` after `delay` seconds; a key already due no later is left."""
+        due = self.client.clock.monotonic() + max(delay, 0.0)
+        keys = [k for k in keys if self._due.get(k, math.inf) > due]
+        if not keys:
+            return
+        for k in keys:
+            self._due[k] = due
+
+        async def later() -> None:
+            await asyncio.sleep(max(delay, 0.0))
+            for k in keys:
+                if self._due.get(k) == due:
+                    del self._due[k]
+            self.queue.activate(keys)
+
+        self.spawn(later(), name="activate-later")
 
     def evict(self, victim: Pod, preemptor: PodInfo | None, message: str) -> None:
         self.evicted.add(victim.key)  # until its delete arrives (nominations wait for it)

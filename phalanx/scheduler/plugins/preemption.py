@@ -45,6 +45,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from phalanx.api.duration import format_duration
 from phalanx.scheduler.framework.config import DEFAULT_PREEMPTION
 from phalanx.scheduler.framework.cycle_state import CycleState
 from phalanx.scheduler.framework.interface import Handle, Plugin
@@ -58,6 +59,7 @@ from phalanx.scheduler.gang.manager import GangManager
 from phalanx.scheduler.gang.runtime import GangRuntime
 from phalanx.scheduler.gang.state import GangState
 from phalanx.scheduler.snapshot import Snapshot
+from phalanx.scheduler.victim_protection import Protections, protections
 
 from phalanx.scheduler.dra.tracker import devices_released
 
@@ -115,6 +117,17 @@ class Unit:
         return (self.priority, len(self.pods), -self.created, self.name)
 
 
+def _spared_note(spared: Protections, now: float) -> str:
+    """" (2 lower-priority pod(s) protected: ...)" when victim filters kept pods out."""
+    if not spared.spared:
+        return ""
+    note = (f" ({spared.spared} lower-priority pod(s) protected: not preemptible, or within "
+            "their minimum runtime")
+    if spared.until is not None:
+        note += f"; the first protection ends in {format_duration(max(0.0, spared.until - now))}"
+    return note + ")"
+
+
 @register_plugin
 class DefaultPreemption(Plugin):
     NAME = DEFAULT_PREEMPTION
@@ -140,7 +153,12 @@ class DefaultPreemption(Plugin):
     # --- PostFilter ---------------------------------------------------------------------
 
     def post_filter(self, state: CycleState, pod: PodInfo, fit: FitError) -> tuple[PostFilterResult | None, Status]:
+        spared = protections(self.handle)
+        spared.reset()
         result, st = self._preempt(state, pod, fit)
+        if not st.is_success and spared.until is not None:
+            # A victim kept out only for a while (a minimum runtime): try again when it ends.
+            self.handle.activate_later([pod], spared.until - self.handle.clock.now())
         # As kube's DefaultPreemption: its own answer carries the "preemption: " prefix, so
         # other PostFilter plugins' reasons (DynamicResources') read before it, unprefixed.
         if not st.is_success and st.message:
@@ -170,7 +188,9 @@ class DefaultPreemption(Plugin):
         units = self._victim_units(snap, rows, pod.priority, own | releasing)
         what = f"{gang.spec.display} ({sum(n for _, n in shapes)} members)" if gang is not None and gang.spec else pod.key
         if not units:
-            return None, Status.unschedulable(self.NO_VICTIMS.format(what=what))
+            return None, Status.unschedulable(self.NO_VICTIMS.format(what=what)
+                                              + _spared_note(protections(self.handle),
+                                                             self.handle.clock.now()))
         masks = self._feasible_without(snap, rows, units, [info for info, _ in shapes])
         candidate = np.zeros(rows.size, dtype=bool)
         for m in masks:

@@ -52,6 +52,7 @@ from phalanx.scheduler.queues.settings import QueueArgs, parse_args
 from phalanx.scheduler.queues.share import path_to_root
 from phalanx.scheduler.queues.standin import kai_unmodelled
 from phalanx.scheduler.snapshot import Snapshot
+from phalanx.scheduler.victim_protection import protections
 
 from .preemption import eviction_listeners, room_checks, victim_filters
 from .prioritysort import queue_orders
@@ -246,14 +247,18 @@ class QueueCapacity(Plugin):
         pod = victim.pod
         if rt.active and rt.ledger.is_releasing(victim.key):
             return False  # already evicted
+        spared = protections(self.handle)
         if pod.spec.scheduler_name == SCHEDULER_VOLCANO and not volcano_preemptable(pod):
+            spared.spare()
             return False  # Volcano's volcano.sh/preemptable: "false"
         kai = pod.spec.scheduler_name in rt.default_queues
         if kai and rt.explicit_preemptibility(pod) is False:
+            spared.spare()
             return False  # KAI skips non-preemptible victims, with or without queues
         if not rt.active:
             return True
         if kai and not rt.is_preemptible(pod):
+            spared.spare()
             return False  # not preemptible: KAI's priority 100 and up
         theirs = rt.pod_queue(pod)
         if rt.pod_queue(preemptor.pod) != theirs:
@@ -262,7 +267,11 @@ class QueueCapacity(Plugin):
             return True
         default = _seconds(rt.settings.default_preempt_min_runtime)
         need = preempt_min_runtime(rt.objects, theirs, default)
-        return not _protected(victim, need, self.handle.clock.now())
+        now = self.handle.clock.now()
+        if _protected(victim, need, now):
+            spared.spare((started_at(victim) or now) + need)
+            return False
+        return True
 
 
 def hook_releases(handle: Handle, rt: QueueRuntime) -> None:

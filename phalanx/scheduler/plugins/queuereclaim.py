@@ -41,6 +41,7 @@ from phalanx.scheduler.queues.runtime import QueueRuntime, request_vec
 from phalanx.scheduler.queues.settings import QueueArgs, parse_args
 from phalanx.scheduler.queues.share import QueueShare, add
 from phalanx.scheduler.snapshot import Snapshot
+from phalanx.scheduler.victim_protection import protections
 
 from .preemption import DefaultPreemption, Unit
 from .queuecapacity import _protected, _seconds, hook_releases, started_at
@@ -154,6 +155,7 @@ class QueueReclaim(DefaultPreemption):
             until = (started_at(victim) or now) + need
             seen = self._protected.get(q.name)
             self._protected[q.name] = (need, min(until, seen[1]) if seen else until)
+            protections(self.handle).spare(until)
             return False
         return True
 

@@ -12,6 +12,8 @@ kai_groups.py), and Volcano's preemptable, as the embedded scheduler applies the
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from phalanx.api import labels, registry
@@ -194,8 +196,9 @@ def test_values_kai_does_not_read_are_not_refused() -> None:
 def test_reclaim_says_when_the_only_over_share_jobs_are_protected_by_min_runtime() -> None:
     """Queue b (reclaimMinRuntime 10m) holds both nodes, 16 GPUs against a fair share of 8;
     queue a's job waits, and its reason says why and for how long, not "no job over its fair
-    share"."""
-    async def body(client, sched) -> Pod:
+    share"; when the protection ends it is tried again, and reclaims (not at the next periodic
+    retry of unschedulable pods, and the scheduler is not idle while that is due)."""
+    async def body(client, sched) -> tuple[Pod, Pod, float, float]:
         share = {"quota": 8, "limit": -1, "overQuotaWeight": 1}
         await client.create(registry.from_dict(queue_dict("a", gpu=share, cpu=ALL, memory=ALL)))
         b = queue_dict("b", gpu=share, cpu=ALL, memory=ALL)
@@ -209,13 +212,56 @@ def test_reclaim_says_when_the_only_over_share_jobs_are_protected_by_min_runtime
             running.status.phase = "Running"
             await client.update_status(running)
         await sched.wait_idle()
-        pods = await _settle(client, sched, pod("a-0", gpu=8, labels={QUEUE: "a"}))
-        return pods["a-0"]
+        start = client.clock.monotonic()
+        await client.create(pod("a-0", gpu=8, labels={QUEUE: "a"}))
+        await asyncio.sleep(60)
+        waiting = await client.get(Pod, "a-0", "default")
+        idle_early = sched.is_idle()
+        assert await sched.wait_idle(timeout=3600)
+        placed = await client.get(Pod, "a-0", "default")
+        return waiting, placed, float(idle_early), client.clock.monotonic() - start
 
-    waiting = run_scheduler(body, nodes=[node(f"n{i}", gpu=8) for i in range(2)])
+    waiting, placed, idle_early, took = run_scheduler(
+        body, nodes=[node(f"n{i}", gpu=8) for i in range(2)])
+    assert not idle_early  # the retry at the protection's end is still due
+    assert placed.spec.node_name  # b's job reclaimed once its 10 minutes were up
+    assert 600 <= took < 660, took  # then, not at the next 5-minute flush after it
     assert not waiting.spec.node_name
     why = _reason(waiting)
     assert "reclaim for queue a: the only jobs over their queue's fair share are protected: " \
            "queue b's run within their minimum runtime (reclaimMinRuntime 10m0s); the first " \
            "may be reclaimed in " in why, why
     assert "no job of a queue over its fair share" not in why
+
+
+def test_preemption_says_its_victims_are_protected_and_retries_when_that_ends() -> None:
+    """A low-priority job of queue a runs on the only node, within the queue's
+    preemptMinRuntime of 10m; a high-priority job of the same queue waits. Its reason says
+    the lower-priority pod is protected and for how long (not that there is none), and it
+    preempts once the protection ends."""
+    async def body(client, sched) -> tuple[Pod, Pod, float]:
+        q = queue_dict("a", gpu=ALL, cpu=ALL, memory=ALL)
+        q["spec"]["preemptMinRuntime"] = "10m"
+        await client.create(registry.from_dict(q))
+        low = pod("low", gpu=8, priority=10, labels={QUEUE: "a"})
+        low.spec.node_name = "n0"
+        low = await client.create(low)
+        low.status.start_time = client.clock.now_dt()  # what the kubelet writes
+        low.status.phase = "Running"
+        await client.update_status(low)
+        await sched.wait_idle()
+        start = client.clock.monotonic()
+        await client.create(pod("high", gpu=8, priority=1000, labels={QUEUE: "a"}))
+        await asyncio.sleep(60)
+        waiting = await client.get(Pod, "high", "default")
+        assert await sched.wait_idle(timeout=3600)
+        pods = {p.name: p for p in (await client.list(Pod, "default")).items}
+        return waiting, pods.get("low"), client.clock.monotonic() - start
+
+    waiting, low, took = run_scheduler(body, nodes=[node("n0", gpu=8)])
+    why = _reason(waiting)
+    assert "no lower-priority pods to preempt for default/high (1 lower-priority pod(s) " \
+           "protected: not preemptible, or within their minimum runtime; the first protection " \
+           "ends in 10m0s)" in why, why
+    assert low is None or low.metadata.deletion_timestamp is not None  # preempted then
+    assert 600 <= took < 660, took
