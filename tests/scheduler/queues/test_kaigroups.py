@@ -193,6 +193,15 @@ def test_values_kai_does_not_read_are_not_refused() -> None:
     assert run_scheduler(body, nodes=[node("n0", gpu=8)])["a"] == "n0"
 
 
+async def _running_on(client, p: Pod, node_name: str) -> None:  # type: ignore[no-untyped-def]
+    """`p` bound to `node_name` and Running since now, as the kubelet reports it."""
+    p.spec.node_name = node_name
+    p = await client.create(p)
+    p.status.start_time = client.clock.now_dt()
+    p.status.phase = "Running"
+    await client.update_status(p)
+
+
 def test_reclaim_says_when_the_only_over_share_jobs_are_protected_by_min_runtime() -> None:
     """Queue b (reclaimMinRuntime 10m) holds both nodes, 16 GPUs against a fair share of 8;
     queue a's job waits, and its reason says why and for how long, not "no job over its fair
@@ -205,12 +214,7 @@ def test_reclaim_says_when_the_only_over_share_jobs_are_protected_by_min_runtime
         b["spec"]["reclaimMinRuntime"] = "10m"
         await client.create(registry.from_dict(b))
         for i in range(2):
-            running = pod(f"b-{i}", gpu=8, labels={QUEUE: "b"})
-            running.spec.node_name = f"n{i}"
-            running = await client.create(running)
-            running.status.start_time = client.clock.now_dt()  # what the kubelet writes
-            running.status.phase = "Running"
-            await client.update_status(running)
+            await _running_on(client, pod(f"b-{i}", gpu=8, labels={QUEUE: "b"}), f"n{i}")
         await sched.wait_idle()
         start = client.clock.monotonic()
         await client.create(pod("a-0", gpu=8, labels={QUEUE: "a"}))
@@ -243,12 +247,7 @@ def test_preemption_says_its_victims_are_protected_and_retries_when_that_ends() 
         q = queue_dict("a", gpu=ALL, cpu=ALL, memory=ALL)
         q["spec"]["preemptMinRuntime"] = "10m"
         await client.create(registry.from_dict(q))
-        low = pod("low", gpu=8, priority=10, labels={QUEUE: "a"})
-        low.spec.node_name = "n0"
-        low = await client.create(low)
-        low.status.start_time = client.clock.now_dt()  # what the kubelet writes
-        low.status.phase = "Running"
-        await client.update_status(low)
+        await _running_on(client, pod("low", gpu=8, priority=10, labels={QUEUE: "a"}), "n0")
         await sched.wait_idle()
         start = client.clock.monotonic()
         await client.create(pod("high", gpu=8, priority=1000, labels={QUEUE: "a"}))
