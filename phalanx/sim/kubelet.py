@@ -8,9 +8,11 @@
     await kubelet.stop()
 
 What it does, as a kubelet would:
-- a pod bound to a Ready node (spec.nodeName) becomes `Running` with conditions
-  Initialized, ContainersReady and Ready True, `start_delay` seconds after it could start
-  (one status write per pod);
+- a pod bound to a Ready node (spec.nodeName) becomes `Running` with condition
+  Initialized True, `start_delay` seconds after it could start; its containers, and the
+  ContainersReady and Ready conditions, turn ready as phalanx.sim.readiness says (at once
+  without probes: one status write per pod; a readinessProbe / startupProbe waits for its
+  initialDelaySeconds, and Ready waits for the pod's readinessGates conditions);
 - startup order: a pod whose grove-initc init container (`phalanx startup-wait
   --podcliques=<podclique>:<n> ...`, injected by the operator) would wait stays Pending,
   condition Initialized=False (reason WaitingForStartupDependencies), until each named
@@ -18,9 +20,15 @@ What it does, as a kubelet would:
   waiter waits for and what counts as Ready come from phalanx.operator.startupwaiter, the
   same code the real init container runs (a pod without the init container may carry the
   `phalanx.dev/starts-after` annotation instead);
+- `spec.activeDeadlineSeconds`: once that long has passed since `status.startTime`, the
+  pod is killed: Failed, reason DeadlineExceeded (pkg/kubelet/active_deadline.go);
 - pods on a node that is deleted, missing or NotReady are marked `Failed` (reason NodeLost);
-- `fail_pod` marks a pod Failed (containers terminated with an exit code), for tests and
-  scenarios; a Failed pod is never restarted.
+- `fail_pod` makes a pod's containers exit with a code, for tests and scenarios. As
+  `spec.restartPolicy` says (phalanx.sim.restarts): under Always, or OnFailure with a
+  non-zero code, the pod stays Running, not Ready, and its containers are started again
+  after the CrashLoopBackOff delay (none after a first exit, then 10s doubling to 300s) and
+  the start delay, `restartCount` one higher; under Never (OnFailure, exit 0) it ends
+  Failed, for good.
 It never deletes pods and never touches pods that are not bound or are being deleted.
 """
 
@@ -36,8 +44,22 @@ from phalanx.cluster.objects import object_key
 from phalanx.operator.naming import ANNOTATION_STARTS_AFTER  # noqa: F401  (re-exported)
 from phalanx.operator.startupwaiter import counts_as_ready, dependencies_of, unmet
 
+from .readiness import gate_conditions, update_readiness
+from .restarts import (
+    CrashLoopBackOff,
+    container_exited,
+    container_restarted,
+    finished_at,
+    restart_pending,
+    restarts_on_exit,
+    waiting_in_backoff,
+)
+
 REASON_WAITING = "WaitingForStartupDependencies"
 REASON_NODE_LOST = "NodeLost"
+# pkg/kubelet/active_deadline.go
+REASON_DEADLINE = "DeadlineExceeded"
+MESSAGE_DEADLINE = "Pod was active on the node longer than the specified deadline"
 
 _IDX_NODE = "node"
 _IDX_PODCLIQUE = "podclique"
@@ -69,9 +91,11 @@ class Kubelet:
         self.controller.watch(self.nodes, lambda n: self.pods.keys_by_index(_IDX_NODE, n.name),
                               predicate=lambda o, n: o.is_ready != n.is_ready)
         self._startable_since: dict[str, float] = {}
+        self.backoff = CrashLoopBackOff()
         # Counters for tests and reports.
         self.started = 0
         self.failed = 0
+        self.restarted = 0
 
     async def start(self) -> None:
         await self.manager.start()
@@ -87,15 +111,22 @@ class Kubelet:
 
     async def fail_pod(self, name: str, namespace: str = "default", *, reason: str = "Error",
                        message: str = "container exited with a non-zero code",
-                       exit_code: int = 1) -> bool:
-        """Mark a bound pod Failed. False when it does not exist, is not bound or already
-        ended."""
+                       exit_code: int = 1, restart: bool = True) -> bool:
+        """A bound pod's container exits: restarted in place where its restartPolicy says so,
+        else the pod is Failed. `restart=False`: Failed whatever its restartPolicy (evicted,
+        its node lost). False when it does not exist, is not bound or already ended."""
         try:
             pod = await self.client.get(Pod, name, namespace)
         except NotFound:
             return False
-        if not pod.spec.node_name or pod.is_terminal:
+        if not pod.spec.node_name or pod.is_terminal or restart_pending(pod):
             return False
+        if restart and restarts_on_exit(pod, exit_code):
+            updated = _for_status_write(pod)
+            container_exited(updated, exit_code, reason, message, self.client.clock.now_dt())
+            await self.client.update_status(updated, returning=False, hand_over=True)
+            self.failed += 1
+            return True
         await self._write_failed(pod, reason, message, exit_code)
         return True
 
@@ -113,6 +144,7 @@ class Kubelet:
         pod = self.pods.get(key)
         if pod is None:
             self._startable_since.pop(key, None)
+            self.backoff.forget(key)
             return None
         if not pod.spec.node_name or pod.is_terminal or pod.metadata.deletion_timestamp:
             self._startable_since.pop(key, None)
@@ -123,7 +155,15 @@ class Kubelet:
             await self._write_failed(pod, REASON_NODE_LOST, f"node {pod.spec.node_name} {why}", 137)
             return None
         if pod.status.phase == "Running":
-            return None
+            deadline = self._deadline_left(pod)
+            if deadline is not None and deadline <= 0:
+                self._startable_since.pop(key, None)
+                await self._write_failed(pod, REASON_DEADLINE, MESSAGE_DEADLINE, 137,
+                                         container_reason="Error")
+                return None
+            if restart_pending(pod):
+                return _sooner(await self._restart(pod, key), deadline)
+            return _sooner(await self._update_readiness(pod), deadline)
         ns = pod.metadata.namespace
         waiting = unmet(dependencies_of(pod), lambda name: self._ready_pods(object_key(ns, name)))
         if waiting:
@@ -141,6 +181,51 @@ class Kubelet:
         self._startable_since.pop(key, None)
         return None
 
+    async def _update_readiness(self, pod: Pod) -> Result | None:
+        """Probes that have come due, readiness gates that changed: rewrite readiness."""
+        updated = _for_status_write(pod)
+        due = update_readiness(updated, self.client.clock.now(), self.client.clock.now_dt())
+        if (updated.status.container_statuses != pod.status.container_statuses
+                or updated.status.conditions != pod.status.conditions):
+            await self.client.update_status(updated, returning=False, hand_over=True)
+        return None if due is None else Result(requeue_after=max(due, 0.0))
+
+    def _deadline_left(self, pod: Pod) -> float | None:
+        """Seconds until the pod's activeDeadlineSeconds runs out (None: no deadline)."""
+        ads, start = pod.spec.active_deadline_seconds, pod.status.start_time
+        if ads is None or start is None:
+            return None
+        return start.timestamp() + ads - self.client.clock.now()
+
+    async def _restart(self, pod: Pod, key: str) -> Result | None:
+        """Start the exited containers again: after their CrashLoopBackOff, then the start
+        delay (pkg/kubelet/kuberuntime doBackOff)."""
+        now = self.client.clock.now()
+        since = self._startable_since.get(key)
+        if since is None:
+            finished = finished_at(pod)
+            finished = now if finished is None else finished
+            names = [c.name for c in pod.spec.containers]
+            wait = max(self.backoff.wait(key, n, finished, now) for n in names)
+            if wait > 0:
+                updated = _for_status_write(pod)
+                backoff = max(self.backoff.current(key, n) for n in names)
+                if waiting_in_backoff(updated, backoff, self.client.clock.now_dt()):
+                    await self.client.update_status(updated, returning=False, hand_over=True)
+                return Result(requeue_after=wait)
+            since = self._startable_since[key] = now
+        left = since + self.start_delay - now
+        if left > 0:
+            return Result(requeue_after=left)
+        nowdt = self.client.clock.now_dt()
+        updated = _for_status_write(pod)
+        container_restarted(updated, nowdt, ready=False)
+        update_readiness(updated, now, nowdt)
+        await self.client.update_status(updated, returning=False, hand_over=True)
+        self._startable_since.pop(key, None)
+        self.restarted += 1
+        return None
+
     # ------------------------------------------------------------------ status writes
 
     async def _write_waiting(self, pod: Pod, message: str) -> None:
@@ -156,17 +241,18 @@ class Kubelet:
         status = updated.status
         status.phase = "Running"
         status.start_time = now
-        for cond in ("Initialized", "ContainersReady", "Ready"):
-            updated.set_condition(cond, True, "", now=now)
+        updated.set_condition("Initialized", True, "", now=now)
         status.container_statuses = [
-            {"name": c.name, "ready": True, "started": True, "restartCount": 0,
+            {"name": c.name, "ready": False, "started": True, "restartCount": 0,
              "image": c.image or "", "imageID": "",
              "state": {"running": {"startedAt": _iso(now)}}}
             for c in pod.spec.containers]
+        update_readiness(updated, self.client.clock.now(), now)
         await self.client.update_status(updated, returning=False, hand_over=True)
         self.started += 1
 
-    async def _write_failed(self, pod: Pod, reason: str, message: str, exit_code: int) -> None:
+    async def _write_failed(self, pod: Pod, reason: str, message: str, exit_code: int,
+                            container_reason: str | None = None) -> None:
         now = self.client.clock.now_dt()
         updated = _for_status_write(pod)
         status = updated.status
@@ -177,7 +263,8 @@ class Kubelet:
         status.container_statuses = [
             {"name": c.name, "ready": False, "started": False, "restartCount": 0,
              "image": c.image or "", "imageID": "",
-             "state": {"terminated": {"exitCode": exit_code, "reason": reason,
+             "state": {"terminated": {"exitCode": exit_code,
+                                      "reason": container_reason or reason,
                                       "finishedAt": _iso(now)}}}
             for c in pod.spec.containers]
         await self.client.update_status(updated, returning=False, hand_over=True)
@@ -191,6 +278,15 @@ def _for_status_write(pod: Pod) -> Pod:
     return pod.model_copy(update={"status": pod.status.copy_deep()})
 
 
+def _sooner(result: Result | None, seconds: float | None) -> Result | None:
+    """`result`, or a requeue after `seconds` when that comes first."""
+    if seconds is None:
+        return result
+    if result is None or result.requeue_after is None or result.requeue_after > seconds:
+        return Result(requeue_after=seconds)
+    return result
+
+
 def _clique_key(namespace: str | None, clique: str | None) -> str | None:
     return object_key(namespace, clique) if clique else None
 
@@ -201,7 +297,10 @@ def _bound_key(pod: Pod) -> str | None:
 
 def _matters(old: Pod, new: Pod) -> bool:
     return (old.spec.node_name != new.spec.node_name or old.status.phase != new.status.phase
-            or old.metadata.deletion_timestamp != new.metadata.deletion_timestamp)
+            or old.metadata.deletion_timestamp != new.metadata.deletion_timestamp
+            or restart_pending(old) != restart_pending(new)
+            or old.spec.active_deadline_seconds != new.spec.active_deadline_seconds
+            or (bool(new.spec.readiness_gates) and gate_conditions(old) != gate_conditions(new)))
 
 
 def _readiness_changed(old: Pod, new: Pod) -> bool:

@@ -25,6 +25,7 @@ from phalanx.api.duration import parse_duration
 from phalanx.api.grove import PodClique, PodCliqueSet
 from phalanx.cluster.client import Client, Conflict, Gone, NotFound
 
+from .restarts import container_exited, restart_pending, restarts_on_exit
 from .scenario import ANNOTATION_EXIT_CODE, ANNOTATION_FAIL_AFTER, ANNOTATION_RUN_FOR
 
 PodEnd = Literal["Succeeded", "Failed"]
@@ -32,15 +33,30 @@ UNREACHABLE_TAINT = "node.kubernetes.io/unreachable"
 
 
 async def end_pod(client: Client, pod_name: str, namespace: str, phase: PodEnd, *,
-                  exit_code: int = 0, reason: str = "", message: str = "") -> bool:
-    """Move a pod to Succeeded/Failed as a kubelet would. False if it is gone or already over."""
+                  exit_code: int = 0, reason: str = "", message: str = "",
+                  restart: bool = True) -> bool:
+    """End a pod's containers as a kubelet would. A failure (`phase` Failed) of a pod whose
+    restartPolicy restarts the exit (Always, OnFailure with a non-zero code) leaves it
+    Running, its containers exited until the kubelet restarts them (`restart=False`: the pod
+    ends anyway). Otherwise the pod moves to `phase`. False if it is gone, already over or
+    its containers already exited."""
     for _ in range(5):
         try:
             pod = await client.get(Pod, pod_name, namespace)
         except NotFound:
             return False
-        if pod.is_terminal or not pod.spec.node_name:
+        if pod.is_terminal or not pod.spec.node_name or restart_pending(pod):
             return False
+        if restart and phase == "Failed" and restarts_on_exit(pod, exit_code):
+            container_exited(pod, exit_code, reason or "Error", message,
+                             client.clock.now_dt())
+            try:
+                await client.update_status(pod, returning=False)
+                return True
+            except Conflict:
+                continue
+            except NotFound:
+                return False
         pod.status.phase = phase
         pod.status.reason = reason or ("Completed" if phase == "Succeeded" else "Error")
         pod.status.message = message or None
@@ -48,8 +64,11 @@ async def end_pod(client: Client, pod_name: str, namespace: str, phase: PodEnd, 
         pod.set_condition("Ready", False, "PodCompleted" if phase == "Succeeded" else "PodFailed",
                           now=now)
         pod.set_condition("ContainersReady", False, "PodCompleted", now=now)
+        counts = {cs.get("name"): cs.get("restartCount", 0)
+                  for cs in pod.status.container_statuses or () if isinstance(cs, dict)}
         pod.status.container_statuses = [
-            {"name": c.name, "ready": False, "restartCount": 0, "image": c.image or "",
+            {"name": c.name, "ready": False, "restartCount": counts.get(c.name, 0),
+             "image": c.image or "",
              "imageID": "", "state": {"terminated": {
                  "exitCode": exit_code, "reason": pod.status.reason,
                  "finishedAt": now.isoformat().replace("+00:00", "Z")}}}
@@ -67,19 +86,25 @@ async def end_pod(client: Client, pod_name: str, namespace: str, phase: PodEnd, 
 
 class PodScripts:
     """Watches pods and ends the scripted ones on time. `pending` counts timers not yet fired,
-    so the run is not called settled while a pod is still due to finish."""
+    and pods the kubelet still has to act on (an exited container to restart, a probe's
+    first check, an activeDeadlineSeconds to enforce), so the run is not called settled while a pod is
+    still due to change.
+
+    `fail-after` fires once per pod: a container restarted after it (restartPolicy Always
+    or OnFailure) runs on."""
 
     def __init__(self, client: Client) -> None:
         self.client = client
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._started: set[str] = set()
+        self._due: set[str] = set()
         self._ending: set[asyncio.Task[bool]] = set()
         self._task: asyncio.Task[None] | None = None
         self._owners: dict[tuple[str, str, str], Resource] = {}
 
     @property
     def pending(self) -> int:
-        return len(self._timers) + len(self._ending)
+        return len(self._timers) + len(self._ending) + len(self._due)
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self._follow(), name="pod-scripts")
@@ -115,12 +140,19 @@ class PodScripts:
         if handle is not None:
             handle.cancel()
         self._started.discard(key)
+        self._due.discard(key)
 
     async def _consider(self, pod: Pod) -> None:
         key = pod.key
         if pod.is_terminal or pod.is_deleting:
             self._forget(key)
             return
+        if restart_pending(pod) or _probe_due(pod) or (
+                pod.status.phase == "Running" and pod.status.start_time
+                and pod.spec.active_deadline_seconds is not None):
+            self._due.add(key)
+        else:
+            self._due.discard(key)
         if key in self._started or pod.status.phase != "Running" or not pod.is_ready:
             return
         self._started.add(key)
@@ -177,6 +209,16 @@ class PodScripts:
         return self._owners[key]
 
 
+def _probe_due(pod: Pod) -> bool:
+    """A Running pod whose containers wait for a startup or readiness probe's first check."""
+    if pod.status.phase != "Running":
+        return False
+    cond = pod.get_condition("ContainersReady")
+    if cond is not None and cond.status == "True":
+        return False
+    return any(c.readiness_probe or c.startup_probe for c in pod.spec.containers)
+
+
 def _sim_notes(annotations: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in annotations.items() if k.startswith("sim.phalanx.dev/")}
 
@@ -211,7 +253,7 @@ async def set_node_ready(client: Client, node_name: str, ready: bool) -> list[st
         if pod.is_terminal:
             continue
         await end_pod(client, pod.name, pod.namespace or "default", "Failed", exit_code=137,
-                      reason="NodeLost", message=f"node {node_name} went down")
+                      reason="NodeLost", message=f"node {node_name} went down", restart=False)
         with contextlib.suppress(NotFound):
             await client.delete(Pod, pod.name, pod.namespace)
         lost.append(pod.name)

@@ -14,6 +14,7 @@ from phalanx.cluster.scale import Scale
 
 from .lifecycle import end_pod, set_node_ready
 from .record import StepRecord
+from .restarts import restart_pending
 from .scenario import NodeTarget, PodTarget, Step
 
 
@@ -31,7 +32,8 @@ def _kind(name: str) -> type[Resource]:
 async def _pods(client: Client, target: PodTarget, *, running: bool = True) -> list[Pod]:
     """The pods a step names, first `count` by hostname. `pod` is a pod's hostname
     `<podclique>-<index>` (its stable identity: the operator's pods have generated names) or
-    its name. `running`: only bound pods that have not ended (fail / finish); otherwise every
+    its name. `running`: only bound pods that have not ended and whose containers have not
+    exited awaiting a restart (fail / finish); otherwise every
     pod not already being deleted (deletePod)."""
     selector: dict[str, str] = {}
     if target.pod_gang:
@@ -47,7 +49,8 @@ async def _pods(client: Client, target: PodTarget, *, running: bool = True) -> l
         query = selector
     found = await client.list(Pod, target.namespace, label_selector=query or None)
     pods = [p for p in found.items if not p.is_deleting
-            and (not running or (not p.is_terminal and p.spec.node_name))
+            and (not running or (not p.is_terminal and p.spec.node_name
+                                 and not restart_pending(p)))
             and (not target.pod or target.pod in (p.spec.hostname, p.name))
             and (not target.node or p.spec.node_name == target.node)
             and (target.ready is None or p.is_ready == target.ready)]

@@ -71,8 +71,11 @@ def test_fail_node_down_scale_and_delete_steps(tmp_path: Path) -> None:
     assert "not found" in rec.steps[-1].error
     assert "step at 7m failed" in r.stdout
     svc0, svc1, svc2 = (rec.gang(f"svc-{i}") for i in range(3))
-    # The failed pod leaves svc-0 below minAvailable (Grove replaces pods only above it).
-    assert "Degraded" in [tr.state for tr in svc0.history]
+    # The failed pod's container is restarted in place (restartPolicy Always, Grove's
+    # default): svc-0 never drops below minAvailable and none of its pods is replaced.
+    assert "Degraded" not in [tr.state for tr in svc0.history]
+    svc0_pods = [p for p in rec.pods if p.gang == "svc-0"]
+    assert len(svc0_pods) == 4 and all(p.phase == "Running" for p in svc0_pods)
     # The pod lost with the node is replaced and placed on another node.
     lost = [p for p in rec.pods if p.gang == "svc-1" and p.node == node]
     assert lost and lost[0].deleted == 120.0

@@ -29,7 +29,7 @@ def test_breached_replica_is_recreated_after_termination_delay() -> None:
         gang0_uid = (await env.gangs())["gt-0"].metadata.uid
 
         for name in ("gt-0-a-0", "gt-0-a-1"):
-            assert await env.kubelet.fail_pod(await env.pod_name(name))
+            assert await env.kubelet.fail_pod(await env.pod_name(name), restart=False)
         await env.settle()
         clique = (await env.cliques())["gt-0-a"]
         cond = next(c for c in clique.status.conditions if c.type == MIN_AVAILABLE_BREACHED)
@@ -72,7 +72,7 @@ def test_failure_within_min_available_is_repaired_in_place() -> None:
         await env.settle()
         before = await uids(env, "ok-")
         # 2 of 3 still up, minAvailable 2
-        assert await env.kubelet.fail_pod(await env.pod_name("ok-0-a-2"))
+        assert await env.kubelet.fail_pod(await env.pod_name("ok-0-a-2"), restart=False)
         await env.run_for(10 * 60)
         assert env.op.gang_termination.terminations == 0
         after = await uids(env, "ok-")
@@ -111,7 +111,7 @@ def test_scaling_group_breach_recreates_the_replica() -> None:
                                   termination_delay="5m"))
         await env.settle()
         before = await uids(env, "sgt-0-")
-        assert await env.kubelet.fail_pod(await env.pod_name("sgt-0-grp-1-leader-0"))
+        assert await env.kubelet.fail_pod(await env.pod_name("sgt-0-grp-1-leader-0"), restart=False)
         await env.settle()
         group = await env.cluster.get(PodCliqueScalingGroup, "sgt-0-grp", "default")
         cond = next(c for c in group.status.conditions if c.type == MIN_AVAILABLE_BREACHED)
@@ -201,7 +201,7 @@ def test_reconciles_part_way_through_the_delay_do_not_terminate_early() -> None:
         await env.create(make_pcs("mid", [("a", 3, 2)], replicas=2, termination_delay="10m"))
         await env.settle()
         for name in ("mid-0-a-0", "mid-0-a-1"):
-            assert await env.kubelet.fail_pod(await env.pod_name(name))
+            assert await env.kubelet.fail_pod(await env.pod_name(name), restart=False)
         await env.settle()
         gt = env.op.gang_termination
         start = env.cluster.clock.now()
@@ -209,7 +209,7 @@ def test_reconciles_part_way_through_the_delay_do_not_terminate_early() -> None:
             await asyncio.sleep(start + 60 * minute - env.cluster.clock.now())
             if minute == 5:
                 for name in ("mid-1-a-0", "mid-1-a-1"):
-                    assert await env.kubelet.fail_pod(await env.pod_name(name))
+                    assert await env.kubelet.fail_pod(await env.pod_name(name), restart=False)
             await gt.reconcile(f"{NS}/mid")
             await env.settle()
             assert gt.terminations == 0, f"terminated at {minute} min"
@@ -229,12 +229,12 @@ def test_a_breach_getting_worse_does_not_restart_the_delay() -> None:
         await env.create(make_pcs("worse", [("a", 3, 2)], termination_delay="10m"))
         await env.settle()
         for name in ("worse-0-a-0", "worse-0-a-1"):
-            assert await env.kubelet.fail_pod(await env.pod_name(name))
+            assert await env.kubelet.fail_pod(await env.pod_name(name), restart=False)
         await env.settle()
         first = next(c for c in (await env.cliques())["worse-0-a"].status.conditions
                      if c.type == MIN_AVAILABLE_BREACHED)
         await env.run_for(6 * 60)
-        assert await env.kubelet.fail_pod(await env.pod_name("worse-0-a-2"))
+        assert await env.kubelet.fail_pod(await env.pod_name("worse-0-a-2"), restart=False)
         await env.settle()
         cond = next(c for c in (await env.cliques())["worse-0-a"].status.conditions
                     if c.type == MIN_AVAILABLE_BREACHED)
@@ -260,7 +260,7 @@ def test_only_the_breached_replica_of_many_is_looked_at_and_recreated() -> None:
         breached = env.op.ctx.cliques
         assert breached.by_index(IDX_BREACHED, f"{NS}/many") == []
 
-        assert await env.kubelet.fail_pod(await env.pod_name("many-4-a-1"))
+        assert await env.kubelet.fail_pod(await env.pod_name("many-4-a-1"), restart=False)
         await env.settle()
         assert [c.name for c in breached.by_index(IDX_BREACHED, f"{NS}/many")] == ["many-4-a"]
 

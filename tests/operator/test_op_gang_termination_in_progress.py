@@ -37,7 +37,8 @@ async def _set_flag(env: Env, name: str) -> None:
 
 
 async def _breach(env: Env, pod: str, group: str) -> None:
-    assert env.kubelet is not None and await env.kubelet.fail_pod(await env.pod_name(pod))
+    assert env.kubelet is not None
+    assert await env.kubelet.fail_pod(await env.pod_name(pod), restart=False)  # for good
     await env.settle()
     cond = get_condition((await _group(env, group)).status.conditions, MIN_AVAILABLE_BREACHED)
     assert cond is not None and cond.status == "True"

@@ -44,7 +44,7 @@ def test_counts_follow_the_changed_replicas_only() -> None:
         assert counts.worked_out == looked  # nothing changed: no replica worked out again
 
         rows_before = dict(counts._rows[f"{NS}/rc"][1])
-        assert await env.kubelet.fail_pod(await env.pod_name("rc-2-a-0"))
+        assert await env.kubelet.fail_pod(await env.pod_name("rc-2-a-0"), restart=False)
         await env.settle()
         pcs = env.op.ctx.pcs.get(f"{NS}/rc")
         # Replica 2 lost a pod of `a` (minAvailable 2): it is repaired in place; whatever the
@@ -72,7 +72,7 @@ def test_a_replica_below_min_available_is_not_counted_available() -> None:
         await env.settle()
         assert (await env.pcs("na")).status.available_replicas == 3
         env.binder.paused = True  # type: ignore[union-attr]  # the replacement stays Pending
-        assert await env.kubelet.fail_pod(await env.pod_name("na-1-a-1"))
+        assert await env.kubelet.fail_pod(await env.pod_name("na-1-a-1"), restart=False)
         await env.settle()
         status = (await env.pcs("na")).status
         pcs = env.op.ctx.pcs.get(f"{NS}/na")

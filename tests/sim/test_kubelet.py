@@ -16,11 +16,12 @@ from phalanx.sim.kubelet import ANNOTATION_STARTS_AFTER, Kubelet
 NS = "default"
 
 
-def pod(name: str, clique: str = "c", after: str | None = None) -> Pod:
+def pod(name: str, clique: str = "c", after: str | None = None, **spec: object) -> Pod:
     meta = ObjectMeta(name=name, namespace=NS, labels={L.LABEL_PODCLIQUE: clique})
     if after:
         meta.annotations[ANNOTATION_STARTS_AFTER] = after
-    return Pod(metadata=meta, spec=PodSpec(containers=[Container(name="main", image="x")]))
+    return Pod(metadata=meta, spec=PodSpec(containers=[Container(name="main", image="x")],
+                                           **spec))
 
 
 async def node(cluster: MemoryCluster, name: str, ready: bool = True) -> None:
@@ -100,10 +101,10 @@ def test_starts_after_waits_for_ready_predecessors() -> None:
     run(scenario, start_delay=5.0)
 
 
-def test_fail_pod() -> None:
+def test_fail_pod_under_restart_policy_never() -> None:
     async def scenario(cluster: MemoryCluster, kubelet: Kubelet) -> None:
         await node(cluster, "n1")
-        await cluster.create(pod("p"))
+        await cluster.create(pod("p", restart_policy="Never"))
         await cluster.create(pod("never-bound"))
         assert not await kubelet.fail_pod("never-bound")
         assert not await kubelet.fail_pod("missing")
@@ -117,6 +118,167 @@ def test_fail_pod() -> None:
         state = p.status.container_statuses[0]["state"]["terminated"]
         assert (state["exitCode"], state["reason"]) == (137, "OOMKilled")
         assert not await kubelet.fail_pod("p")  # already over
+
+    run(scenario)
+
+
+def _container(p: Pod) -> dict:
+    return p.status.container_statuses[0]
+
+
+def test_failed_container_restarts_in_place_with_crash_loop_backoff() -> None:
+    """restartPolicy Always (the default): the pod stays Running, not Ready until the
+    container runs again; no backoff after the first exit, then 10s, 20s (kubelet.go)."""
+    async def scenario(cluster: MemoryCluster, kubelet: Kubelet) -> None:
+        await node(cluster, "n1")
+        await cluster.create(pod("p"))
+        await cluster.bind("p", NS, "n1")
+        await asyncio.sleep(5)
+        await kubelet.wait_idle()
+        assert (await cluster.get(Pod, "p", NS)).is_ready
+        ready_after = []
+        for _ in range(3):
+            t0 = cluster.clock.now()
+            assert await kubelet.fail_pod("p", exit_code=2)
+            await kubelet.wait_idle()
+            p = await cluster.get(Pod, "p", NS)
+            assert p.status.phase == "Running" and not p.is_ready
+            assert p.get_condition("Ready").reason == "ContainersNotReady"
+            assert not await kubelet.fail_pod("p")  # not running: nothing to fail
+            while not (await cluster.get(Pod, "p", NS)).is_ready:
+                await asyncio.sleep(0.5)
+                await kubelet.wait_idle()
+            ready_after.append(round(cluster.clock.now() - t0))
+            await asyncio.sleep(1)
+        assert ready_after == [5, 15, 25]
+        c = _container(await cluster.get(Pod, "p", NS))
+        assert c["restartCount"] == 3 and c["ready"] and "running" in c["state"]
+        assert c["lastState"]["terminated"]["exitCode"] == 2
+        assert kubelet.restarted == 3
+
+    run(scenario, start_delay=5.0)
+
+
+def test_crash_loop_backoff_is_shown_while_waiting() -> None:
+    async def scenario(cluster: MemoryCluster, kubelet: Kubelet) -> None:
+        await node(cluster, "n1")
+        await cluster.create(pod("p", restart_policy="OnFailure"))
+        await cluster.bind("p", NS, "n1")
+        await kubelet.wait_idle()
+        await kubelet.fail_pod("p")
+        await kubelet.wait_idle()
+        await kubelet.fail_pod("p")
+        await kubelet.wait_idle()
+        c = _container(await cluster.get(Pod, "p", NS))
+        assert c["state"]["waiting"]["reason"] == "CrashLoopBackOff"
+        assert c["state"]["waiting"]["message"].startswith("back-off 10s restarting failed")
+        assert c["restartCount"] == 1
+
+    run(scenario)
+
+
+def test_backoff_doubles_caps_and_resets() -> None:
+    from phalanx.sim.restarts import CrashLoopBackOff
+
+    b = CrashLoopBackOff()
+    t, waits = 0.0, []
+    for _ in range(8):
+        w = b.wait("p", "c", t, t)
+        waits.append(w)
+        t += w
+        assert b.wait("p", "c", t - w, t) == 0.0 if w else True
+        t += 1
+    assert waits == [0, 10, 20, 40, 80, 160, 300, 300]
+    assert b.wait("p", "c", t + 601, t + 601) == 0.0  # ran > 600s: reset
+    assert b.wait("p", "c", t + 602, t + 602) == 10.0
+
+
+def test_active_deadline_fails_the_pod_from_its_start_time() -> None:
+    async def scenario(cluster: MemoryCluster, kubelet: Kubelet) -> None:
+        await node(cluster, "n1")
+        await cluster.create(pod("p", active_deadline_seconds=60))
+        await cluster.create(pod("crashing", active_deadline_seconds=60))
+        await cluster.create(pod("free"))
+        for name in ("p", "crashing", "free"):
+            await cluster.bind(name, NS, "n1")
+        await asyncio.sleep(5)
+        await kubelet.wait_idle()
+        assert (await cluster.get(Pod, "p", NS)).status.start_time is not None
+        await asyncio.sleep(30)
+        await kubelet.fail_pod("crashing")  # restarting in place: the deadline still holds
+        await asyncio.sleep(29.5)
+        await kubelet.wait_idle()
+        assert await phase(cluster, "p") == "Running"
+        await asyncio.sleep(1)
+        await kubelet.wait_idle()
+        for name in ("p", "crashing"):
+            p = await cluster.get(Pod, name, NS)
+            assert (p.status.phase, p.status.reason, p.status.message) == (
+                "Failed", "DeadlineExceeded",
+                "Pod was active on the node longer than the specified deadline"), name
+            assert not p.is_ready
+        assert await phase(cluster, "free") == "Running"
+
+    run(scenario, start_delay=5.0)
+
+
+def test_ready_waits_for_startup_and_readiness_probes() -> None:
+    async def scenario(cluster: MemoryCluster, kubelet: Kubelet) -> None:
+        await node(cluster, "n1")
+        both = pod("both")
+        both.spec.containers[0].startup_probe = {"exec": {"command": ["true"]},
+                                                 "initialDelaySeconds": 60}
+        both.spec.containers[0].readiness_probe = {"exec": {"command": ["true"]},
+                                                   "initialDelaySeconds": 120}
+        startup = pod("startup")
+        startup.spec.containers[0].startup_probe = {"initialDelaySeconds": 60}
+        startup.spec.containers[0].readiness_probe = {"initialDelaySeconds": 10}
+        plain = pod("plain")
+        for p in (both, startup, plain):
+            await cluster.create(p)
+            await cluster.bind(p.name, NS, "n1")
+        seen: dict[str, dict[str, float]] = {"both": {}, "startup": {}, "plain": {}}
+        t0 = cluster.clock.now()
+        while cluster.clock.now() - t0 < 200:
+            await kubelet.wait_idle()
+            for name, got in seen.items():
+                p = await cluster.get(Pod, name, NS)
+                cs = (p.status.container_statuses or [{}])[0]
+                if cs.get("started") and "started" not in got:
+                    got["started"] = round(cluster.clock.now() - t0)
+                if p.is_ready and "ready" not in got:
+                    got["ready"] = round(cluster.clock.now() - t0)
+                    assert p.get_condition("ContainersReady").status == "True"
+                if p.status.phase == "Running" and not p.is_ready:
+                    assert p.get_condition("Ready").reason == "ContainersNotReady"
+            await asyncio.sleep(1)
+        assert seen == {"both": {"started": 65, "ready": 125},
+                        "startup": {"started": 65, "ready": 65},
+                        "plain": {"started": 5, "ready": 5}}
+
+    run(scenario, start_delay=5.0)
+
+
+def test_ready_waits_for_readiness_gates() -> None:
+    async def scenario(cluster: MemoryCluster, kubelet: Kubelet) -> None:
+        await node(cluster, "n1")
+        await cluster.create(pod("p", readiness_gates=[{"conditionType": "example.com/lb"}]))
+        await cluster.bind("p", NS, "n1")
+        await kubelet.wait_idle()
+        p = await cluster.get(Pod, "p", NS)
+        assert p.status.phase == "Running" and not p.is_ready
+        assert p.get_condition("ContainersReady").status == "True"
+        ready = p.get_condition("Ready")
+        assert (ready.reason, ready.message) == (
+            "ReadinessGatesNotReady",
+            'corresponding condition of pod readiness gate "example.com/lb" does not exist.')
+        for status in ("False", "True"):
+            p.set_condition("example.com/lb", status, "LB")
+            await cluster.update_status(p)
+            await kubelet.wait_idle()
+            p = await cluster.get(Pod, "p", NS)
+            assert p.is_ready == (status == "True")
+        assert not p.get_condition("Ready").message
 
     run(scenario)
 
@@ -167,18 +329,20 @@ def test_status_writes_are_handed_over_and_store_valid_statuses() -> None:
 
         cluster.update_status = spy  # type: ignore[method-assign]
         await node(cluster, "n1")
-        for name in ("runs", "fails"):
-            await cluster.create(pod(name))
+        for name, policy in (("runs", None), ("fails", "Never"), ("restarts", "Always")):
+            await cluster.create(pod(name, restart_policy=policy))
             await cluster.bind(name, NS, "n1")
         await kubelet.wait_idle()
         assert await kubelet.fail_pod("fails", exit_code=1, reason="Error")
+        assert await kubelet.fail_pod("restarts", exit_code=1, reason="Error")
         await kubelet.wait_idle()
-        for name, want in (("runs", "Running"), ("fails", "Failed")):
+        for name, want in (("runs", "Running"), ("fails", "Failed"), ("restarts", "Running")):
             stored = (await cluster.get(Pod, name, NS)).status
             assert stored.phase == want
             again = type(stored).model_validate(stored.model_dump(by_alias=True, mode="json"))
             assert again == stored
 
     run(scenario)
-    assert len(handed) == 3 and all(kw == {"returning": False, "hand_over": True}
+    # 3 starts, a failure, an exit and its restart.
+    assert len(handed) == 6 and all(kw == {"returning": False, "hand_over": True}
                                     for kw in handed)
