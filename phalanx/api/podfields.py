@@ -65,10 +65,12 @@ class PlacementField:
     used: Callable[[PodSpec], list[str]]
 
 
-def _set(path: str, attr: str) -> Callable[[PodSpec], list[str]]:
+def _set(path: str, attr: str, default: Any = None) -> Callable[[PodSpec], list[str]]:
+    """`path` when the spec sets `attr` to anything but unset or `default` (the value the
+    API server gives every pod)."""
     def used(spec: PodSpec) -> list[str]:
         value = getattr(spec, attr)
-        return [path] if value not in (None, [], {}) else []
+        return [path] if value not in (None, [], {}) and value != default else []
 
     return used
 
@@ -116,8 +118,10 @@ PLACEMENT_FIELDS: tuple[PlacementField, ...] = (
     # Resolved into spec.priority by the Priority admission plugin (cluster/priority.py).
     PlacementField("spec.priorityClassName", PRIORITY_SORT,
                    _set("spec.priorityClassName", "priority_class_name")),
+    # Priority admission gives every pod PreemptLowerPriority unless its class says Never,
+    # so only Never is the pod's own choice.
     PlacementField("spec.preemptionPolicy", DEFAULT_PREEMPTION,
-                   _set("spec.preemptionPolicy", "preemption_policy")),
+                   _set("spec.preemptionPolicy", "preemption_policy", "PreemptLowerPriority")),
     PlacementField("spec.nodeName", NODE_NAME, _set("spec.nodeName", "node_name")),
     PlacementField("spec.nodeSelector", NODE_AFFINITY, _set("spec.nodeSelector", "node_selector")),
     PlacementField("spec.affinity.nodeAffinity", NODE_AFFINITY,

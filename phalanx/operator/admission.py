@@ -38,7 +38,7 @@ from .admission_env import env_errors
 from .admission_meta import metadata_errors
 from .admission_metrics import metrics_errors
 from .admission_mnnvl import mnnvl_errors
-from .admission_priority import priority_class_errors
+from .admission_priority import priority_class_errors, written_priority_errors
 from .admission_queue import queue_errors
 from .admission_resourcesharing import resource_sharing_errors
 from .admission_topology import DomainLookup, binding_errors, cel_errors, webhook_errors
@@ -313,6 +313,8 @@ def install_admission(cluster: Any, registry: BackendRegistry | None, *,
             errs += await webhook_errors(obj, old, enabled=topology_aware, lookup=lookup)
         if not errs and hasattr(reader, "get"):  # admission_priority.py
             errs += await priority_class_errors(obj, old, reader)
+            if not errs and hasattr(reader, "list"):
+                errs += await written_priority_errors(obj, reader)
         registry = getattr(cluster, _REGISTRY_ATTR, None)
         if registry is not None and not errs:
             check = check_podcliqueset(obj, old, registry)

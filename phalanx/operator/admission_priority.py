@@ -7,6 +7,10 @@ so such a PodCliqueSet would be admitted and then never get a pod. It is refused
 naming the field, on create and when an update changes the name; an unchanged name is not
 checked again (a PriorityClass deleted later shows as the pods' FailedCreate Events).
 The built-in system classes always exist. Needs a client to read PriorityClasses with.
+
+A clique's podSpec may not choose its own `priority` or `preemptionPolicy`: the API server's
+Priority admission refuses a pod whose written values differ from what its class gives
+(cluster/priority.py), so such a PodCliqueSet is refused at that field, with kube's words.
 """
 
 from __future__ import annotations
@@ -16,8 +20,8 @@ from typing import Any
 from phalanx.api.core import PriorityClass
 from phalanx.api.grove import PodCliqueSet
 from phalanx.cluster.client import NotFound
-from phalanx.cluster.podvalidation.fielderrors import FieldErrors, not_found
-from phalanx.cluster.priority import SYSTEM_CLASSES
+from phalanx.cluster.podvalidation.fielderrors import FieldErrors, forbidden, not_found
+from phalanx.cluster.priority import SYSTEM_CLASSES, establish_priority, written_priority_error
 
 
 def _named(pcs: PodCliqueSet) -> list[tuple[str, str]]:
@@ -48,4 +52,29 @@ async def priority_class_errors(pcs: PodCliqueSet, old: PodCliqueSet | None,
                                               "the operator gives it to the pods, which the "
                                               "API server would refuse (create the "
                                               "PriorityClass first)"))
+    return errs
+
+
+async def written_priority_errors(pcs: PodCliqueSet, reader: Any) -> FieldErrors:
+    """Cliques whose podSpec writes a `priority` or `preemptionPolicy` other than the one
+    the pods' PriorityClass (the clique's, else the template's, else the global default)
+    gives."""
+    t = pcs.spec.template
+    written = [(i, c.spec.pod_spec) for i, c in enumerate(t.cliques)
+               if c.spec.pod_spec.priority is not None
+               or c.spec.pod_spec.preemption_policy is not None]
+    if not written:
+        return []
+    classes = {pc.name: pc for pc in (await reader.list(PriorityClass)).items}
+    errs: FieldErrors = []
+    for i, spec in written:
+        try:
+            _, value, policy = establish_priority(
+                classes, spec.priority_class_name or t.priority_class_name)
+        except LookupError:
+            continue  # priority_class_errors names the class
+        why = written_priority_error(spec.priority, spec.preemption_policy, value, policy)
+        if why:
+            field = "priority" if "integer value" in why else "preemptionPolicy"
+            errs.append(forbidden(f"spec.template.cliques[{i}].spec.podSpec.{field}", why))
     return errs

@@ -44,3 +44,45 @@ def test_a_missing_priority_class_is_refused_naming_the_field() -> None:
         assert (await cluster.update(stored)).spec.replicas == 2
 
     run_virtual(main)
+
+
+@pytest.mark.parametrize("written, cls, field, why", [
+    ({"priority": 1000}, None, "priority",
+     ("the integer value of priority (1000) must not be provided in pod spec; priority "
+      "admission controller computed 0 from the given PriorityClass name")),
+    ({"priority": 5}, "low", "priority", "the integer value of priority (5)"),
+    ({"preemption_policy": "Never"}, "low", "preemptionPolicy",
+     ("the string value of PreemptionPolicy (Never) must not be provided in pod spec; "
+      "priority admission controller computed PreemptLowerPriority from the given "
+      "PriorityClass name")),
+])
+def test_a_podspec_writing_its_own_priority_is_refused_as_the_pods_would_be(
+        written: dict, cls: str | None, field: str, why: str) -> None:
+    async def main() -> None:
+        cluster = MemoryCluster()
+        install_admission(cluster, None)
+        await cluster.create(PriorityClass(metadata=ObjectMeta(name="low"), value=10))
+        pcs = make_pcs("t", [("a", 1), ("b", 1)])
+        pcs.spec.template.priority_class_name = cls
+        for attr, value in written.items():
+            setattr(pcs.spec.template.cliques[1].spec.pod_spec, attr, value)
+        with pytest.raises(Invalid) as err:
+            await cluster.create(pcs.copy_deep())
+        assert err.value.field == f"spec.template.cliques[1].spec.podSpec.{field}"
+        assert f"Forbidden: {why}" in str(err.value)
+
+    run_virtual(main)
+
+
+def test_a_podspec_writing_the_computed_priority_is_admitted() -> None:
+    async def main() -> None:
+        cluster = MemoryCluster()
+        install_admission(cluster, None)
+        await cluster.create(PriorityClass(metadata=ObjectMeta(name="low"), value=10))
+        pcs = make_pcs("t", [("a", 1)])
+        pcs.spec.template.priority_class_name = "low"
+        pcs.spec.template.cliques[0].spec.pod_spec.priority = 10
+        pcs.spec.template.cliques[0].spec.pod_spec.preemption_policy = "PreemptLowerPriority"
+        await cluster.create(pcs.copy_deep())
+
+    run_virtual(main)
