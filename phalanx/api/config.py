@@ -5,20 +5,29 @@ Defaulting and validation follow GREP-375:
   `[default-scheduler]`; `defaultProfileName` defaults to `default-scheduler` and must name a
   listed profile; profile names are unique and must be known backends;
 - `default-scheduler`'s config accepts only `gangScheduling` (bool) and `workloadAPIVersion`
-  (a string, checked by the kube backend). Other backends validate their own config.
+  (a string, checked by the kube backend; only with `gangScheduling: true`, as it does
+  nothing without), `mismatchPolicy` and `podSchedulingGate`. Other backends validate
+  their own config.
 
 Grove's own OperatorConfiguration files load unchanged (ai-dynamo/grove
-operator/cmd/cli/testdata/valid-config*.yaml): every field of Grove's OperatorConfiguration is
-either honoured or, when set to something Phalanx does not do (`authorizer.enabled`,
-`debugging`, the client's content types), named by
-`ignored_fields` in a start-up warning; never refused. So is `clusterTopology`, a key Grove's
-own test files carry that Grove's decoder drops (topology-aware scheduling is
-`topologyAwareScheduling.enabled`). Grove's validation holds too: positive lease timings with
-leaseDuration > renewDeadline, a resourceLock and resourceName, burst >= 0, concurrentSyncs
-> 0; qps or burst 0 and an empty logLevel / logFormat mean the default, as in Grove.
+operator/cmd/cli/testdata/valid-config*.yaml, and what Grove's Helm chart renders): every
+field of Grove's OperatorConfiguration is honoured, or refused naming the field where Grove
+refuses it too, or, when set to something Phalanx does not do (`authorizer.enabled`,
+`debugging.enableProfiling`, a non-JSON content type), accepted and named by
+`ignored_fields` in a warning (`phalanx validate`, `run`, `manifests all` and every
+operator replica print it). So are keys Grove's decoder drops: `clusterTopology` (in
+Grove's test files) and `authorizer.reconcilerServiceAccountUserName` (rendered by Grove's
+chart). Grove's defaulting holds: a 0 port, a null or empty section, a null
+`concurrentSyncs`, qps or burst 0 and an empty logLevel / logFormat mean the default
+(leader election off, burst 120, as Grove); so does Grove's validation: logLevel debug,
+info or error; positive lease timings with leaseDuration > renewDeadline (and client-go's
+renewDeadline > 1.2 x retryPeriod), a resourceLock and resourceName, only with leader
+election on; burst >= 0; concurrentSyncs > 0. A negative qps means no client-side rate
+limit (client-go's rule).
 
 `load_operator_config(...)` does all three steps and raises one `ConfigError` naming every
 offending field, e.g. `scheduler.profiles[1].name: duplicate profile "kai-scheduler"`.
+The checks are in `config_rules.py`.
 """
 
 from __future__ import annotations
@@ -26,36 +35,35 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from phalanx.ports import OPERATOR_METRICS_PORT, OPERATOR_PROBE_PORT, WEBHOOK_PORT
 
 from .base import KubeModel, Resource
-from .duration import DURATION_PATTERN, parse_duration
-from .errors import FieldError, ManifestError, format_path, suggest
-from .workload_versions import gate_free_problem
-
-DEFAULT_SCHEDULER = "default-scheduler"
-
-# Scheduler backend names a profile may use. The one list: the backends package extends it
-# with `register_scheduler_name` when it adds a backend.
-KNOWN_SCHEDULER_NAMES: list[str] = [
+from .config_rules import (
     DEFAULT_SCHEDULER,
-    "kai-scheduler",
-    "volcano",
-    "koordinator",
-    "phalanx-scheduler",
+    DEFAULT_SCHEDULER_CONFIG_KEYS,
+    KNOWN_SCHEDULER_NAMES,
+    ignored_fields,
+    leader_election_problems,
+    register_scheduler_name,
+    service_only_fields,
+    validate_operator_config,
+)
+from .duration import DURATION_PATTERN, parse_duration
+from .errors import ManifestError
+
+__all__ = [  # the checks live in config_rules.py; imported from here as before
+    "DEFAULT_SCHEDULER", "DEFAULT_SCHEDULER_CONFIG_KEYS", "KNOWN_SCHEDULER_NAMES",
+    "AuthorizerConfig", "ClientConnectionConfiguration", "ConfigError",
+    "ControllerConfiguration", "ControllersConfiguration", "DebuggingConfiguration",
+    "LeaderElectionConfiguration", "MetricsServer", "NetworkAcceleration",
+    "OperatorConfiguration", "ProbeServer", "SchedulerConfiguration", "SchedulerProfile",
+    "Server", "ServerConfiguration", "TopologyAwareSchedulingConfiguration", "WebhookServer",
+    "default_operator_config", "ignored_fields", "leader_election_problems",
+    "load_operator_config", "register_scheduler_name", "service_only_fields",
+    "validate_operator_config",
 ]
-
-# default-scheduler profile config keys (the kube backend validates workloadAPIVersion's value).
-DEFAULT_SCHEDULER_CONFIG_KEYS = ("gangScheduling", "workloadAPIVersion", "mismatchPolicy",
-                                 "podSchedulingGate")
-
-
-def register_scheduler_name(name: str) -> None:
-    """Make `name` a valid profile name (idempotent)."""
-    if name not in KNOWN_SCHEDULER_NAMES:
-        KNOWN_SCHEDULER_NAMES.append(name)
 
 
 class ConfigError(ManifestError):
@@ -64,13 +72,37 @@ class ConfigError(ManifestError):
     permanent_reason = "InvalidConfiguration"
 
 
-class SchedulerProfile(KubeModel):
+# Phalanx's names for what Grove calls grove-*.
+DEFAULT_SERVER_CERT_DIR = "/etc/phalanx-operator/webhook-certs"
+DEFAULT_WEBHOOK_SECRET = "phalanx-webhook-server-cert"
+DEFAULT_LEASE_NAME = "phalanx-operator-leader-election"
+DEFAULT_LEASE_TIMING = {"lease_duration": "15s", "renew_deadline": "10s", "retry_period": "2s"}
+
+
+def _without_nulls(data: Any) -> Any:
+    """Go's decoder leaves a field it reads `null` for at its zero value, which defaulting
+    then fills: here a null means the field's default."""
+    if isinstance(data, dict):
+        return {k: v for k, v in data.items() if v is not None}
+    return data
+
+
+class _Section(KubeModel):
+    """A part of the configuration: `null` for any of its fields means the default."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _nulls_are_defaults(cls, data: Any) -> Any:
+        return _without_nulls(data)
+
+
+class SchedulerProfile(_Section):
     name: str = Field(min_length=1)
     # Backend-specific options, validated by that backend.
     config: dict[str, Any] | None = None
 
 
-class SchedulerConfiguration(KubeModel):
+class SchedulerConfiguration(_Section):
     profiles: list[SchedulerProfile] = Field(default_factory=list)
     default_profile_name: str | None = None
 
@@ -84,7 +116,7 @@ class SchedulerConfiguration(KubeModel):
         return [p.name for p in self.profiles]
 
 
-class ControllerConfiguration(KubeModel):
+class ControllerConfiguration(_Section):
     # Workers reconciling in parallel (distinct keys only, as in controller-runtime).
     concurrent_syncs: int = Field(default=1, ge=1)
 
@@ -93,73 +125,116 @@ def _workers(n: int) -> Any:
     return Field(default_factory=lambda: ControllerConfiguration(concurrent_syncs=n))
 
 
-class ControllersConfiguration(KubeModel):
-    # Grove's defaults (SetDefaults_*ControllerConfiguration): 10, 10, 5 and 5.
+class ControllersConfiguration(_Section):
+    # Grove's defaults (SetDefaults_*ControllerConfiguration): 10, 10, 5 and 5, also for a
+    # controller given without concurrentSyncs (or with null).
     pod_clique_set: ControllerConfiguration = _workers(10)
     pod_clique: ControllerConfiguration = _workers(10)
     pod_clique_scaling_group: ControllerConfiguration = _workers(5)
     # The PodGang controller (status, references) and the backend controller (sync_podgang).
     pod_gang: ControllerConfiguration = _workers(5)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _unset_syncs_are_defaults(cls, data: Any) -> Any:
+        data = _without_nulls(data)
+        if not isinstance(data, dict):
+            return data
+        out = dict(data)
+        for name, info in cls.model_fields.items():
+            for key in (info.alias, name):
+                section = _without_nulls(out.get(key))
+                if isinstance(section, dict) and not {"concurrentSyncs", "concurrent_syncs"} & \
+                        section.keys():
+                    default = info.default_factory().concurrent_syncs  # type: ignore[call-arg,misc,union-attr]
+                    out[key] = {**section, "concurrentSyncs": default}
+        return out
 
-class LeaderElectionConfiguration(KubeModel):
-    enabled: bool = True
+
+class LeaderElectionConfiguration(_Section):
+    enabled: bool = False  # Grove's (Go's zero value); the install turns it on
+    # 0 (and "" for the lock and name) means the default, as in Grove.
     lease_duration: str = Field(default="15s", pattern=DURATION_PATTERN)
     renew_deadline: str = Field(default="10s", pattern=DURATION_PATTERN)
     retry_period: str = Field(default="2s", pattern=DURATION_PATTERN)
     resource_lock: Literal["leases", ""] = "leases"
-    resource_name: str = "phalanx-operator-leader-election"
-    resource_namespace: str | None = None  # the operator's own namespace when unset
+    resource_name: str = DEFAULT_LEASE_NAME
+    # The Lease's namespace only (not the webhook Secret's); the operator's own when unset.
+    resource_namespace: str | None = None
 
 
-class Server(KubeModel):
+class Server(_Section):
+    """A listener: `bindAddress` "" means every address; port 0 means the default."""
+
+    DEFAULT_PORT: ClassVar[int] = 0
     bind_address: str = ""
-    port: int = Field(ge=1, le=65535)
+    port: int = Field(default=0, ge=0, le=65535)
+
+    @field_validator("port")
+    @classmethod
+    def _zero_is_default(cls, port: int) -> int:
+        return port or cls.DEFAULT_PORT
+
+
+class ProbeServer(Server):
+    DEFAULT_PORT: ClassVar[int] = OPERATOR_PROBE_PORT
+    port: int = Field(default=OPERATOR_PROBE_PORT, ge=0, le=65535)
+
+
+class MetricsServer(Server):
+    DEFAULT_PORT: ClassVar[int] = OPERATOR_METRICS_PORT
+    port: int = Field(default=OPERATOR_METRICS_PORT, ge=0, le=65535)
 
 
 class WebhookServer(Server):
-    port: int = Field(default=WEBHOOK_PORT, ge=1, le=65535)
-    server_cert_dir: str = "/etc/phalanx-operator/webhook-certs"
-    secret_name: str = "phalanx-webhook-server-cert"
-    cert_provision_mode: Literal["auto", "manual"] = "auto"
+    DEFAULT_PORT: ClassVar[int] = WEBHOOK_PORT
+    port: int = Field(default=WEBHOOK_PORT, ge=0, le=65535)
+    # "" means the default, as in Grove.
+    server_cert_dir: str = DEFAULT_SERVER_CERT_DIR
+    secret_name: str = DEFAULT_WEBHOOK_SECRET
+    cert_provision_mode: Literal["auto", "manual", ""] = "auto"
 
 
-class ServerConfiguration(KubeModel):
+class ServerConfiguration(_Section):
     webhooks: WebhookServer = Field(default_factory=WebhookServer)
-    health_probes: Server = Field(default_factory=lambda: Server(port=OPERATOR_PROBE_PORT))
-    metrics: Server = Field(default_factory=lambda: Server(port=OPERATOR_METRICS_PORT))
+    health_probes: ProbeServer = Field(default_factory=ProbeServer)
+    metrics: MetricsServer = Field(default_factory=MetricsServer)
 
 
-DEFAULT_QPS, DEFAULT_BURST = 100.0, 150
+DEFAULT_QPS, DEFAULT_BURST = 100.0, 120  # Grove's SetDefaults_ClientConnectionConfiguration
 
 
-class ClientConnectionConfiguration(KubeModel):
-    qps: float = Field(default=DEFAULT_QPS, ge=0)  # 0: the default
+class ClientConnectionConfiguration(_Section):
+    # 0: the default; below 0: no client-side limit (client-go's rule).
+    qps: float = DEFAULT_QPS
     burst: int = Field(default=DEFAULT_BURST, ge=0)  # 0: the default
     # Grove's client content types: Phalanx's client always speaks JSON.
     content_type: str | None = None
     accept_content_types: str | None = None
 
 
-class TopologyAwareSchedulingConfiguration(KubeModel):
+class TopologyAwareSchedulingConfiguration(_Section):
     enabled: bool = False
 
 
-class AuthorizerConfig(KubeModel):
+class AuthorizerConfig(_Section):
     """Grove's authorizer webhook (who may change Grove-managed pods); Phalanx has none."""
 
     enabled: bool = False
     exempt_service_account_user_names: list[str] | None = None
+    # Rendered by Grove's Helm chart, not a field of Grove's AuthorizerConfig (its decoder
+    # drops it): accepted so that chart's output loads.
+    reconciler_service_account_user_name: str | None = None
 
 
-class NetworkAcceleration(KubeModel):
+class NetworkAcceleration(_Section):
     """Grove's automatic multi-node NVLink: a ComputeDomain per PodCliqueSet replica and
     `grove.io/mnnvl-group` (phalanx/operator/computedomain.py)."""
 
     auto_mnnvl_enabled: bool = Field(default=False, alias="autoMNNVLEnabled")
 
 
-class DebuggingConfiguration(KubeModel):
+class DebuggingConfiguration(_Section):
     enable_profiling: bool | None = None
     pprof_bind_host: str | None = None
     pprof_bind_port: int | None = None
@@ -174,6 +249,11 @@ class LegacyClusterTopologyConfig(KubeModel):
 
 class OperatorConfiguration(Resource):
     """Read from a file at start-up (not an API object: it is not served by any server)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _nulls_are_defaults(cls, data: Any) -> Any:
+        return _without_nulls(data)
 
     API_VERSION = "operator.config.grove.io/v1alpha1"
     KIND = "OperatorConfiguration"
@@ -193,8 +273,8 @@ class OperatorConfiguration(Resource):
     topology_aware_scheduling: TopologyAwareSchedulingConfiguration = Field(
         default_factory=TopologyAwareSchedulingConfiguration
     )
-    # "" means the default, as in Grove.
-    log_level: Literal["debug", "info", "warn", "error", ""] = "info"
+    # "" means the default, as in Grove, whose levels these are (no "warn").
+    log_level: Literal["debug", "info", "error", ""] = "info"
     log_format: Literal["json", "text", ""] = "json"
     authorizer: AuthorizerConfig = Field(default_factory=AuthorizerConfig)
     network: NetworkAcceleration = Field(default_factory=NetworkAcceleration)
@@ -210,7 +290,19 @@ class OperatorConfiguration(Resource):
 
 def default_operator_config(cfg: OperatorConfiguration) -> OperatorConfiguration:
     """Apply the defaults in place (and return `cfg`): the scheduler profiles, and Grove's
-    "zero means default" for the client's qps and burst and the log level and format."""
+    "zero means default" (SetDefaults_*) for the client's qps and burst, the Lease's timing,
+    lock and name, the webhook's certificate settings, and the log level and format (ports
+    and controllers are defaulted as they are read)."""
+    le = cfg.leader_election
+    for key, value in DEFAULT_LEASE_TIMING.items():
+        if parse_duration(getattr(le, key)) == 0:
+            setattr(le, key, value)
+    le.resource_lock = le.resource_lock or "leases"
+    le.resource_name = le.resource_name or DEFAULT_LEASE_NAME
+    hooks = cfg.server.webhooks
+    hooks.server_cert_dir = hooks.server_cert_dir or DEFAULT_SERVER_CERT_DIR
+    hooks.secret_name = hooks.secret_name or DEFAULT_WEBHOOK_SECRET
+    hooks.cert_provision_mode = hooks.cert_provision_mode or "auto"
     conn = cfg.runtime_client_connection
     if not conn.qps:
         conn.qps = DEFAULT_QPS
@@ -226,119 +318,6 @@ def default_operator_config(cfg: OperatorConfiguration) -> OperatorConfiguration
     if not sched.default_profile_name:
         sched.default_profile_name = DEFAULT_SCHEDULER
     return cfg
-
-
-def validate_operator_config(cfg: OperatorConfiguration) -> list[FieldError]:
-    """Every problem in an (already defaulted) configuration; empty when valid."""
-    errors: list[FieldError] = []
-
-    def err(loc: list[str | int], message: str) -> None:
-        errors.append(FieldError(format_path(loc), message))
-
-    sched = cfg.scheduler
-    seen: set[str] = set()
-    for i, profile in enumerate(sched.profiles):
-        where: list[str | int] = ["scheduler", "profiles", i]
-        if profile.name not in KNOWN_SCHEDULER_NAMES:
-            hint = suggest(profile.name, KNOWN_SCHEDULER_NAMES)
-            err(
-                [*where, "name"],
-                f"unknown scheduler backend {_q(profile.name)}"
-                + (f"; did you mean {_q(hint)}?" if hint else "")
-                + f" (known: {', '.join(KNOWN_SCHEDULER_NAMES)})",
-            )
-        elif profile.name in seen:
-            err([*where, "name"], f"duplicate profile {_q(profile.name)}")
-        seen.add(profile.name)
-        if profile.name == DEFAULT_SCHEDULER:
-            _check_default_scheduler_config(profile.config or {}, [*where, "config"], err)
-    # As Grove: the default must be one of the listed profiles that are valid.
-    names = [n for n in dict.fromkeys(sched.profile_names()) if n in KNOWN_SCHEDULER_NAMES]
-    if sched.default_profile_name not in names:
-        err(
-            ["scheduler", "defaultProfileName"],
-            f"{_q(sched.default_profile_name or '')} is not a listed profile "
-            f"(profiles: {', '.join(names)})",
-        )
-    _check_leader_election(cfg.leader_election, err)
-    return errors
-
-
-def _check_leader_election(le: LeaderElectionConfiguration, err: Any) -> None:
-    """Grove's checks, only with leader election on."""
-    if not le.enabled:
-        return
-    for key, value in (("leaseDuration", le.lease_duration), ("renewDeadline", le.renew_deadline),
-                       ("retryPeriod", le.retry_period)):
-        if parse_duration(value) <= 0:
-            err(["leaderElection", key], f"must be greater than 0, got {value!r}")
-    if parse_duration(le.lease_duration) <= parse_duration(le.renew_deadline):
-        err(["leaderElection", "leaseDuration"],
-            f"must be greater than renewDeadline ({le.lease_duration} <= {le.renew_deadline})")
-    if not le.resource_lock:
-        err(["leaderElection", "resourceLock"], "required (leases)")
-    if not le.resource_name:
-        err(["leaderElection", "resourceName"], "required")
-
-
-def ignored_fields(cfg: OperatorConfiguration) -> list[str]:
-    """Each field of Grove's OperatorConfiguration set to something Phalanx does not do, as
-    `path: why` for a start-up warning (empty when everything set is honoured)."""
-    out = []
-    if cfg.authorizer.enabled or cfg.authorizer.exempt_service_account_user_names:
-        out.append("authorizer: ignored: Phalanx has no authorizer webhook; anyone RBAC "
-                   "allows may change the pods and PodCliques it manages")
-    if cfg.debugging is not None:
-        out.append("debugging: ignored: Phalanx serves no pprof endpoint")
-    conn = cfg.runtime_client_connection
-    for key, value in (("contentType", conn.content_type),
-                       ("acceptContentTypes", conn.accept_content_types)):
-        if value:
-            out.append(f"runtimeClientConnection.{key}: ignored: Phalanx's client speaks JSON")
-    if cfg.cluster_topology is not None:
-        out.append("clusterTopology: ignored: not a field of Grove's OperatorConfiguration "
-                   "either (Grove's decoder drops it); topology-aware scheduling is "
-                   "topologyAwareScheduling.enabled")
-    return out
-
-
-def _check_default_scheduler_config(
-    config: dict[str, Any], where: list[str | int], err: Any
-) -> None:
-    for key, value in config.items():
-        if key == "gangScheduling":
-            if not isinstance(value, bool):
-                err([*where, key], f"must be a boolean (true or false), got {value!r}")
-        elif key == "workloadAPIVersion":
-            if not isinstance(value, str):
-                err(
-                    [*where, key],
-                    f"must be a string such as scheduling.k8s.io/v1alpha1, got {value!r}",
-                )
-        elif key == "mismatchPolicy":
-            if value not in ("reject", "pass-through"):
-                err([*where, key], f'must be "reject" or "pass-through", got {value!r}')
-        elif key == "podSchedulingGate":
-            if not isinstance(value, bool):
-                err([*where, key], f"must be a boolean (true or false), got {value!r}")
-            elif not value:
-                version = config.get("workloadAPIVersion")
-                problem = gate_free_problem(config.get("gangScheduling") is True,
-                                            version if isinstance(version, str) else None)
-                if problem:
-                    err([*where, key], f"false {problem}")
-        else:
-            hint = suggest(key, DEFAULT_SCHEDULER_CONFIG_KEYS)
-            err(
-                [*where, key],
-                "unknown field for default-scheduler"
-                + (f"; did you mean {_q(hint)}?" if hint else "")
-                + f" (allowed: {', '.join(DEFAULT_SCHEDULER_CONFIG_KEYS)})",
-            )
-
-
-def _q(name: str) -> str:
-    return f'"{name}"'
 
 
 def load_operator_config(

@@ -136,6 +136,17 @@ class KubeBackendConfig(BackendConfig):
                 loc=("podSchedulingGate",), input=False)])
         return self
 
+    @model_validator(mode="after")
+    def _version_needs_gangs(self) -> KubeBackendConfig:
+        if self.workload_api_version is not None and not self.gang_scheduling:
+            # As phalanx.api.config_rules says it: the version of objects never written.
+            raise ValidationError.from_exception_data(type(self).__name__, [InitErrorDetails(
+                type=PydanticCustomError("value_error", "has no effect without gangScheduling: "
+                                         "true (only gang scheduling writes Workload API "
+                                         "objects)"),
+                loc=("workloadAPIVersion",), input=self.workload_api_version)])
+        return self
+
     @field_validator("workload_api_version")
     @classmethod
     def _known_version(cls, value: str | None) -> str | None:

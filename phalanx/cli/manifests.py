@@ -41,18 +41,27 @@ def all_manifests(
         "phalanx-scheduler. Default: the default profile."),
     webhook: bool = typer.Option(True, "--webhook/--no-webhook",
                                  help="Serve PodCliqueSet admission as a webhook."),
-    replicas: int = typer.Option(2, min=1, help="Replicas of each Deployment (leader-elected)."),
+    replicas: int = typer.Option(
+        None, min=1, show_default=False,
+        help="Replicas of each Deployment, leader-elected (default 2). The operator gets 1 "
+        "when the OperatorConfiguration turns leader election off (leaderElection.enabled: "
+        "false, its default when unset, as in Grove), and more are refused then: each "
+        "replica would run every controller."),
 ) -> None:
     """Print a complete install: namespace, CRDs, service accounts, least-privilege RBAC,
     the default OperatorConfiguration, operator and scheduler Deployments, and the admission
     webhook. Apply with: phalanx manifests all | kubectl apply -f -"""
     from pathlib import Path
 
+    import phalanx.backends  # noqa: F401  (registers every backend's profile name first)
     from phalanx.api.config import load_operator_config
+    from phalanx.cli.confignotes import config_warnings
     from phalanx.manifests import InstallOptions, install_manifests, to_yaml
     from phalanx.manifests.install import DEFAULT_IMAGE
 
     cfg = load_operator_config(Path(config)) if config else None
+    if cfg is not None:
+        config_warnings(cfg, config)
     sched_cfg = None
     if scheduler_config:
         from phalanx.cli.errors import UserError
@@ -70,5 +79,5 @@ def all_manifests(
         sched_cfg = loaded.to_dict()
     opts = InstallOptions(namespace=namespace, image=image or DEFAULT_IMAGE, config=cfg,
                           scheduler=scheduler, webhook=webhook, operator_replicas=replicas,
-                          scheduler_replicas=replicas, scheduler_config=sched_cfg)
+                          scheduler_replicas=replicas or 2, scheduler_config=sched_cfg)
     typer.echo(to_yaml(install_manifests(opts)), nl=False)

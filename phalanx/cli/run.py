@@ -46,12 +46,12 @@ def run(
              "optionally a Scenario (steps at virtual times) and a ClusterSpec.",
         show_default=False)],
     cluster: Annotated[Path | None, typer.Option(
-        "--cluster", help="ClusterSpec YAML (node pools, topology). Default: 64 nodes x "
-                          "8 GPUs in 8 racks.")] = None,
+        "--cluster", help="ClusterSpec YAML (node pools, topology). Default: one in the "
+                          "workload files, else 64 nodes x 8 GPUs in 8 racks.")] = None,
     config: Annotated[Path | None, typer.Option(
         "--config", "-c", help="OperatorConfiguration YAML (scheduler backend profiles). "
-                               "Default: every backend enabled, phalanx-scheduler for pods "
-                               "naming none.")] = None,
+                               "Default: one in the workload files, else every backend "
+                               "enabled, phalanx-scheduler for pods naming none.")] = None,
     scheduler_config: Annotated[Path | None, typer.Option(
         "--scheduler-config", help="KubeSchedulerConfiguration YAML for the embedded "
         "scheduler (plugins, pluginConfig, backoff): each of its profiles replaces the "
@@ -96,6 +96,7 @@ def run(
     """
     from phalanx.api.duration import parse_duration
     from phalanx.cli import preflight
+    from phalanx.cli.confignotes import run_notes
     from phalanx.cli.paths import check_writable, write_error
     from phalanx.cli.progress import RunProgress
     from phalanx.cluster.clock import run_virtual
@@ -125,6 +126,8 @@ def run(
     spec, spec_source = load_cluster_spec(cluster, wl)
     cfg, cfg_source = load_config(config, wl)
     sched_cfg, sched_source = load_scheduler_config(scheduler_config, wl)
+    run_notes(wl, cfg, cfg_source, config=config, cluster=cluster,
+              scheduler_config=scheduler_config)
     options = RunOptions(until=until_s, max_duration=cap, phalanx_version=version_text())
     sim = Simulation(wl, spec, cfg, options, cluster_source=spec_source,
                      config_source=cfg_source, scheduler_config=sched_cfg,

@@ -39,12 +39,17 @@ def operator(
     config: str = typer.Option(None, "--config", "-c", metavar="FILE",
                                help="OperatorConfiguration file (defaults when omitted)."),
     namespace: str = typer.Option(None, "--namespace", "-n",
-                                  help="Namespace of the leader-election Lease and webhook "
-                                  "certificate Secret (default: the pod's own)."),
+                                  help="The operator's own namespace, its webhook Service's: "
+                                  "the webhook certificate Secret and its DNS names are "
+                                  "there, and the leader-election Lease unless "
+                                  "leaderElection.resourceNamespace names another (default: "
+                                  "$POD_NAMESPACE, else the kubeconfig context's)."),
     webhook: bool = typer.Option(True, "--webhook/--no-webhook",
                                  help="Serve PodCliqueSet admission over HTTPS."),
     leader_elect: bool = typer.Option(None, "--leader-elect/--no-leader-elect",
-                                      help="Override leaderElection.enabled of the config."),
+                                      help="Override leaderElection.enabled of the config "
+                                      "(off when the config does not set it, as in Grove; "
+                                      "the installed config turns it on for its 2 replicas)."),
     probe_port: int = typer.Option(None, "--probe-port", min=1, max=65535,
                                    help="Port of /healthz and /readyz (default: server."
                                    f"healthProbes.port of the config, {OPERATOR_PROBE_PORT})."),

@@ -35,6 +35,7 @@ def validate(
     admission of every object, as `phalanx run` and the operator's webhook would admit it
     (the same as `phalanx run --dry-run`). Exits 0 when all is valid."""
     from phalanx.cli import preflight
+    from phalanx.cli.confignotes import run_notes
     from phalanx.sim.runner import RunFailed, Simulation
     from phalanx.sim.workload import (
         load_cluster_spec,
@@ -45,8 +46,10 @@ def validate(
 
     wl = load_workload(list(workload))
     spec, _ = load_cluster_spec(cluster, wl)
-    cfg, _ = load_config(config, wl)
+    cfg, cfg_source = load_config(config, wl)
     load_scheduler_config(scheduler_config, wl)  # raises, naming the field
+    run_notes(wl, cfg, cfg_source, config=config, cluster=cluster,
+              scheduler_config=scheduler_config)
     sim = Simulation(wl, spec, cfg)
     try:
         extra = sim.prepare()

@@ -43,8 +43,10 @@ def install_config(scheduler: bool = True) -> OperatorConfiguration:
     schedulerName), and topology-aware scheduling, so the examples' rack and block
     constraints reach the PodGangs once a ClusterTopologyBinding exists
     (examples/cluster-topology.yaml). examples/operator-config.yaml is this configuration,
-    for running the operator outside the cluster."""
+    for running the operator outside the cluster. Leader election is on (Grove's chart turns
+    it on too; its default, as Phalanx's, is off): the install runs 2 operator replicas."""
     cfg = OperatorConfiguration()
+    cfg.leader_election.enabled = True
     if scheduler:
         cfg.scheduler.profiles = [SchedulerProfile(name=DEFAULT_PROFILE),
                                   SchedulerProfile(name=SCHEDULER)]
@@ -63,7 +65,9 @@ class InstallOptions:
     # to mount; None: its default profile for phalanx-scheduler.
     scheduler_config: dict[str, Any] | None = None
     webhook: bool = True
-    operator_replicas: int = 2
+    # None: 2 with leader election on, else 1 (more are refused without leader election:
+    # each replica would run every controller).
+    operator_replicas: int | None = None
     scheduler_replicas: int = 2
     image_pull_policy: str = "IfNotPresent"
 
@@ -81,7 +85,12 @@ def _meta(name: str, component: str, namespace: str | None = None) -> dict[str, 
 
 
 def _role_pair(name: str, component: str, ns: str, rules: list[dict],
-               *, cluster: bool) -> list[dict[str, Any]]:
+               *, cluster: bool, role_ns: str | None = None) -> list[dict[str, Any]]:
+    """A (Cluster)Role and its binding to the component's ServiceAccount in `ns`; a Role
+    lives in `role_ns` (default `ns`)."""
+    if not cluster and role_ns:
+        return [{**doc, "metadata": _meta(name, component, role_ns)}
+                for doc in _role_pair(name, component, ns, rules, cluster=False)]
     role_kind = "ClusterRole" if cluster else "Role"
     role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": role_kind,
             "metadata": _meta(name, component, None if cluster else ns), "rules": rules}
@@ -202,6 +211,9 @@ def install_manifests(opts: InstallOptions | None = None) -> list[dict[str, Any]
     server = cfg.server
     secret = server.webhooks.secret_name if (
         opts.webhook and server.webhooks.cert_provision_mode == "auto") else None
+    election = cfg.leader_election
+    replicas = _operator_replicas(opts, election.enabled)
+    lease_ns = election.resource_namespace or ns
     docs: list[dict[str, Any]] = [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(ns, "namespace")},
         *crds(),
@@ -226,7 +238,15 @@ def install_manifests(opts: InstallOptions | None = None) -> list[dict[str, Any]
     docs += _role_pair(OPERATOR, "operator", ns, operator_rules(
         owned, topologies, backend_rules, status_of=[ClusterTopologyBinding],
         webhook_configurations=[MUTATING, VALIDATING] if opts.webhook else []), cluster=True)
-    docs += _role_pair(OPERATOR, "operator", ns, namespaced_rules(secret=secret), cluster=False)
+    # Leases where the operator elects (leaderElection.resourceNamespace, else here), the
+    # auto-provisioned webhook Secret here (the operator's own namespace).
+    leases_here = election.enabled and lease_ns == ns
+    if secret or leases_here:
+        docs += _role_pair(OPERATOR, "operator", ns, namespaced_rules(
+            secret=secret, leases=leases_here), cluster=False)
+    if election.enabled and lease_ns != ns:
+        docs += _role_pair(OPERATOR, "operator", ns, namespaced_rules(secret=None),
+                           cluster=False, role_ns=lease_ns)
     if opts.scheduler:
         docs += _role_pair(SCHEDULER, "scheduler", ns,
                            # Services: PodTopologySpread's default constraints select by them
@@ -250,8 +270,15 @@ def install_manifests(opts: InstallOptions | None = None) -> list[dict[str, Any]
     container = _container(opts, "operator", args, ports, probe)
     container["volumeMounts"].append({"name": "config", "mountPath": "/etc/phalanx",
                                       "readOnly": True})
-    docs.append(_deployment(opts, "operator", opts.operator_replicas, container,
-                            [{"name": "config", "configMap": {"name": CONFIG_MAP}}], metrics))
+    volumes = [{"name": "config", "configMap": {"name": CONFIG_MAP}}]
+    if opts.webhook and server.webhooks.cert_provision_mode == "manual":
+        # As Grove's chart: the Secret (e.g. cert-manager's) mounted where the operator
+        # reads it. Not optional: the pod waits for it rather than crash-looping.
+        container["volumeMounts"].append(_cert_mount(server.webhooks.server_cert_dir,
+                                                     container["volumeMounts"]))
+        volumes.append({"name": "webhook-certs", "secret": {
+            "secretName": server.webhooks.secret_name, "defaultMode": 420}})
+    docs.append(_deployment(opts, "operator", replicas, container, volumes, metrics))
     if opts.scheduler:
         sprobe, smetrics = SCHEDULER_PROBE_PORT, SCHEDULER_METRICS_PORT
         args = ["scheduler", "--leader-elect", "--lease-namespace", ns,
@@ -280,6 +307,32 @@ def install_manifests(opts: InstallOptions | None = None) -> list[dict[str, Any]
         docs += _webhook_configs(opts, [(group, version, PodCliqueSet.PLURAL),
                                         (group, version, ClusterTopologyBinding.PLURAL)])
     return docs
+
+
+def _operator_replicas(opts: InstallOptions, leader_election: bool) -> int:
+    if opts.operator_replicas is None:
+        return 2 if leader_election else 1
+    if opts.operator_replicas > 1 and not leader_election:
+        raise ConfigError(
+            f"{opts.operator_replicas} operator replicas need leader election",
+            errors=[FieldError("leaderElection.enabled", "false: every replica would run "
+                               "every controller; set it to true, or install 1 replica "
+                               "(the default without leader election)")])
+    return opts.operator_replicas
+
+
+def _cert_mount(directory: str, mounts: list[dict[str, Any]]) -> dict[str, Any]:
+    """Where certProvisionMode: manual reads the certificate: a path of its own."""
+    problem = None
+    if not directory.startswith("/"):
+        problem = f"{directory!r} is not an absolute path"
+    elif directory.rstrip("/") in {m["mountPath"].rstrip("/") for m in mounts}:
+        problem = f"{directory!r} is where the install mounts something else"
+    if problem:
+        raise ConfigError("the webhook certificate Secret cannot be mounted there", errors=[
+            FieldError("server.webhooks.serverCertDir", f"{problem} (certProvisionMode: "
+                       "manual mounts the Secret there)")])
+    return {"name": "webhook-certs", "mountPath": directory, "readOnly": True}
 
 
 def to_yaml(docs: list[dict[str, Any]]) -> str:

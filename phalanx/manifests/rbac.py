@@ -122,8 +122,9 @@ def scheduler_rules(podgang: type[Resource], scheduler_objects: list[dict],
     ]
 
 
-def namespaced_rules(*, secret: str | None) -> list[dict[str, Any]]:
-    """Leader-election Leases (and the webhook certificate Secret) in the install namespace.
+def namespaced_rules(*, secret: str | None, leases: bool = True) -> list[dict[str, Any]]:
+    """Leader-election Leases (with `leases`) and the webhook certificate Secret, for a Role
+    in one namespace.
 
     KubeCluster's `update` is a merge patch with a resourceVersion precondition, so every
     object the services update needs `patch` too (without it a leader could acquire its
@@ -131,7 +132,7 @@ def namespaced_rules(*, secret: str | None) -> list[dict[str, Any]]:
     rules: list[dict[str, Any]] = [
         {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
          "verbs": ["create", "get", "list", "patch", "update", "watch"]},
-    ]
+    ] if leases else []
     if secret:
         rules.append({"apiGroups": [""], "resources": ["secrets"], "verbs": ["create"]})
         rules.append({"apiGroups": [""], "resources": ["secrets"], "resourceNames": [secret],

@@ -28,7 +28,9 @@ Controllers (one module each; workers from `config.controllers`):
                           ClusterTopologyBinding's status (SchedulerTopologyDrift)
 
 Start-up also logs, once, each OperatorConfiguration field set to something Phalanx does
-not do (`phalanx.api.config.ignored_fields`), and which topology kinds the server serves.
+not do (`phalanx.api.config.ignored_fields`; `report_ignored=False` where the caller says
+it itself: the service on every replica, `phalanx run`), and which topology kinds the
+server serves.
 """
 
 from __future__ import annotations
@@ -80,6 +82,7 @@ class OperatorManager:
         registry: BackendRegistry | None = None,
         tunables: Tunables | None = None,
         admission: bool = True,
+        report_ignored: bool = True,
     ) -> None:
         import phalanx.backends  # noqa: F401  (registers every backend module)
 
@@ -89,6 +92,7 @@ class OperatorManager:
         self.registry = registry or BackendRegistry.from_config(cfg)
         self.tunables = tunables or Tunables()
         self.install_admission = admission
+        self.report_ignored = report_ignored
         self.manager = Manager(client)
         self.recorder = EventRecorder(client, COMPONENT)
         self.ctx = OperatorContext(client, self.manager, self.registry, self.recorder,
@@ -149,7 +153,7 @@ class OperatorManager:
             *((self.compute_domains,) if self.compute_domains is not None else ()))]
 
     async def start(self) -> None:
-        for line in ignored_fields(self.config):
+        for line in ignored_fields(self.config) if self.report_ignored else ():
             log.warning("OperatorConfiguration %s", line)
         await mnnvl_preflight(self.client, self.config.network.auto_mnnvl_enabled)
         if self.install_admission and hasattr(self.client, "register_admission"):

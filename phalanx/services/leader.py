@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from phalanx.api.config_rules import LEASE_JITTER_FACTOR
 from phalanx.api.core import Lease, LeaseSpec
 from phalanx.api.base import ObjectMeta
 from phalanx.cluster.client import AlreadyExists, ApiError, Client, Conflict, NotFound
@@ -38,10 +39,13 @@ class LeaseTiming:
     retry_period: float = 2.0
 
     def __post_init__(self) -> None:
-        if not (self.lease_duration > self.renew_deadline > self.retry_period > 0):
+        # client-go's NewLeaderElector: the renew deadline must outlast a jittered retry.
+        if not (self.lease_duration > self.renew_deadline >
+                self.retry_period * LEASE_JITTER_FACTOR > 0):
             raise ValueError(
-                "leader election needs leaseDuration > renewDeadline > retryPeriod > 0 "
-                f"(got {self.lease_duration}, {self.renew_deadline}, {self.retry_period})"
+                "leader election needs leaseDuration > renewDeadline > retryPeriod x "
+                f"{LEASE_JITTER_FACTOR:g} (client-go's JitterFactor) > 0 (got "
+                f"{self.lease_duration:g}s, {self.renew_deadline:g}s, {self.retry_period:g}s)"
             )
 
 

@@ -3,6 +3,12 @@
 Every replica serves probes, metrics and the admission webhook (admission needs no
 leadership, so the webhook stays available during a fail-over); only the replica holding
 the Lease runs the controllers.
+
+Namespaces: the operator's own (`--namespace`, else POD_NAMESPACE, else the kubeconfig's)
+holds the webhook Service, so the certificate Secret and the certificate's DNS names are
+there, as Grove's cert controller keeps them; the Lease is in
+`leaderElection.resourceNamespace` when set, else in that same namespace. Each server
+listens on its own `server.*.bindAddress` and port.
 """
 
 from __future__ import annotations
@@ -14,7 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from phalanx.api.config import OperatorConfiguration, load_operator_config
+from phalanx.api.config import (
+    ConfigError, OperatorConfiguration, ignored_fields, leader_election_problems,
+    load_operator_config,
+)
 from phalanx.api.core import Pod
 from phalanx.api.duration import parse_duration
 from phalanx.cluster.admission import AdmissionChain
@@ -45,7 +54,9 @@ class OperatorServiceOptions:
     kubeconfig: str | None = None
     context: str | None = None
     config: str | None = None
-    namespace: str | None = None  # install namespace (leases, webhook Secret)
+    # The operator's own namespace (webhook Secret and DNS names; the Lease unless
+    # leaderElection.resourceNamespace names another); None: POD_NAMESPACE, else kubeconfig's.
+    namespace: str | None = None
     webhook: bool = True
     webhook_service: str = WEBHOOK_SERVICE
     leader_elect: bool | None = None  # None: as the configuration says
@@ -135,12 +146,22 @@ async def run_operator_service(
     if opts.tune_gc:
         collect_rarely()
     cfg = load_operator_config(Path(opts.config) if opts.config else None)
+    if opts.leader_elect is not None and opts.leader_elect != cfg.leader_election.enabled:
+        # --leader-elect turns on what the config leaves off: its timing is checked now,
+        # as it would have been had the config turned it on, naming the field.
+        cfg.leader_election.enabled = opts.leader_elect
+        problems = leader_election_problems(cfg.leader_election)
+        if problems:
+            raise ConfigError("invalid leaderElection for --leader-elect",
+                              source=opts.config, errors=problems)
     for port, server in ((opts.probe_port, cfg.server.health_probes),
                          (opts.metrics_port, cfg.server.metrics),
                          (opts.webhook_port, cfg.server.webhooks)):
         if port is not None:
             server.port = port
     setup_logging(cfg.log_level, cfg.log_format)
+    for line in ignored_fields(cfg):  # every replica says it, standbys too
+        log.warning("OperatorConfiguration %s", line)
     conn = cfg.runtime_client_connection
     client = await connect(opts.kubeconfig, opts.context, field_manager="phalanx-operator",
                            qps=conn.qps, burst=conn.burst)
@@ -150,8 +171,8 @@ async def run_operator_service(
     client.lists_without_bases |= {Pod}
     # Grove's MNNVL preflight: before serving anything, as Grove's manager does.
     await mnnvl_preflight(client, cfg.network.auto_mnnvl_enabled)
-    namespace = opts.namespace or cfg.leader_election.resource_namespace or own_namespace(
-        client.default_namespace)
+    namespace = opts.namespace or own_namespace(client.default_namespace)
+    lease_namespace = cfg.leader_election.resource_namespace or namespace
     stop = stop or asyncio.Event()
     install_signal_handlers(stop)
     metrics, probes = PhalanxMetrics(), Probes()
@@ -161,7 +182,7 @@ async def run_operator_service(
     manager: OperatorManager | None = None
     probes.readiness["informer-sync"] = cache_sync_check(
         lambda: manager.manager.informers.informers if manager is not None else ())
-    enabled = cfg.leader_election.enabled if opts.leader_elect is None else opts.leader_elect
+    enabled = cfg.leader_election.enabled
     # Without leader election this replica runs the controllers: it is not ready until they
     # exist (then informer-sync holds it until their caches are filled). A standby has none.
     probes.readiness["controllers"] = lambda: (
@@ -190,14 +211,17 @@ async def run_operator_service(
         s = cfg.server
         server = ServiceServer(probes=probes, registry=metrics.registry,
                                host=s.health_probes.bind_address or "0.0.0.0",
-                               http_port=s.health_probes.port, metrics_port=s.metrics.port,
+                               http_port=s.health_probes.port,
+                               metrics_host=s.metrics.bind_address or "0.0.0.0",
+                               metrics_port=s.metrics.port,
+                               webhook_host=s.webhooks.bind_address or "0.0.0.0",
                                webhook_routes=routes, webhook_port=s.webhooks.port, tls=tls)
         await server.start()
 
         async def lead() -> None:
             nonlocal manager
             # Admission runs in the webhook (all replicas), not in the manager.
-            manager = OperatorManager(client, cfg, admission=False)
+            manager = OperatorManager(client, cfg, admission=False, report_ignored=False)
             bind_controller_metrics(metrics, lambda: manager.controllers if manager else [])
             await manager.start()  # returns once the informers' caches have synced
             if opts.tune_gc:
@@ -207,10 +231,11 @@ async def run_operator_service(
             finally:
                 await manager.stop()
 
+        # Built only when used: with election off the timing is not validated (as Grove).
         return await run_with_leadership(
             client, enabled=enabled, lease=cfg.leader_election.resource_name,
-            namespace=namespace, timing=lease_timing(cfg), metrics=metrics, stop=stop, lead=lead,
-            probes=probes)
+            namespace=lease_namespace, timing=lease_timing(cfg) if enabled else None,
+            metrics=metrics, stop=stop, lead=lead, probes=probes)
     finally:
         for task in background:
             task.cancel()

@@ -94,7 +94,8 @@ def bind_controller_metrics(metrics: PhalanxMetrics,
 
 
 async def run_with_leadership(
-    client: KubeCluster, *, enabled: bool, lease: str, namespace: str, timing: LeaseTiming,
+    client: KubeCluster, *, enabled: bool, lease: str, namespace: str,
+    timing: LeaseTiming | None,
     metrics: PhalanxMetrics, stop: asyncio.Event, lead: Callable[[], Awaitable[None]],
     probes: Probes | None = None,
 ) -> int:

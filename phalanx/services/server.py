@@ -60,7 +60,9 @@ def _probe_handler(probes: Probes, which: str) -> Callable[[web.Request], Awaita
 
 
 class ServiceServer:
-    """Serves probes and metrics on `http_port`, webhook routes over TLS on `webhook_port`."""
+    """Serves probes on `host:http_port`, metrics on `metrics_host:metrics_port` and webhook
+    routes over TLS on `webhook_host:webhook_port`; each host defaults to `host` (one
+    address per listener, as Grove's manager binds each of its servers)."""
 
     def __init__(
         self,
@@ -73,10 +75,14 @@ class ServiceServer:
         webhook_routes: list[web.RouteDef] | None = None,
         webhook_port: int = WEBHOOK_PORT,
         tls: ssl.SSLContext | None = None,
+        metrics_host: str | None = None,
+        webhook_host: str | None = None,
     ) -> None:
         self.probes = probes
         self.registry = registry
         self.host = host
+        self.metrics_host = metrics_host or host
+        self.webhook_host = webhook_host or host
         self._http_port = http_port
         # None: metrics share the probes port; otherwise their own listener.
         self._metrics_port = metrics_port
@@ -102,35 +108,40 @@ class ServiceServer:
         body = generate_latest(self.registry)
         return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
 
-    async def _serve(self, app: web.Application, port: int, tls: ssl.SSLContext | None) -> int:
+    async def _serve(self, app: web.Application, host: str, port: int,
+                     tls: ssl.SSLContext | None) -> int:
         runner = web.AppRunner(app, access_log=None)
         await runner.setup()
-        site = web.TCPSite(runner, self.host, port, ssl_context=tls)
+        site = web.TCPSite(runner, host, port, ssl_context=tls)
         await site.start()
         self._runners.append(runner)
         sockets = site._server.sockets if site._server else []  # type: ignore[union-attr]
         return int(sockets[0].getsockname()[1]) if sockets else port
 
     async def start(self) -> None:
-        shared = self._metrics_port is None or self._metrics_port == self._http_port
+        # Metrics on the probes' own address and port share its listener.
+        shared = self._metrics_port is None or (self._metrics_port == self._http_port and
+                                                self.metrics_host == self.host)
         self.http_port = await self._serve(
-            self._http_app(probes=True, metrics=shared), self._http_port, None
+            self._http_app(probes=True, metrics=shared), self.host, self._http_port, None
         )
         if shared:
             self.metrics_port = self.http_port
         else:
             self.metrics_port = await self._serve(
-                self._http_app(probes=False, metrics=True), self._metrics_port or 0, None
+                self._http_app(probes=False, metrics=True), self.metrics_host,
+                self._metrics_port or 0, None
             )
-        log.info("probes on http://%s:%d, metrics on :%d", self.host, self.http_port,
-                 self.metrics_port)
+        log.info("probes on http://%s:%d, metrics on http://%s:%d", self.host, self.http_port,
+                 self.metrics_host, self.metrics_port)
         if self._webhook_routes:
             if self._tls is None:
                 raise ValueError("the admission webhook needs a TLS context")
             app = web.Application(client_max_size=8 * 2**20)
             app.add_routes(self._webhook_routes)
-            self.webhook_port = await self._serve(app, self._webhook_port, self._tls)
-            log.info("admission webhook on https://%s:%d", self.host, self.webhook_port)
+            self.webhook_port = await self._serve(app, self.webhook_host, self._webhook_port,
+                                                  self._tls)
+            log.info("admission webhook on https://%s:%d", self.webhook_host, self.webhook_port)
 
     async def stop(self) -> None:
         for runner in reversed(self._runners):

@@ -37,7 +37,8 @@ SIM_API_VERSION = "sim.phalanx.dev/v1alpha1"
 HOSTNAME_KEY = "kubernetes.io/hostname"
 # What a kubelet on linux/amd64 labels its Node with besides the hostname (kubelet's
 # updateDefaultLabels): manifests select on them (`nodeSelector: {kubernetes.io/os: linux}`).
-# A pool's own `labels` override them (say, arm64 nodes).
+# A pool's own `labels` override them (say, arm64 nodes); a beta label follows its stable
+# one unless the pool sets it too, as the kubelet writes both from one value.
 KUBELET_LABELS = {
     "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
     "beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64",
@@ -59,6 +60,12 @@ class ClusterTopologyLevel(KubeModel):
     key: Annotated[str, StringConstraints(min_length=1, max_length=316)]
 
 
+# A ResourceSlice's string and version attribute values are at most 64 characters
+# (kube's DeviceAttributeMaxValueLength); a version is a semantic version (semver.Parse).
+ATTRIBUTE_MAX_LENGTH = 64
+DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+
+
 class DraGpus(KubeModel):
     """A simulated DRA driver on the pool's nodes (phalanx/sim/dradriver.py): one
     ResourceSlice per node with its GPUs as devices, attributes named as NVIDIA's DRA driver
@@ -69,15 +76,40 @@ class DraGpus(KubeModel):
     it. The GPUs leave the node's `nvidia.com/gpu` allocatable unless
     `keepExtendedResource` (a GPU is handed out one way, not both)."""
 
-    driver: str = "gpu.nvidia.com"
+    # What the driver publishes must be what a ResourceSlice may hold, checked when the
+    # spec is read: the driver a DNS subdomain (it also names the DeviceClass), memory a
+    # quantity, the versions semantic versions (9.0.0, not 9.0), strings <= 64 characters.
+    driver: str = Field(default="gpu.nvidia.com", max_length=63, pattern=DNS_SUBDOMAIN)
     count: int | None = Field(default=None, ge=0, le=128)  # default: nvidia.com/gpu
-    product_name: str = "NVIDIA H100 80GB HBM3"
+    product_name: str = Field(default="NVIDIA H100 80GB HBM3", max_length=ATTRIBUTE_MAX_LENGTH)
     memory: str = "80Gi"
-    architecture: str = "Hopper"
+    architecture: str = Field(default="Hopper", max_length=ATTRIBUTE_MAX_LENGTH)
     cuda_compute_capability: str = "9.0.0"
     driver_version: str = "550.90.7"
     nvlink_domain_nodes: int = Field(default=1, ge=1)
     keep_extended_resource: bool = False
+
+    @field_validator("memory")
+    @classmethod
+    def _quantity(cls, v: str) -> str:
+        if parse_quantity(v) <= 0:  # ValueError: not a quantity
+            raise ValueError(f"must be a positive quantity such as 80Gi, got {v!r}")
+        return v
+
+    @field_validator("cuda_compute_capability", "driver_version")
+    @classmethod
+    def _semver(cls, v: str) -> str:
+        from phalanx.api.devicecel import parse_semver
+
+        try:
+            parse_semver(v)
+        except ValueError:
+            raise ValueError(f"must be a semantic version such as 9.0.0 (major.minor.patch, "
+                             f"as a ResourceSlice's version attributes are), got {v!r}") \
+                from None
+        if len(v) > ATTRIBUTE_MAX_LENGTH:
+            raise ValueError(f"must be at most {ATTRIBUTE_MAX_LENGTH} characters")
+        return v
 
 
 class NodePool(KubeModel):
@@ -151,7 +183,26 @@ class ClusterSpecSpec(KubeModel):
             raise ValueError("nodePools: the cluster has no nodes (every count is 0)")
         for i, pool in enumerate(self.node_pools):
             _check_nesting(i, pool, domains)
+            _check_labels(i, pool, self.topology)
         return self
+
+
+def _check_labels(i: int, pool: NodePool, topology: list[ClusterTopologyLevel]) -> None:
+    """Labels the simulation sets on every node itself: a pool's value would be replaced
+    (the topology levels, the hostname), or would cut the node off its pool (the DRA
+    driver finds a node's GPUs by its pool label)."""
+    set_by = {lvl.key: f'set by the topology level "{lvl.domain}" (size it with '
+                       f'nodesPer.{lvl.domain})' for lvl in topology}
+    set_by[HOSTNAME_KEY] = "always the node's name"
+    set_by[POOL_LABEL] = "the pool's name, by which the simulated DRA driver finds a " \
+                         "node's GPUs"
+    if pool.dra is not None:
+        set_by[CLIQUE_LABEL] = "the NVLink clique the simulated DRA driver sets (size it " \
+                               "with dra.nvlinkDomainNodes)"
+    for key in pool.labels:
+        if key in set_by:
+            raise ValueError(f"nodePools[{i}].labels[{key}]: {set_by[key]}; a pool cannot "
+                             "set it")
 
 
 def _check_nesting(i: int, pool: NodePool, domains: list[str]) -> None:
@@ -228,7 +279,7 @@ def build_nodes(spec: ClusterSpec) -> list[Node]:
         for i in range(pool.count):
             name = f"{prefix}-{i:0{width}d}"
             labels = {POOL_LABEL: pool.name, **KUBELET_LABELS, HOSTNAME_KEY: name,
-                      **pool.labels}
+                      **_beta_follows_stable(pool.labels), **pool.labels}
             for lvl in levels:
                 if _is_host(lvl.domain) or lvl.key == HOSTNAME_KEY:
                     labels[lvl.key] = name
@@ -259,6 +310,11 @@ def build_nodes(spec: ClusterSpec) -> list[Node]:
             size = pool.nodes_per.get(lvl.domain, max(pool.count, 1))
             next_domain[lvl.domain] += -(-pool.count // size) if pool.count else 0
     return nodes
+
+
+def _beta_follows_stable(labels: dict[str, str]) -> dict[str, str]:
+    return {f"beta.{key}": labels[key] for key in ("kubernetes.io/os", "kubernetes.io/arch")
+            if key in labels}
 
 
 def clique_id(pool: str, n: int) -> str:

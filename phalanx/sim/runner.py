@@ -79,7 +79,8 @@ class Components:
         def operator(client: Any, sim: Simulation) -> Any:
             from phalanx.operator.manager import OperatorManager
 
-            return OperatorManager(client, sim.config)
+            # `phalanx run` and `validate` print what the configuration sets in vain.
+            return OperatorManager(client, sim.config, report_ignored=False)
 
         def scheduler(client: Any, sim: Simulation) -> Any:
             from phalanx.scheduler import Scheduler

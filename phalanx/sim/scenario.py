@@ -12,7 +12,8 @@
       - at: 5m
         scale: {kind: PodCliqueSet, name: inference, replicas: 3}
       - at: 10m
-        fail: {podGang: train-0, count: 1}      # pods end Failed (exit code 1)
+        fail: {podGang: train-0, count: 1}      # pods end Failed (exitCode: 1 unless given;
+                                              # never 0, as a kubelet would say Succeeded)
       - at: 12m
         nodeDown: {node: node-003}            # NotReady + its pods are lost
       - at: 0s
@@ -24,7 +25,7 @@
       - at: 18m
         label: {node: node-004, labels: {example.com/rack: r9, example.com/old: null}}
       - at: 20m
-        finish: {podCliqueSet: train}         # pods end Succeeded
+        finish: {podCliqueSet: train}         # pods end Succeeded (exit code 0)
       - at: 25m
         metric: {hpa: inference-0-frontend, value: 160}  # the HPA's metric (phalanx.sim.hpa)
       - at: 30m
@@ -49,10 +50,11 @@ from phalanx.api.duration import parse_duration
 
 from .clusterspec import SIM_API_VERSION
 
-# Pod annotations (also read from the pod's PodClique and PodCliqueSet) that script a pod's life.
+# Pod annotations (also read from the pod's PodClique and PodCliqueSet) that script a pod's
+# life; one pod has run-for or fail-after, not both (refused when the workload is read).
 ANNOTATION_RUN_FOR = "sim.phalanx.dev/run-for"  # Succeeded this long after it started
 ANNOTATION_FAIL_AFTER = "sim.phalanx.dev/fail-after"  # Failed this long after it started
-ANNOTATION_EXIT_CODE = "sim.phalanx.dev/exit-code"  # exit code of a scripted failure
+ANNOTATION_EXIT_CODE = "sim.phalanx.dev/exit-code"  # of a scripted failure (non-zero)
 LIFECYCLE_ANNOTATIONS = (ANNOTATION_RUN_FOR, ANNOTATION_FAIL_AFTER)
 
 ACTIONS = ("apply", "scale", "delete", "fail", "finish", "delete_pod", "node_down", "node_up",
@@ -117,6 +119,32 @@ class PodTarget(KubeModel):
         return self
 
 
+class FailTarget(PodTarget):
+    """`fail`: the pods' containers exit with `exitCode` (default 1), a failure. A kubelet
+    takes exit code 0 for success (a pod that ends then is Succeeded), so 0 is refused."""
+
+    @field_validator("exit_code")
+    @classmethod
+    def _nonzero(cls, v: int | None) -> int | None:
+        if v == 0:
+            raise ValueError("exit code 0 is a success, not a failure (a pod that ends with "
+                             "it is Succeeded): use finish for that, or a non-zero code")
+        return v
+
+
+class FinishTarget(PodTarget):
+    """`finish`: the pods' containers exit 0 and the pods end Succeeded, as a kubelet
+    reports them only when every container exited 0: `exitCode`, if given, must be 0."""
+
+    @field_validator("exit_code")
+    @classmethod
+    def _zero(cls, v: int | None) -> int | None:
+        if v not in (None, 0):
+            raise ValueError(f"a pod whose container exits {v} ends Failed, not Succeeded: "
+                             "use fail for that, or leave exitCode out")
+        return v
+
+
 class DeletePodTarget(PodTarget):
     """`kubectl delete pod`: the pods go (their controller makes replacements). With
     `cordon`, each pod's node is cordoned first, so the replacement cannot land there."""
@@ -172,8 +200,8 @@ class Step(KubeModel):
     apply: list[dict[str, Any]] | None = None
     scale: ScaleAction | None = None
     delete: ObjectTarget | None = None
-    fail: PodTarget | None = None
-    finish: PodTarget | None = None
+    fail: FailTarget | None = None
+    finish: FinishTarget | None = None
     delete_pod: DeletePodTarget | None = None
     node_down: NodeTarget | None = None
     node_up: NodeTarget | None = None

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from phalanx.api import registry
 from phalanx.api.base import Resource
-from phalanx.api.config import OperatorConfiguration, load_operator_config
+from phalanx.api.config import ConfigError, OperatorConfiguration, load_operator_config
 from phalanx.api.duration import parse_duration
 from phalanx.api.errors import ManifestError
 from phalanx.api.grove import AnyTopology, ClusterTopology, ClusterTopologyBinding, PodCliqueSet
@@ -20,7 +20,14 @@ from phalanx.scheduler import configfile
 from phalanx.scheduler.configfile import KubeSchedulerConfiguration
 
 from .clusterspec import ClusterSpec, default_cluster_spec
-from .scenario import ANNOTATION_EXIT_CODE, LIFECYCLE_ANNOTATIONS, Scenario, Step
+from .scenario import (
+    ANNOTATION_EXIT_CODE,
+    ANNOTATION_FAIL_AFTER,
+    ANNOTATION_RUN_FOR,
+    LIFECYCLE_ANNOTATIONS,
+    Scenario,
+    Step,
+)
 
 # File-only kinds: read by `phalanx run`, never stored in a cluster.
 for _cls in (ClusterSpec, Scenario):
@@ -60,11 +67,21 @@ def _check_path(path: Path) -> None:
 
 
 def _check_lifecycle_notes(obj: Resource, source: str) -> None:
-    """Scripted pod lifetimes must parse now, not fail silently mid-run."""
-    places: list[tuple[str, dict[str, str]]] = [("metadata.annotations", obj.metadata.annotations)]
+    """Scripted pod lifetimes must parse now, not fail silently mid-run; and each pod ends
+    one way. `run-for` (Succeeded, exit code 0) and `fail-after` (Failed, a non-zero exit
+    code) are never both in one place, nor a clique's run-for under a PodCliqueSet's
+    fail-after (the failure would win, the narrower run-for silently lost); a PodCliqueSet's
+    run-for with a clique's fail-after is the clique's own script, as intended."""
+    own = obj.metadata.annotations
+    places: list[tuple[str, dict[str, str]]] = [("metadata.annotations", own)]
     if isinstance(obj, PodCliqueSet):
-        for i, clique in enumerate(obj.spec.template.cliques):
-            places.append((f"spec.template.cliques[{i}].annotations", clique.annotations or {}))
+        places += [(f"spec.template.cliques[{i}].annotations", c.annotations or {})
+                   for i, c in enumerate(obj.spec.template.cliques)]
+
+    def refuse(where: str, message: str) -> ManifestError:
+        return ManifestError(f"{where}: {message}", source=source,
+                             obj=f"{obj.kind}/{obj.name}")
+
     for where, notes in places:
         for key in LIFECYCLE_ANNOTATIONS:
             if key in notes:
@@ -72,11 +89,40 @@ def _check_lifecycle_notes(obj: Resource, source: str) -> None:
                     if parse_duration(notes[key]) < 0:
                         raise ValueError("must not be negative")
                 except ValueError as e:
-                    raise ManifestError(f"{where}[{key}]: {e}", source=source,
-                                        obj=f"{obj.kind}/{obj.name}") from None
-        if ANNOTATION_EXIT_CODE in notes and not notes[ANNOTATION_EXIT_CODE].lstrip("-").isdigit():
-            raise ManifestError(f"{where}[{ANNOTATION_EXIT_CODE}]: must be an integer",
-                                source=source, obj=f"{obj.kind}/{obj.name}")
+                    raise refuse(f"{where}[{key}]", str(e)) from None
+        if ANNOTATION_EXIT_CODE in notes:
+            code = notes[ANNOTATION_EXIT_CODE]
+            if not code.lstrip("-").isdigit():
+                raise refuse(f"{where}[{ANNOTATION_EXIT_CODE}]", "must be an integer")
+            if int(code) == 0:
+                raise refuse(f"{where}[{ANNOTATION_EXIT_CODE}]", "must not be 0: it is the "
+                             f"exit code of {ANNOTATION_FAIL_AFTER}, and a container exiting "
+                             f"0 ends Succeeded (use {ANNOTATION_RUN_FOR} for that)")
+        if ANNOTATION_RUN_FOR in notes and ANNOTATION_FAIL_AFTER in notes:
+            raise refuse(where, f"{ANNOTATION_RUN_FOR} and {ANNOTATION_FAIL_AFTER} are both "
+                         "set: a pod ends either Succeeded (run-for) or Failed (fail-after); "
+                         "keep one")
+        if notes is not own and ANNOTATION_RUN_FOR in notes and ANNOTATION_FAIL_AFTER in own:
+            raise refuse(f"{where}[{ANNOTATION_RUN_FOR}]", "these pods would fail anyway, "
+                         f"after the PodCliqueSet's {ANNOTATION_FAIL_AFTER} (metadata."
+                         "annotations): a pod ends one way; set fail-after per clique instead")
+
+
+def _check_apply_step(obj: Scenario, i: int, j: int, step: Step, data: dict,
+                      source: str) -> Resource:
+    where = f"Scenario {obj.name}: spec.steps[{i}].apply[{j}] (the step at {step.at})"
+    try:
+        inner = registry.from_dict(data)
+    except ManifestError as e:
+        raise ManifestError(f"{where}: {e}", source=source) from None
+    if not registry.is_served(type(inner)):
+        # ClusterSpec, Scenario, OperatorConfiguration, KubeSchedulerConfiguration: read
+        # once when the run starts; no API server stores them, so creating one does nothing.
+        raise ManifestError(f"{where}: a {inner.KIND} is read when the run starts, not "
+                            "created by a step; give it as a workload file (or its flag)",
+                            source=source)
+    _check_lifecycle_notes(inner, source)
+    return inner
 
 
 def load_workload(paths: list[str | Path]) -> Workload:
@@ -93,13 +139,7 @@ def load_workload(paths: list[str | Path]) -> Workload:
             if isinstance(obj, Scenario):
                 for i, step in enumerate(obj.spec.steps):
                     for j, data in enumerate(step.apply or []):
-                        try:
-                            inner = registry.from_dict(data)
-                        except ManifestError as e:
-                            raise ManifestError(
-                                f"Scenario {obj.name}: spec.steps[{i}].apply[{j}]: {e}",
-                                source=str(path)) from None
-                        _check_lifecycle_notes(inner, str(path))
+                        _check_apply_step(obj, i, j, step, data, str(path))
                 scenario_steps.extend(obj.spec.steps)
                 every = obj.spec.snapshot_seconds
                 if every is not None:
@@ -128,7 +168,9 @@ def load_workload(paths: list[str | Path]) -> Workload:
 
 
 def load_cluster_spec(path: str | Path | None, workload: Workload) -> tuple[ClusterSpec, str]:
-    """--cluster FILE, else a ClusterSpec in the workload files, else the built-in default."""
+    """--cluster FILE, else a ClusterSpec in the workload files, else the built-in default.
+    (One in the workload files that --cluster replaces was checked when it was read; the
+    CLI says it is not used.)"""
     if path is None:
         if workload.cluster is not None:
             return workload.cluster, workload.cluster_source
@@ -144,12 +186,23 @@ def load_cluster_spec(path: str | Path | None, workload: Workload) -> tuple[Clus
 
 def load_config(path: str | Path | None, workload: Workload) -> tuple[OperatorConfiguration,
                                                                        str]:
-    """--config FILE, else one in the workload files, else `embedded_default_config()`."""
+    """--config FILE, else one in the workload files, else `embedded_default_config()`.
+    One in the workload files is checked even when --config replaces it (the CLI says it is
+    not used)."""
+    import phalanx.backends  # noqa: F401  (registers every backend's profile name first)
+
+    inline = None
+    if workload.operator_config is not None:
+        try:
+            inline = load_operator_config(workload.operator_config)
+        except ConfigError as e:  # name the workload file it came from
+            raise ConfigError(e.message, source=workload.config_source, obj=e.obj,
+                              errors=e.errors) from None
     if path is not None:
         _check_path(Path(path))
         return load_operator_config(Path(path)), str(path)
-    if workload.operator_config is not None:
-        return load_operator_config(workload.operator_config), workload.config_source
+    if inline is not None:
+        return inline, workload.config_source
     return embedded_default_config(), "built-in"
 
 

@@ -36,7 +36,8 @@ def test_all_defaults():
     assert [p.name for p in cfg.scheduler.profiles] == ["default-scheduler"]
     assert cfg.scheduler.default_profile_name == "default-scheduler"
     assert cfg.controllers.pod_clique.concurrent_syncs >= 1
-    assert cfg.server.webhooks.port == 2750 and cfg.leader_election.enabled
+    assert cfg.server.webhooks.port == 2750 and not cfg.leader_election.enabled  # as Grove
+    assert cfg.runtime_client_connection.burst == 120  # Grove's default
     assert cfg.log_level == "info"
 
 
@@ -105,6 +106,18 @@ def test_default_scheduler_config_keys():
     assert ok.scheduler.profiles[0].config["gangScheduling"] is True
 
 
+def test_workload_api_version_without_gang_scheduling_is_refused():
+    """It picks the API of the Workload objects gang scheduling writes: without
+    gangScheduling: true nothing is written, so the field would do nothing."""
+    for config in ("{workloadAPIVersion: scheduling.k8s.io/v1alpha1}",
+                   "{gangScheduling: false, workloadAPIVersion: v1alpha2}"):
+        errs = _errors(f"scheduler:\n  profiles:\n  - name: default-scheduler\n"
+                       f"    config: {config}\n")
+        assert errs == [("scheduler.profiles[0].config.workloadAPIVersion: has no effect "
+                         "without gangScheduling: true (only gang scheduling writes Workload "
+                         "API objects); set gangScheduling: true or remove it")]
+
+
 def test_every_problem_reported_at_once():
     errs = _errors(
         "scheduler:\n  profiles: [{name: volcano}, {name: volcano}, {name: nope}]\n"
@@ -129,7 +142,7 @@ def test_schema_errors_name_the_field(tmp_path: Path):
 
 
 def test_leader_election_timing_checked():
-    errs = _errors("leaderElection: {leaseDuration: 10s, renewDeadline: 15s}\n")
+    errs = _errors("leaderElection: {enabled: true, leaseDuration: 10s, renewDeadline: 15s}\n")
     # Grove names leaseDuration ("LeaseDuration must be greater than RenewDeadline").
     assert errs == ["leaderElection.leaseDuration: must be greater than renewDeadline "
                     "(10s <= 15s)"]

@@ -17,6 +17,12 @@ whose outcome comes only from skipping the defaults are listed here, not ported:
 - TestValidateControllerConfiguration "invalid: all concurrentSyncs nil" and
   TestValidateOperatorConfiguration "invalid: scheduler missing kube profile and controller
   nil syncs": nil means "the default" (Grove's defaulting sets 10 / 5).
+- TestValidateLeaderElectionConfiguration "invalid: leaseDuration is zero", "invalid:
+  renewDeadline is zero", "invalid: retryPeriod is zero", "invalid: empty resourceLock",
+  "invalid: empty resourceName", "invalid: all durations zero, missing resourceLock and
+  resourceName": Grove's DecodeOperatorConfig defaults a zero duration (15s / 10s / 2s), an
+  empty lock (leases) and name before it validates, so these load in Grove too (ported as
+  such: test_config_defaults.py); a negative duration is refused.
 Deliberate differences, ported as such:
 - "valid: multiple schedulers kube default" and "valid: lpx enabled with kube default" name
   `lpx-scheduler`, a backend Phalanx does not have: refused naming the profile (it could not
@@ -135,9 +141,16 @@ def test_every_grove_field_set_to_something_phalanx_does_not_do_is_named() -> No
                 runtimeClientConnection={"contentType": "application/vnd.kubernetes.protobuf",
                                          "acceptContentTypes": "application/json"})
     assert [line.split(":")[0] for line in ignored_fields(cfg)] == [
-        "authorizer", "debugging", "runtimeClientConnection.contentType",
-        "runtimeClientConnection.acceptContentTypes"]
+        "authorizer.enabled", "debugging.enableProfiling", "runtimeClientConnection.contentType"]
     assert ignored_fields(_load(authorizer={"enabled": False})) == []
+    # What Phalanx does anyway is not named: JSON, profiling off.
+    assert ignored_fields(_load(debugging={"enableProfiling": False},
+                                runtimeClientConnection={"contentType": "application/json",
+                                                         "acceptContentTypes":
+                                                         "application/json"})) == []
+    assert [line.split(":")[0] for line in ignored_fields(_load(runtimeClientConnection={
+        "acceptContentTypes": "application/vnd.kubernetes.protobuf"}))] == [
+        "runtimeClientConnection.acceptContentTypes"]
 
 
 # --- TestValidateSchedulerConfiguration -------------------------------------------------------
@@ -183,32 +196,39 @@ VALID_LE = {"enabled": True, "leaseDuration": "15s", "renewDeadline": "10s",
             "retryPeriod": "2s", "resourceLock": "leases",
             "resourceName": "grove-operator-leader-election"}
 LE = [
-    ("valid: disabled - skips all checks", {"enabled": False, "leaseDuration": "0s",
-                                            "resourceName": ""}, []),
+    ("valid: disabled - skips all checks", {"enabled": False, "leaseDuration": "-1s",
+                                            "renewDeadline": "5s"}, []),
     ("valid: all fields properly configured", {}, []),
-    ("invalid: leaseDuration is zero", {"leaseDuration": "0s"},
+    ("invalid: leaseDuration is negative", {"leaseDuration": "-15s"},
      ["leaderElection.leaseDuration", "leaderElection.leaseDuration"]),
-    ("invalid: renewDeadline is zero", {"renewDeadline": "0s"},
+    ("invalid: renewDeadline is negative", {"renewDeadline": "-1s"},
      ["leaderElection.renewDeadline"]),
-    ("invalid: retryPeriod is zero", {"retryPeriod": "0s"}, ["leaderElection.retryPeriod"]),
+    ("invalid: retryPeriod is negative", {"retryPeriod": "-1s"}, ["leaderElection.retryPeriod"]),
     ("invalid: leaseDuration equal to renewDeadline",
      {"leaseDuration": "10s", "renewDeadline": "10s"}, ["leaderElection.leaseDuration"]),
     ("invalid: leaseDuration less than renewDeadline",
      {"leaseDuration": "5s", "renewDeadline": "10s"}, ["leaderElection.leaseDuration"]),
-    ("invalid: empty resourceLock", {"resourceLock": ""}, ["leaderElection.resourceLock"]),
-    ("invalid: empty resourceName", {"resourceName": ""}, ["leaderElection.resourceName"]),
-    ("invalid: all durations zero, missing resourceLock and resourceName",
-     {"leaseDuration": "0s", "renewDeadline": "0s", "retryPeriod": "0s", "resourceLock": "",
-      "resourceName": ""},
-     ["leaderElection.leaseDuration", "leaderElection.renewDeadline",
-      "leaderElection.retryPeriod", "leaderElection.leaseDuration",
-      "leaderElection.resourceLock", "leaderElection.resourceName"]),
+    # client-go's NewLeaderElector (Grove's operator fails to start): renewDeadline >
+    # retryPeriod * 1.2.
+    ("invalid: retryPeriod not below renewDeadline",
+     {"renewDeadline": "10s", "retryPeriod": "12s"}, ["leaderElection.renewDeadline"]),
+    ("invalid: renewDeadline within retryPeriod's jitter",
+     {"renewDeadline": "2.2s", "retryPeriod": "2s"}, ["leaderElection.renewDeadline"]),
 ]
 
 
 @pytest.mark.parametrize(("change", "fields"), [r[1:] for r in LE], ids=[r[0] for r in LE])
 def test_ValidateLeaderElectionConfiguration(change: dict[str, Any], fields: list[str]) -> None:
     assert _problems(leaderElection={**VALID_LE, **change}) == fields
+
+
+def test_the_retry_rule_is_named_with_both_values() -> None:
+    with pytest.raises(ConfigError) as err:
+        _load(leaderElection={"enabled": True, "leaseDuration": "15s", "renewDeadline": "10s",
+                              "retryPeriod": "12s"})
+    assert [str(e) for e in err.value.errors] == [
+        ("leaderElection.renewDeadline: must be greater than retryPeriod x 1.2 (client-go's "
+         "JitterFactor: 10s <= 14.4s)")]
 
 
 # --- TestValidateClientConnectionConfiguration ------------------------------------------------
@@ -229,7 +249,7 @@ def test_ValidateClientConnectionConfiguration(conn: dict[str, Any], fields: lis
 def test_zero_qps_and_burst_mean_the_defaults() -> None:
     cfg = _load(runtimeClientConnection={"qps": 0, "burst": 0}, logLevel="", logFormat="")
     conn = cfg.runtime_client_connection
-    assert (conn.qps, conn.burst, cfg.log_level, cfg.log_format) == (100.0, 150, "info", "json")
+    assert (conn.qps, conn.burst, cfg.log_level, cfg.log_format) == (100.0, 120, "info", "json")
 
 
 # --- TestValidateControllerConfiguration ------------------------------------------------------

@@ -117,3 +117,31 @@ def test_strict_validation_rejects_a_mistyped_field(own_plane, stream):
 
     err = on_server(own_plane, body)
     assert ".spec.levelz: field not declared in schema" in str(err)
+
+
+def test_an_install_from_a_configuration_applies(own_plane, tmp_path):
+    """`--config` with a manual certificate (its Secret mounted at serverCertDir) and the
+    Lease in another namespace (a Role there): the server takes every document strictly."""
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump({
+        "apiVersion": "operator.config.grove.io/v1alpha1", "kind": "OperatorConfiguration",
+        "scheduler": {"profiles": [{"name": "phalanx-scheduler"}]},
+        "leaderElection": {"enabled": True, "resourceNamespace": "kube-system"},
+        "server": {"webhooks": {"certProvisionMode": "manual", "secretName": "my-cert",
+                                "serverCertDir": "/etc/certs"}}}))
+    out = subprocess.run([sys.executable, "-m", "phalanx.cli.main", "manifests", "all",
+                          "-n", "phalanx-from-config", "--config", str(config)],
+                         capture_output=True, text=True, timeout=60, check=True)
+    docs = [d for d in yaml.safe_load_all(out.stdout) if d]
+
+    async def body(kube):
+        return await apply_documents(kube, docs)
+
+    applied = on_server(own_plane, body)
+    by = {(d["kind"], d["metadata"].get("namespace"), d["metadata"]["name"]): d for d in applied}
+    role = by[("Role", "kube-system", "phalanx-operator")]
+    assert role["rules"][0]["resources"] == ["leases"]
+    pod = by[("Deployment", "phalanx-from-config", "phalanx-operator")]["spec"]["template"]["spec"]
+    assert {"name": "webhook-certs", "mountPath": "/etc/certs", "readOnly": True} in \
+        pod["containers"][0]["volumeMounts"]
+    assert any(v.get("secret", {}).get("secretName") == "my-cert" for v in pod["volumes"])

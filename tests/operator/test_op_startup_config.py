@@ -32,7 +32,7 @@ def test_groves_config_starts_the_operator_and_names_what_it_ignores(
         run_virtual(main)
     warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert [w.split(":")[0] for w in warned] == [
-        "OperatorConfiguration authorizer", "OperatorConfiguration clusterTopology"]
+        "OperatorConfiguration authorizer.enabled", "OperatorConfiguration clusterTopology"]
 
 
 class ServesNoLegacyTopology(MemoryCluster):

@@ -181,7 +181,10 @@ def _check_cli(workload: Any, config: Any, cluster: Any, outcomes: Counter[str])
         outcomes["accepted"] += 1
     else:
         assert code in (1, 2, 3), (code, stderr)
-        assert stderr.strip().startswith(("error:", "Usage:")) and len(stderr.strip()) > 10, stderr
+        # Notes and warnings on what the configuration sets may come first; then the refusal.
+        said = [ln for ln in stderr.strip().splitlines()
+                if not ln.startswith(("note:", "warning:", "Warning:", " "))]
+        assert said and said[0].startswith(("error:", "Usage:")) and len(said[0]) > 10, stderr
         assert not saved, "a rejected run must write nothing"
         outcomes[f"rejected (exit {code})"] += 1
 

@@ -105,6 +105,10 @@ def test_bad_timing_is_rejected() -> None:
 
     with pytest.raises(ValueError, match="leaseDuration > renewDeadline"):
         LeaseTiming(10, 10, 2)
+    # client-go's NewLeaderElector: renewDeadline > retryPeriod * JitterFactor (1.2).
+    with pytest.raises(ValueError, match=r"retryPeriod x 1.2 \(client-go's JitterFactor\)"):
+        LeaseTiming(10, 2.2, 2)
+    assert LeaseTiming(10, 2.5, 2).renew_deadline == 2.5
 
 
 def test_a_clean_stop_releases_the_lease_without_saying_it_was_lost(caplog: Any) -> None:

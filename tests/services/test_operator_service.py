@@ -10,9 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 import yaml
 
 from phalanx.api.core import Lease
+from phalanx.api.errors import ManifestError
+from phalanx.cluster.client import NotFound
 from phalanx.cluster.clock import run_virtual, wait_for_condition
 from phalanx.cluster.memory import MemoryCluster
 from phalanx.services.kinds import Secret, ValidatingWebhookConfiguration
@@ -47,6 +50,7 @@ def test_operator_service_runs_leads_and_serves(tmp_path: Path) -> None:
     config = tmp_path / "config.yaml"
     config.write_text(
         "apiVersion: operator.config.grove.io/v1alpha1\nkind: OperatorConfiguration\n"
+        "leaderElection: {enabled: true}\n"
         f"server:\n  healthProbes: {{port: {probes}}}\n  metrics: {{port: {metrics}}}\n"
         f"  webhooks: {{port: {webhooks}}}\n"
     )
@@ -160,3 +164,178 @@ def test_operator_without_leader_election_is_not_ready_until_its_controllers_exi
         await runner.cleanup()
 
     run_virtual(main())
+
+
+def _service_config(tmp_path: Path, text: str) -> tuple[Path, list[int]]:
+    ports = free_ports(3)
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "apiVersion: operator.config.grove.io/v1alpha1\nkind: OperatorConfiguration\n" + text
+        .replace("PROBES", str(ports[0])).replace("METRICS", str(ports[1]))
+        .replace("WEBHOOKS", str(ports[2])))
+    return config, ports
+
+
+async def _facade() -> tuple[MemoryCluster, Any, str]:
+    import phalanx.api.grove
+    import phalanx.api.podgang  # noqa: F401  (the facade serves Grove kinds)
+
+    mem = MemoryCluster()
+    facade, runner, url = await start_facade(mem)
+    facade.register(Secret)
+    facade.register(ValidatingWebhookConfiguration)
+    return mem, runner, url
+
+
+def test_resource_namespace_moves_the_lease_only(tmp_path: Path, monkeypatch: Any) -> None:
+    """leaderElection.resourceNamespace is where the Lease is; the webhook certificate's
+    Secret and DNS names stay in the operator's own namespace (its Service's), as Grove's
+    cert controller keeps them."""
+    from phalanx.services.certs import _bundle_from_secret
+
+    monkeypatch.setenv("POD_NAMESPACE", "phalanx-system")
+    config, _ = _service_config(tmp_path, (
+        "leaderElection: {enabled: true, resourceNamespace: kube-system}\n"
+        "server: {healthProbes: {port: PROBES}, metrics: {port: METRICS}, "
+        "webhooks: {port: WEBHOOKS}}\n"))
+
+    async def main() -> None:
+        mem, runner, url = await _facade()
+        stop = asyncio.Event()
+        opts = OperatorServiceOptions(kubeconfig=kubeconfig(tmp_path, url), config=str(config),
+                                      tune_gc=False)
+        service = asyncio.create_task(run_operator_service(opts, stop))
+
+        async def leading() -> bool:
+            try:
+                lease = await mem.get(Lease, "phalanx-operator-leader-election", "kube-system")
+            except NotFound:
+                return False
+            return bool(lease.spec.holder_identity)
+
+        try:
+            assert await wait_for_condition(leading, timeout=30)
+            leases = [(x.namespace, x.name) for x in (await mem.list(Lease)).items]
+            assert leases == [("kube-system", "phalanx-operator-leader-election")]
+            secrets = [(x.namespace, x.name) for x in (await mem.list(Secret)).items]
+            assert secrets == [("phalanx-system", "phalanx-webhook-server-cert")]
+            bundle = _bundle_from_secret((await mem.list(Secret)).items[0])
+            assert bundle is not None
+            assert "phalanx-webhook.phalanx-system.svc" in bundle.dns_names()
+            assert not [n for n in bundle.dns_names() if "kube-system" in n]
+        finally:
+            stop.set()
+            assert await asyncio.wait_for(service, 30) == 0
+            await runner.cleanup()
+
+    run_virtual(main())
+
+
+def _listening(host: str, port: int) -> bool:
+    try:
+        socket.create_connection((host, port), timeout=2).close()
+    except OSError:
+        return False
+    return True
+
+
+def test_each_server_binds_its_own_address(tmp_path: Path) -> None:
+    """server.healthProbes/metrics/webhooks.bindAddress, each for its own listener (Grove's
+    manager binds each server on its own address)."""
+    config, (probes, metrics, webhooks) = _service_config(tmp_path, (
+        "server:\n  healthProbes: {bindAddress: 127.0.0.1, port: PROBES}\n"
+        "  metrics: {bindAddress: 127.0.0.2, port: METRICS}\n"
+        "  webhooks: {bindAddress: 127.0.0.3, port: WEBHOOKS}\n"))
+
+    async def main() -> None:
+        _, runner, url = await _facade()
+        stop = asyncio.Event()
+        opts = OperatorServiceOptions(kubeconfig=kubeconfig(tmp_path, url), config=str(config),
+                                      namespace="phalanx-system", tune_gc=False)
+        service = asyncio.create_task(run_operator_service(opts, stop))
+        try:
+            async def up() -> bool:
+                return await asyncio.to_thread(_listening, "127.0.0.3", webhooks)
+
+            assert await wait_for_condition(up, timeout=30)
+            where = {(host, port): await asyncio.to_thread(_listening, host, port)
+                     for port in (probes, metrics, webhooks)
+                     for host in ("127.0.0.1", "127.0.0.2", "127.0.0.3")}
+            assert {k for k, v in where.items() if v} == {
+                ("127.0.0.1", probes), ("127.0.0.2", metrics), ("127.0.0.3", webhooks)}
+            async with aiohttp.ClientSession() as http, \
+                    http.get(f"http://127.0.0.2:{metrics}/metrics") as resp:
+                assert resp.status == 200 and "phalanx_" in await resp.text()
+        finally:
+            stop.set()
+            assert await asyncio.wait_for(service, 30) == 0
+            await runner.cleanup()
+
+    run_virtual(main())
+
+
+def test_lease_timing_is_not_used_with_leader_election_off(tmp_path: Path) -> None:
+    """As Grove: with leader election off its timing is neither validated nor used (no
+    "internal error" after the servers started)."""
+    config, (probes, _, _) = _service_config(tmp_path, (
+        "leaderElection: {enabled: false, leaseDuration: 1s, renewDeadline: 5s}\n"
+        "server: {healthProbes: {port: PROBES}, metrics: {port: METRICS}, "
+        "webhooks: {port: WEBHOOKS}}\n"))
+
+    async def main() -> None:
+        _, runner, url = await _facade()
+        stop = asyncio.Event()
+        opts = OperatorServiceOptions(kubeconfig=kubeconfig(tmp_path, url), config=str(config),
+                                      namespace="phalanx-system", webhook=False, tune_gc=False)
+        service = asyncio.create_task(run_operator_service(opts, stop))
+        try:
+            async with aiohttp.ClientSession() as http:
+                async def ready() -> bool:
+                    if service.done():
+                        return True  # its exception is raised below
+                    try:
+                        async with http.get(f"http://127.0.0.1:{probes}/readyz") as r:
+                            return r.status == 200
+                    except aiohttp.ClientError:
+                        return False
+
+                assert await wait_for_condition(ready, timeout=30)
+            assert not service.done()
+        finally:
+            stop.set()
+            assert await asyncio.wait_for(service, 30) == 0
+            await runner.cleanup()
+
+    run_virtual(main())
+
+
+def test_leader_elect_flag_checks_the_timing_it_turns_on(tmp_path: Path) -> None:
+    """--leader-elect on a config whose election is off: the timing is validated before
+    anything is served, naming the field (never an internal error)."""
+    from phalanx.api.config import ConfigError
+
+    config, _ = _service_config(tmp_path, "leaderElection: {leaseDuration: 1s, "
+                                          "renewDeadline: 5s}\n")
+    opts = OperatorServiceOptions(kubeconfig=str(tmp_path / "nowhere"), config=str(config),
+                                  leader_elect=True, tune_gc=False)
+    with pytest.raises(ConfigError) as err:
+        run_virtual(run_operator_service(opts, asyncio.Event()))
+    assert [e.path for e in err.value.errors] == ["leaderElection.leaseDuration"]
+    assert str(config) in str(err.value)
+
+
+def test_phalanx_operator_refuses_bad_lease_timing_naming_the_field(tmp_path: Path) -> None:
+    """`phalanx operator` with leader election on and a retryPeriod the elector cannot use:
+    exit 1 with the field named, before connecting (no exit 70 after serving)."""
+    from typer.testing import CliRunner
+
+    from phalanx.cli.main import app
+
+    config, _ = _service_config(tmp_path, (
+        "leaderElection: {enabled: true, leaseDuration: 15s, renewDeadline: 10s, "
+        "retryPeriod: 12s}\n"))
+    result = CliRunner().invoke(app, ["operator", "--kubeconfig", str(tmp_path / "nowhere"),
+                                      "--config", str(config), "--no-tune-gc"])
+    assert isinstance(result.exception, ManifestError), result.output
+    assert "leaderElection.renewDeadline: must be greater than retryPeriod x 1.2" in \
+        str(result.exception)

@@ -95,7 +95,7 @@ def stack(control_plane: Any) -> Iterator[Stack]:
         # The documented out-of-cluster steps: the shipped configuration (leader election
         # on, as installed), the scheduler with its Lease.
         config = yaml.safe_load((REPO / "examples" / "operator-config.yaml").read_text())
-        config["leaderElection"] = {"resourceNamespace": system_ns}
+        config["leaderElection"]["resourceNamespace"] = system_ns
         s.operator = start_operator(control_plane, config=config, namespace=system_ns)
         s.scheduler = start_phalanx_scheduler(control_plane, leader_elect=True,
                                               lease_namespace=system_ns)

@@ -75,4 +75,66 @@ def test_nodes_carry_the_labels_a_kubelet_gives_them() -> None:
         "beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64"}
     arm = _spec([{"name": "arm", "count": 1, "allocatable": {"cpu": "1"},
                   "labels": {"kubernetes.io/arch": "arm64"}}])
-    assert build_nodes(arm)[0].metadata.labels["kubernetes.io/arch"] == "arm64"
+    labels = build_nodes(arm)[0].metadata.labels
+    # The kubelet writes the beta label from the same value.
+    assert (labels["kubernetes.io/arch"], labels["beta.kubernetes.io/arch"]) == ("arm64", "arm64")
+    odd = _spec([{"name": "odd", "count": 1, "allocatable": {"cpu": "1"},
+                  "labels": {"kubernetes.io/os": "windows", "beta.kubernetes.io/os": "linux"}}])
+    labels = build_nodes(odd)[0].metadata.labels
+    assert (labels["kubernetes.io/os"], labels["beta.kubernetes.io/os"]) == ("windows", "linux")
+
+
+GPU_POOL = {"name": "g", "count": 2, "allocatable": {"cpu": "8", "nvidia.com/gpu": "2"}}
+
+
+@pytest.mark.parametrize(("labels", "dra", "named", "why"), [
+    ({RACK_KEY: "my-rack"}, None, RACK_KEY, 'set by the topology level "rack"'),
+    ({HOSTNAME_KEY: "h"}, None, HOSTNAME_KEY, "always the node's name"),
+    ({"sim.phalanx.dev/node-pool": "other"}, None, "sim.phalanx.dev/node-pool",
+     "simulated DRA driver"),
+    ({"nvidia.com/gpu.clique": "x.0"}, {}, "nvidia.com/gpu.clique", "NVLink clique"),
+])
+def test_pool_labels_the_simulation_sets_itself_are_refused(
+        labels: dict, dra: dict | None, named: str, why: str) -> None:
+    """They were silently replaced (topology, hostname), or cut the nodes off their pool's
+    DRA GPUs (the pool label): refused, naming the label."""
+    pool = {**GPU_POOL, "labels": labels, **({"dra": dra} if dra is not None else {})}
+    with pytest.raises(ValidationError) as err:
+        _spec([pool])
+    assert f"nodePools[0].labels[{named}]: " in str(err.value) and why in str(err.value)
+
+
+def test_other_pool_labels_are_kept() -> None:
+    """The clique label is the pool's own without a simulated DRA driver, as is any other."""
+    spec = _spec([{**GPU_POOL, "labels": {"nvidia.com/gpu.clique": "x.0", "team": "a"}}])
+    labels = build_nodes(spec)[0].metadata.labels
+    assert (labels["nvidia.com/gpu.clique"], labels["team"]) == ("x.0", "a")
+
+
+@pytest.mark.parametrize(("dra", "field", "message"), [
+    ({"memory": "eighty"}, "memory", "invalid quantity"),
+    ({"memory": "0"}, "memory", "positive quantity"),
+    ({"cudaComputeCapability": "9.0"}, "cudaComputeCapability", "semantic version"),
+    ({"driverVersion": "abc"}, "driverVersion", "semantic version"),
+    ({"productName": "x" * 65}, "productName", "at most 64 characters"),
+    ({"driver": "GPU_NVIDIA"}, "driver", "pattern"),
+])
+def test_dra_values_are_what_a_resource_slice_may_hold(dra: dict, field: str,
+                                                       message: str) -> None:
+    """Checked when the spec is read: before, the driver retried forever (memory) or every
+    scheduling cycle crashed (versions) and the run went on for 24h of virtual time."""
+    with pytest.raises(ValidationError) as err:
+        _spec([{**GPU_POOL, "dra": dra}])
+    [problem] = err.value.errors()
+    assert problem["loc"][-1] in (field, _snake(field)) and problem["loc"][-2] == "dra"
+    assert message in str(err.value)
+
+
+def _snake(name: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
+
+
+def test_the_default_dra_values_load() -> None:
+    spec = _spec([{**GPU_POOL, "dra": {"cudaComputeCapability": "10.0.0",
+                                       "driverVersion": "570.86.15", "memory": "180Gi"}}])
+    assert spec.spec.node_pools[0].dra is not None

@@ -72,3 +72,27 @@ def test_snapshot_every_is_a_positive_duration() -> None:
     with pytest.raises(ValidationError, match="positive duration"):
         Scenario.model_validate({"apiVersion": "sim.phalanx.dev/v1alpha1", "kind": "Scenario",
                                  "metadata": {"name": "s"}, "spec": {"snapshotEvery": "0s"}})
+
+
+@pytest.mark.parametrize(("step", "path", "message"), [
+    ({"finish": {"podClique": "w", "exitCode": 3}}, "spec.steps.0.finish.exit_code",
+     "a pod whose container exits 3 ends Failed, not Succeeded"),
+    ({"fail": {"podClique": "w", "exitCode": 0}}, "spec.steps.0.fail.exit_code",
+     "exit code 0 is a success, not a failure"),
+])
+def test_exit_codes_are_what_a_kubelet_would_report(step: dict, path: str,
+                                                    message: str) -> None:
+    """A kubelet reports Succeeded only when the containers exited 0, and exit code 0 is
+    never a failure: finish with a non-zero code, fail with 0, are refused at the field."""
+    with pytest.raises(ValidationError) as err:
+        _scenario([{"at": "1s", **step}])
+    [problem] = err.value.errors()
+    assert ".".join(str(p) for p in problem["loc"]).replace("exitCode", "exit_code") == path
+    assert message in problem["msg"]
+
+
+def test_fail_and_finish_keep_their_codes() -> None:
+    steps = _scenario([{"at": "1s", "fail": {"pod": "p", "exitCode": 137}},
+                       {"at": "2s", "finish": {"pod": "p", "exitCode": 0}},
+                       {"at": "3s", "finish": {"pod": "p"}}]).spec.steps
+    assert [s.fail.exit_code if s.fail else s.finish.exit_code for s in steps] == [137, 0, None]
