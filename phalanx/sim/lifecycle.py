@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from datetime import datetime
 from typing import Literal
 
 from phalanx.api import labels
@@ -50,30 +51,8 @@ async def end_pod(client: Client, pod_name: str, namespace: str, phase: PodEnd, 
         if restart and phase == "Failed" and restarts_on_exit(pod, exit_code):
             container_exited(pod, exit_code, reason or "Error", message,
                              client.clock.now_dt())
-            try:
-                await client.update_status(pod, returning=False)
-                return True
-            except Conflict:
-                continue
-            except NotFound:
-                return False
-        pod.status.phase = phase
-        pod.status.reason = reason or ("Completed" if phase == "Succeeded" else "Error")
-        pod.status.message = message or None
-        now = client.clock.now_dt()
-        pod.set_condition("Ready", False, "PodCompleted" if phase == "Succeeded" else "PodFailed",
-                          now=now)
-        pod.set_condition("ContainersReady", False, "PodCompleted", now=now)
-        counts = {cs.get("name"): cs.get("restartCount", 0)
-                  for cs in pod.status.container_statuses or () if isinstance(cs, dict)}
-        pod.status.container_statuses = [
-            {"name": c.name, "ready": False, "restartCount": counts.get(c.name, 0),
-             "image": c.image or "",
-             "imageID": "", "state": {"terminated": {
-                 "exitCode": exit_code, "reason": pod.status.reason,
-                 "finishedAt": now.isoformat().replace("+00:00", "Z")}}}
-            for c in pod.spec.containers
-        ]
+        else:
+            _end(pod, phase, reason, message, exit_code, client.clock.now_dt())
         try:
             await client.update_status(pod, returning=False)
             return True
@@ -82,6 +61,27 @@ async def end_pod(client: Client, pod_name: str, namespace: str, phase: PodEnd, 
         except NotFound:
             return False
     return False
+
+
+def _end(pod: Pod, phase: str, reason: str | None, message: str | None, exit_code: int,
+         now: datetime) -> None:
+    """The pod's status once its containers ended for good (phase Succeeded or Failed)."""
+    pod.status.phase = phase
+    pod.status.reason = reason or ("Completed" if phase == "Succeeded" else "Error")
+    pod.status.message = message or None
+    pod.set_condition("Ready", False, "PodCompleted" if phase == "Succeeded" else "PodFailed",
+                      now=now)
+    pod.set_condition("ContainersReady", False, "PodCompleted", now=now)
+    counts = {cs.get("name"): cs.get("restartCount", 0)
+              for cs in pod.status.container_statuses or () if isinstance(cs, dict)}
+    pod.status.container_statuses = [
+        {"name": c.name, "ready": False, "restartCount": counts.get(c.name, 0),
+         "image": c.image or "",
+         "imageID": "", "state": {"terminated": {
+             "exitCode": exit_code, "reason": pod.status.reason,
+             "finishedAt": now.isoformat().replace("+00:00", "Z")}}}
+        for c in pod.spec.containers
+    ]
 
 
 class PodScripts:

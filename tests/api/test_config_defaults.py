@@ -4,24 +4,9 @@ null, 0, "") is the default; and what Grove's Helm chart renders loads."""
 
 from __future__ import annotations
 
-from typing import Any
+from phalanx.api.config import ignored_fields, load_operator_config
 
-from phalanx.api.config import ConfigError, ignored_fields, load_operator_config
-
-HEAD = {"apiVersion": "operator.config.grove.io/v1alpha1", "kind": "OperatorConfiguration"}
-
-
-def _load(**fields: Any) -> Any:
-    return load_operator_config({**HEAD, **fields})
-
-
-def _problems(**fields: Any) -> list[str]:
-    try:
-        _load(**fields)
-    except ConfigError as err:
-        return [e.path for e in err.errors] or [err.message]
-    return []
-
+from .test_config_grove import _load, _problems
 
 # What Grove's Helm chart (operator/charts/templates/_helpers.tpl, "operator.config.data")
 # renders with `config.authorizer.enabled: true` and its values.yaml otherwise.
