@@ -35,6 +35,9 @@ from phalanx.api.quantity import parse_quantity
 
 SIM_API_VERSION = "sim.phalanx.dev/v1alpha1"
 HOSTNAME_KEY = "kubernetes.io/hostname"
+# What a node reports when its pool does not say (a kubelet always reports ephemeral storage,
+# the size of its root filesystem): pods asking for some are not Pending for ever.
+EPHEMERAL_STORAGE, DEFAULT_EPHEMERAL_STORAGE = "ephemeral-storage", "500Gi"
 # What a kubelet on linux/amd64 labels its Node with besides the hostname (kubelet's
 # updateDefaultLabels): manifests select on them (`nodeSelector: {kubernetes.io/os: linux}`).
 # A pool's own `labels` override them (say, arm64 nodes); a beta label follows its stable
@@ -287,7 +290,9 @@ def build_nodes(spec: ClusterSpec) -> list[Node]:
                 # Unsized levels hold the whole pool (one domain per pool).
                 size = pool.nodes_per.get(lvl.domain, max(pool.count, 1))
                 labels[lvl.key] = f"{lvl.domain}-{first[lvl.domain] + i // size}"
-            capacity = {k: str(v) for k, v in pool.allocatable.items()}
+            # A kubelet always reports its node's ephemeral storage; a pool may size it.
+            capacity = {EPHEMERAL_STORAGE: DEFAULT_EPHEMERAL_STORAGE,
+                        **{k: str(v) for k, v in pool.allocatable.items()}}
             if pool.dra is not None:
                 labels[CLIQUE_LABEL] = clique_id(pool.name, i // pool.dra.nvlink_domain_nodes)
                 if not pool.dra.keep_extended_resource:

@@ -138,3 +138,13 @@ def test_the_default_dra_values_load() -> None:
     spec = _spec([{**GPU_POOL, "dra": {"cudaComputeCapability": "10.0.0",
                                        "driverVersion": "570.86.15", "memory": "180Gi"}}])
     assert spec.spec.node_pools[0].dra is not None
+
+
+def test_every_node_reports_ephemeral_storage_as_a_kubelet_does() -> None:
+    """A kubelet always reports ephemeral storage: a pod asking for some must not wait for
+    ever on a cluster whose pools did not think to size it; a pool's own value wins."""
+    assert build_nodes(default_cluster_spec())[0].status.allocatable["ephemeral-storage"] \
+        == "500Gi"
+    sized = _spec([{"name": "a", "count": 1,
+                    "allocatable": {"cpu": "1", "ephemeral-storage": "2Ti"}}])
+    assert build_nodes(sized)[0].status.allocatable["ephemeral-storage"] == "2Ti"
