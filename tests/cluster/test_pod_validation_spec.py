@@ -9,6 +9,8 @@ in `Invalid.field`; updates; PodCliqueSet templates.
 
 "bad volume" (a volume with no name and no source) reports only the missing name here: the
 API server turns a volume without a source into an emptyDir before validating.
+Container names and images, probes, os, DNS policy, hostname, deadlines and image pull
+secrets are checked too, one row of ours per rule: test_pod_validation_general.py.
 Not ported: TestValidatePodSpec's rows on fields the scheduler does not read (DNS policy,
 service account, restart policy, host aliases, security context, deadlines, priority class
 and runtime class names, fsGroup / supplemental groups policies), and TestValidatePod's
@@ -319,6 +321,6 @@ def test_pod_templates_get_the_same_errors_under_their_path() -> None:
 
 
 def test_a_plain_pod_has_nothing_to_report() -> None:
-    assert spec_errors({"containers": [{"name": "c", "resources": {
+    assert spec_errors({"containers": [{"name": "c", "image": "x", "resources": {
         "requests": {"cpu": "1", "memory": "1Gi"}}}],
         "schedulingGates": [{"name": "grove.io/podgang-pending-creation"}]}) == []

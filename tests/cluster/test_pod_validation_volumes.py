@@ -121,7 +121,8 @@ TEMPLATE = "some-claim-template"
 
 def uses(*refs: dict[str, Any], init: bool = False) -> dict[str, Any]:
     key = "initContainers" if init else "containers"
-    return {key: [{"name": "ctr", "image": "image", "resources": {"claims": list(refs)}}]}
+    name = "ctr-init" if init else "ctr"  # kube's rows: podtest.MakeContainer("ctr-init")
+    return {key: [{"name": name, "image": "image", "resources": {"claims": list(refs)}}]}
 
 
 def claims(*entries: dict[str, Any]) -> dict[str, Any]:

@@ -35,6 +35,7 @@ spec:
           schedulerName: phalanx-scheduler
           containers:
           - name: c
+            image: x
             resources: {limits: {nvidia.com/gpu: "8"}}
 """
 
@@ -107,6 +108,7 @@ spec:
         podSpec:
           containers:
           - name: c
+            image: x
             resources: {requests: {nvidia.com/gpu: "1"}, limits: {nvidia.com/gpu: "1"}}
 """
 

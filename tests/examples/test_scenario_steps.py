@@ -29,6 +29,7 @@ spec:
           schedulerName: phalanx-scheduler
           containers:
           - name: c
+            image: x
             resources: {limits: {nvidia.com/gpu: "8"}}
 ---
 apiVersion: sim.phalanx.dev/v1alpha1
@@ -117,6 +118,7 @@ spec:
           schedulerName: phalanx-scheduler
           containers:
           - name: c
+            image: x
             resources: {requests: {nvidia.com/gpu: "8"}, limits: {nvidia.com/gpu: "8"}}
 ---
 apiVersion: sim.phalanx.dev/v1alpha1

@@ -194,6 +194,7 @@ spec:
         podSpec:
           containers:
           - name: c
+            image: x
             resources: {requests: {cpu: "1"}}
 ---
 apiVersion: sim.phalanx.dev/v1alpha1

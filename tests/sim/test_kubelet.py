@@ -231,8 +231,10 @@ def test_ready_waits_for_startup_and_readiness_probes() -> None:
         both.spec.containers[0].readiness_probe = {"exec": {"command": ["true"]},
                                                    "initialDelaySeconds": 120}
         startup = pod("startup")
-        startup.spec.containers[0].startup_probe = {"initialDelaySeconds": 60}
-        startup.spec.containers[0].readiness_probe = {"initialDelaySeconds": 10}
+        startup.spec.containers[0].startup_probe = {"exec": {"command": ["true"]},
+                                                   "initialDelaySeconds": 60}
+        startup.spec.containers[0].readiness_probe = {"exec": {"command": ["true"]},
+                                                     "initialDelaySeconds": 10}
         plain = pod("plain")
         for p in (both, startup, plain):
             await cluster.create(p)

@@ -19,7 +19,7 @@ from phalanx.sim.steps import StepError, run_step
 async def _running_pod(c: MemoryCluster, name: str, node: str, notes: dict[str, str],
                        restart_policy: str | None = None) -> None:
     await c.create(Pod(metadata=ObjectMeta(name=name, annotations=notes),
-                       spec=PodSpec(containers=[Container(name="c")],
+                       spec=PodSpec(containers=[Container(name="c", image="x")],
                                     restart_policy=restart_policy)))
     await c.bind(name, "default", node)
     pod = await c.get(Pod, name, "default")

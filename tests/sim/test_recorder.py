@@ -19,7 +19,7 @@ def _pod(name: str, gang: str) -> Pod:
         metadata=ObjectMeta(name=name, labels={labels.LABEL_PODGANG: gang,
                                                labels.LABEL_PODCLIQUE: "w"}),
         spec=PodSpec(
-            containers=[Container(name="c", resources=ResourceRequirements.from_requests(
+            containers=[Container(name="c", image="x", resources=ResourceRequirements.from_requests(
                 {"cpu": "4", "nvidia.com/gpu": "8"}))],
             scheduling_gates=[PodSchedulingGate(name=labels.GATE_PODGANG_PENDING_CREATION)],
         ),

@@ -29,6 +29,7 @@ spec:
         podSpec:
           containers:
           - name: c
+            image: x
             resources: {{limits: {{nvidia.com/gpu: "8"}}}}
 """
 

@@ -13,9 +13,12 @@ and claim references (`containers.py`, `podresources.py`), node selector and aff
 (`affinity.py`, `labelselector.py`), tolerations (`tolerations.py`), topology spread
 (`spread.py`); the wording helpers are in `fielderrors.py`.
 
-Not checked (the scheduler never reads them, and pods in tests and simulations leave them
-out): container names and images, probes, env, security contexts, DNS settings, and the
-fields inside volume sources other than persistentVolumeClaim and ephemeral.
+Container names and images, termination message policy, init restartPolicy, probes,
+spec.os, DNS policy, hostname/subdomain, activeDeadlineSeconds, serviceAccountName,
+imagePullSecrets and shareProcessNamespace/hostPID: `general.py`.
+Not checked yet: env, security contexts beyond the above, dnsConfig contents, hostAliases,
+readinessGates, resizePolicy, subPath, and the fields inside volume sources other than
+persistentVolumeClaim and ephemeral.
 
 A pod with none of these fields costs a few attribute reads: every area is skipped when
 its field is empty.
@@ -37,6 +40,7 @@ from .fielderrors import (
     forbidden,
     qualified_name_errors,
 )
+from .general import general_spec_errors
 from .labelselector import label_map_errors
 from .spread import spread_errors
 from .tolerations import toleration_errors
@@ -51,7 +55,7 @@ def pod_spec_errors(spec: Any, path: str = "spec", *, pod_name: str | None = Non
     """Every problem of a PodSpec (phalanx.api.pod.PodSpec) at `path`. `pod_name` (a pod,
     not a template) also checks the claim names its ephemeral volumes will get; `mirror`:
     the pod mirrors a static pod (annotation kubernetes.io/config.mirror)."""
-    errs: FieldErrors = []
+    errs: FieldErrors = general_spec_errors(spec, path)  # general.py
     volumes: list[str] | tuple[str, ...] = _NO_NAMES
     claims: list[str] | tuple[str, ...] = _NO_NAMES
     if spec.volumes:

@@ -20,10 +20,10 @@ def test_the_api_server_rule_memory_cluster_follows() -> None:
         cluster = MemoryCluster()
         gates = [PodSchedulingGate(name="x")]
         gated = await cluster.create(Pod(metadata=ObjectMeta(name="g", namespace="default"),
-                                         spec=PodSpec(containers=[{"name": "c"}],
+                                         spec=PodSpec(containers=[{"name": "c", "image": "x"}],
                                                       scheduling_gates=gates)))
         plain = await cluster.create(Pod(metadata=ObjectMeta(name="p", namespace="default"),
-                                         spec=PodSpec(containers=[{"name": "c"}])))
+                                         spec=PodSpec(containers=[{"name": "c", "image": "x"}])))
         cond = gated.get_condition("PodScheduled")
         return (cond.reason if cond else None), (c.reason if (c := plain.get_condition(
             "PodScheduled")) else None)
