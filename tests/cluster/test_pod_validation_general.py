@@ -50,18 +50,18 @@ ROWS: dict[str, tuple[dict[str, Any], str]] = {
     "probe with two handlers": (
         {"containers": [{**C, "livenessProbe": {"exec": {"command": ["true"]},
                                                 "tcpSocket": {"port": 80}}}]},
-        "spec.containers[0].livenessProbe.tcpSocket: Forbidden: may not specify more than 1 "
-        "handler type"),
+        ("spec.containers[0].livenessProbe.tcpSocket: Forbidden: may not specify more than 1 "
+         "handler type")),
     "probe counters not negative": (
         {"containers": [{**C, "startupProbe": {"exec": {"command": ["true"]},
                                                "periodSeconds": -1}}]},
-        "spec.containers[0].startupProbe.periodSeconds: Invalid value: -1: must be greater "
-        "than or equal to 0"),
+        ("spec.containers[0].startupProbe.periodSeconds: Invalid value: -1: must be greater "
+         "than or equal to 0")),
     "no probes on a plain init container": (
         {"initContainers": [{"name": "i", "image": "x",
                              "readinessProbe": {"exec": {"command": ["true"]}}}]},
-        "spec.initContainers[0].readinessProbe: Forbidden: may not be set for init "
-        "containers without restartPolicy=Always"),
+        ("spec.initContainers[0].readinessProbe: Forbidden: may not be set for init "
+         "containers without restartPolicy=Always")),
     "os.name values": ({"os": {"name": "macos"}},
                        "spec.os: Unsupported value: \"macos\""),
     "dnsPolicy values": ({"dnsPolicy": "Bogus"},
@@ -72,8 +72,8 @@ ROWS: dict[str, tuple[dict[str, Any], str]] = {
                              "spec.hostname: Invalid value: \"Bad.Host\""),
     "activeDeadlineSeconds at least 1": (
         {"activeDeadlineSeconds": 0},
-        "spec.activeDeadlineSeconds: Invalid value: 0: must be between 1 and 2147483647, "
-        "inclusive"),
+        ("spec.activeDeadlineSeconds: Invalid value: 0: must be between 1 and 2147483647, "
+         "inclusive")),
     "imagePullSecrets need a name": ({"imagePullSecrets": [{}]},
                                      "spec.imagePullSecrets[0].name: Required value"),
 }
