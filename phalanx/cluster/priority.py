@@ -43,9 +43,9 @@ def install_priority_admission(cluster: MemoryCluster) -> None:
         except LookupError as err:
             raise Invalid(str(err), kind="Pod", name=pod.name,
                           field="spec.priorityClassName") from None
-        why = written_priority_error(spec.priority, spec.preemption_policy, value, policy)
-        if why:
-            raise Forbidden(f'pods "{pod.name}" is forbidden: {why}', kind="Pod",
+        refused = written_priority_error(spec.priority, spec.preemption_policy, value, policy)
+        if refused is not None:
+            raise Forbidden(f'pods "{pod.name}" is forbidden: {refused[1]}', kind="Pod",
                             name=pod.name)
         spec.priority_class_name = name or None
         spec.priority = value
@@ -84,14 +84,17 @@ def establish_priority(classes: Mapping[str, PriorityClass], name: str | None
 
 
 def written_priority_error(priority: int | None, policy: str | None, computed: int,
-                           computed_policy: str) -> str:
-    """Why a pod's own `priority` / `preemptionPolicy` is refused (kube's words), or ""."""
+                           computed_policy: str) -> tuple[str, str] | None:
+    """(the pod spec field, why) when a pod's own `priority` / `preemptionPolicy` is refused
+    (kube's words), else None."""
     if priority is not None and priority != computed:
-        return (f"the integer value of priority ({priority}) must not be provided in pod "
-                f"spec; priority admission controller computed {computed} from the given "
-                "PriorityClass name")
+        return "priority", (
+            f"the integer value of priority ({priority}) must not be provided in pod spec; "
+            f"priority admission controller computed {computed} from the given "
+            "PriorityClass name")
     if policy is not None and policy != computed_policy:
-        return (f"the string value of PreemptionPolicy ({policy}) must not be provided in "
-                f"pod spec; priority admission controller computed {computed_policy} from "
-                "the given PriorityClass name")
-    return ""
+        return "preemptionPolicy", (
+            f"the string value of PreemptionPolicy ({policy}) must not be provided in pod "
+            f"spec; priority admission controller computed {computed_policy} from the given "
+            "PriorityClass name")
+    return None

@@ -73,8 +73,8 @@ async def written_priority_errors(pcs: PodCliqueSet, reader: Any) -> FieldErrors
                 classes, spec.priority_class_name or t.priority_class_name)
         except LookupError:
             continue  # priority_class_errors names the class
-        why = written_priority_error(spec.priority, spec.preemption_policy, value, policy)
-        if why:
-            field = "priority" if "integer value" in why else "preemptionPolicy"
+        refused = written_priority_error(spec.priority, spec.preemption_policy, value, policy)
+        if refused is not None:
+            field, why = refused
             errs.append(forbidden(f"spec.template.cliques[{i}].spec.podSpec.{field}", why))
     return errs
